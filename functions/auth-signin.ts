@@ -1,0 +1,6 @@
+import { db } from '../lib/db/service.ts';
+import { endpoint } from '../lib/http/endpoint.ts';
+import { SignInBody } from '../lib/schemas.ts';
+import { signIn } from '../lib/users.ts';
+
+export const handler = endpoint('auth-signin', { body: SignInBody }, ({ body, client, now }) => signIn(db(), body, client, now));

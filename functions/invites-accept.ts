@@ -1,0 +1,5 @@
+import { db } from '../lib/db/service.ts';
+import { endpoint } from '../lib/http/endpoint.ts';
+import { acceptInvite } from '../lib/invites.ts';
+
+export const handler = endpoint('invites-accept', {}, ({ actor, params, now }) => acceptInvite(db(), actor, params.uuid, now));

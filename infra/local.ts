@@ -1,0 +1,37 @@
+/**
+ * `npm start`: DynamoDB Local (unless DYNAMODB_ENDPOINT points at a running one), the table, and
+ * the API on PORT through the same handlers the stack deploys. Ctrl-C stops everything.
+ */
+import { join, resolve } from 'node:path';
+import { type DynamoDbLocal, ensureTable, startDynamoDbLocal } from './dynamodb-local.ts';
+
+const port = Number(process.env.PORT ?? 3000);
+const dataDir = resolve(process.env.DATA_DIR ?? '.data');
+const tableName = process.env.TABLE_NAME ?? 'roster';
+process.env.DATA_DIR = dataDir;
+process.env.TABLE_NAME = tableName;
+
+let dynamo: DynamoDbLocal | undefined;
+if (!process.env.DYNAMODB_ENDPOINT) {
+  console.log(`Starting DynamoDB Local (data in ${join(dataDir, 'dynamodb')})…`);
+  dynamo = await startDynamoDbLocal(join(dataDir, 'dynamodb'));
+  process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+}
+const endpoint = process.env.DYNAMODB_ENDPOINT;
+await ensureTable(endpoint, tableName);
+
+// Imported only now: the handlers read DYNAMODB_ENDPOINT and TABLE_NAME when they load.
+const { startLocalServer } = await import('../lib/http/server.ts');
+const server = await startLocalServer(port, process.env.HOST ?? '127.0.0.1');
+console.log(`Roster API on ${server.url} (table ${tableName} at ${endpoint}); Ctrl-C stops it.`);
+
+let stopping = false;
+const stop = async () => {
+  if (stopping) return;
+  stopping = true;
+  await server.close();
+  dynamo?.stop();
+  process.exit(0);
+};
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);

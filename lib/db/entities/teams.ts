@@ -1,0 +1,117 @@
+import { Entity } from 'electrodb';
+import { INDEXES, KEYS, TTL_ATTRIBUTE } from '../table.ts';
+
+const idPadding = { length: 16, char: '0' } as const;
+const ROLES = ['OWNER', 'ADMIN', 'MEMBER'] as const;
+
+/** A team. `ownerCount` moves in the same transaction as every role change that touches OWNER. */
+export const team = () =>
+  new Entity({
+  model: { entity: 'team', version: '1', service: 'roster' },
+  attributes: {
+    teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+    name: { type: 'string', required: true },
+    slug: { type: 'string', required: true },
+    logo: { type: 'string' },
+    ownerCount: { type: 'number', required: true },
+    memberCount: { type: 'number', required: true },
+    createdAt: { type: 'string', required: true, readOnly: true },
+    updatedAt: { type: 'string', required: true },
+  },
+  indexes: {
+    primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: [] } },
+  },
+});
+
+/** One item per slug: its conditional create is what keeps slugs unique. */
+export const slugClaim = () =>
+  new Entity({
+  model: { entity: 'slugClaim', version: '1', service: 'roster' },
+  attributes: {
+    slug: { type: 'string', required: true, readOnly: true },
+    teamId: { type: 'number', required: true, readOnly: true },
+  },
+  indexes: {
+    primary: { pk: { field: KEYS.pk, composite: ['slug'] }, sk: { field: KEYS.sk, composite: [] } },
+  },
+});
+
+/**
+ * A user's membership of a team. Keyed by (team, user), so one membership per pair is the key
+ * itself; gsi1 lists a user's teams and gsi2 a team's members, both in creation (id) order.
+ */
+export const membership = () =>
+  new Entity({
+  model: { entity: 'membership', version: '1', service: 'roster' },
+  attributes: {
+    teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+    userUuid: { type: 'string', required: true, readOnly: true },
+    memberId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+    userId: { type: 'number', required: true, readOnly: true },
+    role: { type: ROLES, required: true },
+    createdAt: { type: 'string', required: true, readOnly: true },
+    updatedAt: { type: 'string', required: true },
+  },
+  indexes: {
+    primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: ['userUuid'] } },
+    byUser: {
+      index: 'gsi1',
+      pk: { field: INDEXES.gsi1.pk, composite: ['userUuid'] },
+      sk: { field: INDEXES.gsi1.sk, composite: ['memberId'] },
+    },
+    byTeam: {
+      index: 'gsi2',
+      pk: { field: INDEXES.gsi2.pk, composite: ['teamId'] },
+      sk: { field: INDEXES.gsi2.sk, composite: ['memberId'] },
+    },
+  },
+});
+
+/**
+ * An invitation, keyed by its UUID (the invitee's accept/decline/preview paths). gsi1 lists a
+ * team's invites and gsi2 an e-mail's, each by status then id, so "pending" is a key prefix.
+ */
+export const invite = () =>
+  new Entity({
+  model: { entity: 'invite', version: '1', service: 'roster' },
+  attributes: {
+    inviteUuid: { type: 'string', required: true, readOnly: true },
+    inviteId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+    teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+    email: { type: 'string', required: true, readOnly: true },
+    role: { type: ROLES, required: true },
+    status: { type: ['PENDING', 'ACCEPTED', 'DECLINED', 'REVOKED'] as const, required: true },
+    invitedByUuid: { type: 'string', required: true },
+    expiresAt: { type: 'string', required: true },
+    createdAt: { type: 'string', required: true, readOnly: true },
+    updatedAt: { type: 'string', required: true },
+    ttl: { type: 'number', field: TTL_ATTRIBUTE },
+  },
+  indexes: {
+    primary: { pk: { field: KEYS.pk, composite: ['inviteUuid'] }, sk: { field: KEYS.sk, composite: [] } },
+    byTeam: {
+      index: 'gsi1',
+      pk: { field: INDEXES.gsi1.pk, composite: ['teamId'] },
+      sk: { field: INDEXES.gsi1.sk, composite: ['status', 'inviteId'] },
+    },
+    byEmail: {
+      index: 'gsi2',
+      pk: { field: INDEXES.gsi2.pk, composite: ['email'] },
+      sk: { field: INDEXES.gsi2.sk, composite: ['status', 'inviteId'] },
+    },
+  },
+});
+
+/** At most one pending invite per (team, e-mail): re-inviting updates the invite this points to. */
+export const pendingInvite = () =>
+  new Entity({
+  model: { entity: 'pendingInvite', version: '1', service: 'roster' },
+  attributes: {
+    teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+    email: { type: 'string', required: true, readOnly: true },
+    inviteUuid: { type: 'string', required: true, readOnly: true },
+  },
+  indexes: {
+    primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: ['email'] } },
+  },
+});

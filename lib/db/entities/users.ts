@@ -1,0 +1,92 @@
+import { Entity } from 'electrodb';
+import { INDEXES, KEYS, TTL_ATTRIBUTE } from '../table.ts';
+
+const idPadding = { length: 16, char: '0' } as const;
+
+/** A person who can sign in. Keyed by UUID: the access token's `sub`. */
+export const user = () =>
+  new Entity({
+  model: { entity: 'user', version: '1', service: 'roster' },
+  attributes: {
+    userUuid: { type: 'string', required: true, readOnly: true },
+    userId: { type: 'number', required: true, readOnly: true },
+    email: { type: 'string', required: true },
+    firstName: { type: 'string', required: true },
+    lastName: { type: 'string', required: true },
+    passwordHash: { type: 'string', required: true },
+    createdAt: { type: 'string', required: true, readOnly: true },
+    updatedAt: { type: 'string', required: true },
+    lastSignInAt: { type: 'string' },
+  },
+  indexes: {
+    primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: [] } },
+  },
+});
+
+/** One item per e-mail address: unique e-mails, and the sign-in lookup from e-mail to user. */
+export const emailClaim = () =>
+  new Entity({
+  model: { entity: 'emailClaim', version: '1', service: 'roster' },
+  attributes: {
+    email: { type: 'string', required: true, readOnly: true },
+    userUuid: { type: 'string', required: true, readOnly: true },
+  },
+  indexes: {
+    primary: { pk: { field: KEYS.pk, composite: ['email'] }, sk: { field: KEYS.sk, composite: [] } },
+  },
+});
+
+/** Claims an integer id of one kind (user, membership, invite) whose item is keyed by something else. */
+export const idClaim = () =>
+  new Entity({
+  model: { entity: 'idClaim', version: '1', service: 'roster' },
+  attributes: {
+    kind: { type: ['user', 'membership', 'invite'] as const, required: true, readOnly: true },
+    id: { type: 'number', required: true, readOnly: true, padding: idPadding },
+  },
+  indexes: {
+    primary: { pk: { field: KEYS.pk, composite: ['kind', 'id'] }, sk: { field: KEYS.sk, composite: [] } },
+  },
+});
+
+/** A signed-in session: what a refresh token renews and sign-out ends. */
+export const session = () =>
+  new Entity({
+  model: { entity: 'session', version: '1', service: 'roster' },
+  attributes: {
+    sessionId: { type: 'string', required: true, readOnly: true },
+    userUuid: { type: 'string', required: true, readOnly: true },
+    createdAt: { type: 'string', required: true, readOnly: true },
+    lastUsedAt: { type: 'string', required: true },
+    /** Epoch seconds: the absolute end of the session. */
+    expiresAt: { type: 'number', required: true },
+    userAgent: { type: 'string' },
+    ip: { type: 'string' },
+    ttl: { type: 'number', field: TTL_ATTRIBUTE },
+  },
+  indexes: {
+    primary: { pk: { field: KEYS.pk, composite: ['sessionId'] }, sk: { field: KEYS.sk, composite: [] } },
+    byUser: {
+      index: 'gsi1',
+      pk: { field: INDEXES.gsi1.pk, composite: ['userUuid'] },
+      sk: { field: INDEXES.gsi1.sk, composite: ['createdAt'] },
+    },
+  },
+});
+
+/** A refresh token, stored only as the SHA-256 hex of its value (hex survives key lowercasing). */
+export const refreshToken = () =>
+  new Entity({
+  model: { entity: 'refreshToken', version: '1', service: 'roster' },
+  attributes: {
+    tokenHash: { type: 'string', required: true, readOnly: true },
+    sessionId: { type: 'string', required: true, readOnly: true },
+    status: { type: ['ACTIVE', 'ROTATED', 'REVOKED'] as const, required: true },
+    createdAt: { type: 'string', required: true, readOnly: true },
+    expiresAt: { type: 'number', required: true },
+    ttl: { type: 'number', field: TTL_ATTRIBUTE },
+  },
+  indexes: {
+    primary: { pk: { field: KEYS.pk, composite: ['tokenHash'] }, sk: { field: KEYS.sk, composite: [] } },
+  },
+});

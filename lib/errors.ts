@@ -1,0 +1,75 @@
+/** Every error the API can answer with, and its HTTP status: CONTRACT.md "Status codes". */
+export const STATUS = {
+  invalid_json: 400,
+  invalid_body: 400,
+  unauthorized: 401,
+  invalid_credentials: 401,
+  forbidden: 403,
+  invite_email_mismatch: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  slug_taken: 409,
+  email_taken: 409,
+  already_member: 409,
+  last_owner: 409,
+  invite_not_pending: 409,
+  conflict: 409,
+  invite_expired: 410,
+  body_too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS;
+
+const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
+  invalid_json: 'The request body is not valid JSON.',
+  invalid_body: 'The request body has a field of the wrong type.',
+  unauthorized: 'Sign in first: the access token is missing, malformed, expired or revoked.',
+  invalid_credentials: 'The e-mail address or the password is wrong.',
+  forbidden: 'Your role in this team does not allow that.',
+  invite_email_mismatch: 'This invitation is addressed to another e-mail address.',
+  not_found: 'Nothing was found here.',
+  method_not_allowed: 'This path does not answer that method.',
+  slug_taken: 'Another team already uses that slug.',
+  email_taken: 'An account with that e-mail address already exists.',
+  already_member: 'That user is already a member of the team.',
+  last_owner: 'A team must keep at least one owner.',
+  invite_not_pending: 'This invitation is no longer pending.',
+  conflict: 'Another request changed the same data at the same time; try again.',
+  invite_expired: 'This invitation has expired.',
+  body_too_large: 'The request body is larger than 64 KiB.',
+  unsupported_media_type: 'Send the request body as application/json.',
+  validation_failed: 'Some fields are missing or invalid.',
+  rate_limited: 'Too many requests; wait and try again.',
+  internal: 'Something went wrong on our side.',
+  unavailable: 'The service is briefly unavailable; try again shortly.',
+};
+
+/** An error meant for the caller: its code picks the status, its message is safe to show. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly fields: Record<string, string> | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string = DEFAULT_MESSAGES[code],
+    extra: { fields?: Record<string, string>; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.fields = extra.fields;
+    this.headers = extra.headers;
+  }
+
+  get status(): number {
+    return STATUS[this.code];
+  }
+}
+
+export const notFound = (message?: string): AppError => new AppError('not_found', message);

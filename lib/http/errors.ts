@@ -1,0 +1,68 @@
+import type { APIGatewayProxyStructuredResultV2 as Result } from 'aws-lambda';
+import { AppError } from '../errors.ts';
+import { log } from '../log.ts';
+
+/** Headers on every response, errors and 404s included (CONTRACT.md, SECURITY-TESTS F1). */
+export const baseHeaders = (requestId: string): Record<string, string> => ({
+  'content-type': 'application/json; charset=utf-8',
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+  'x-request-id': requestId,
+});
+
+export const jsonResponse = (status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): Result => ({
+  statusCode: status,
+  headers: { ...baseHeaders(requestId), ...headers },
+  body: JSON.stringify(body),
+});
+
+/** SDK and network failures that mean "the database is unreachable or throttling": 503, retry later. */
+const TRANSIENT = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TimeoutError',
+  'RequestTimeout',
+  'AbortError',
+]);
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+const isTransient = (error: unknown): boolean => {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    if (TRANSIENT.has(e.name) || NETWORK.has((e as NodeJS.ErrnoException).code ?? '')) return true;
+  }
+  return false;
+};
+
+const challenge = { 'www-authenticate': 'Token realm="roster"' };
+
+/**
+ * The only place an error becomes a response. AppErrors speak for themselves; transient database
+ * failures become 503; anything else is logged and answered as a bare 500 with the request id,
+ * never its message.
+ */
+export const errorResponse = (error: unknown, requestId: string): Result => {
+  let appError: AppError;
+  if (error instanceof AppError) appError = error;
+  else if (isTransient(error)) {
+    log.error('database unavailable', error, { requestId });
+    appError = new AppError('unavailable', undefined, { headers: { 'Retry-After': '1' } });
+  } else {
+    log.error('unexpected error', error, { requestId, stack: error instanceof Error ? error.stack : undefined });
+    appError = new AppError('internal', `Something went wrong on our side (request ${requestId}).`);
+  }
+  const body = {
+    error: {
+      code: appError.code,
+      message: appError.message,
+      ...(appError.fields ? { fields: appError.fields } : {}),
+    },
+  };
+  const headers = { ...(appError.status === 401 ? challenge : {}), ...lowercaseKeys(appError.headers ?? {}) };
+  return jsonResponse(appError.status, body, requestId, headers);
+};
+
+const lowercaseKeys = (headers: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));

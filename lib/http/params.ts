@@ -1,0 +1,46 @@
+import { notFound } from '../errors.ts';
+import { SLUG_PATTERN } from '../schemas.ts';
+
+/** Path parameters after checking: a value that cannot name anything is simply not found (404). */
+export interface PathParams {
+  slug: string;
+  memberId: number;
+  id: number;
+  uuid: string;
+}
+
+const ID = /^[1-9][0-9]{0,15}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const integerId = (value: string): number => {
+  const n = Number(value);
+  if (!ID.test(value) || !Number.isSafeInteger(n)) throw notFound();
+  return n;
+};
+
+const checks: { [K in keyof PathParams]: (value: string) => PathParams[K] } = {
+  slug: (value) => {
+    if (!SLUG_PATTERN.test(value)) throw notFound();
+    return value;
+  },
+  memberId: integerId,
+  id: integerId,
+  uuid: (value) => {
+    if (!UUID.test(value)) throw notFound();
+    return value.toLowerCase();
+  },
+};
+
+/**
+ * Checks the parameters a route has. The result is typed with every name; a handler reads only
+ * the names of its own route's path (the HTTP suite calls every route).
+ */
+export const pathParams = (raw: Record<string, string | undefined> | undefined): PathParams => {
+  const out: Partial<Record<keyof PathParams, unknown>> = {};
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    const check = checks[name as keyof PathParams];
+    if (!check || value === undefined) throw notFound();
+    out[name as keyof PathParams] = check(value);
+  }
+  return out as PathParams;
+};

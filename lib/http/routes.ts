@@ -1,0 +1,105 @@
+/**
+ * THE route table: the single source for the CDK stack (one function and one API Gateway route
+ * each), the local server and the tests. Pure data, so `cdk synth` loads no application code.
+ * `name` is the handler's file in functions/; `actions` and `indexes` are the only DynamoDB
+ * permissions its function gets.
+ */
+export type DynamoAction =
+  | 'GetItem'
+  | 'BatchGetItem'
+  | 'Query'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'ConditionCheckItem'
+  | 'BatchWriteItem';
+
+export interface Route {
+  name: string;
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  /** Needs `Authorization: Token <access token>`. */
+  auth: boolean;
+  /** Reads a JSON body (the others ignore any body). */
+  body: boolean;
+  /** Success status. */
+  status: 200 | 201;
+  actions: readonly DynamoAction[];
+  /** Global secondary indexes the function queries. */
+  indexes: readonly ('gsi1' | 'gsi2')[];
+}
+
+const TEAM_READ = ['GetItem'] as const;
+
+export const ROUTES = [
+  { name: 'auth-signup', method: 'POST', path: '/api/auth/signup', auth: false, body: true, status: 201, actions: ['PutItem'], indexes: [] },
+  { name: 'auth-signin', method: 'POST', path: '/api/auth/signin', auth: false, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'PutItem'], indexes: [] },
+  { name: 'auth-user', method: 'GET', path: '/api/auth/user', auth: true, body: false, status: 200, actions: ['GetItem'], indexes: [] },
+  { name: 'teams-list', method: 'GET', path: '/api/teams', auth: true, body: false, status: 200, actions: ['Query', 'BatchGetItem'], indexes: ['gsi1'] },
+  { name: 'teams-create', method: 'POST', path: '/api/teams', auth: true, body: true, status: 201, actions: ['GetItem', 'PutItem'], indexes: [] },
+  { name: 'teams-get', method: 'GET', path: '/api/teams/{slug}', auth: true, body: false, status: 200, actions: TEAM_READ, indexes: [] },
+  { name: 'teams-update', method: 'PUT', path: '/api/teams/{slug}', auth: true, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'ConditionCheckItem'], indexes: [] },
+  { name: 'teams-delete', method: 'DELETE', path: '/api/teams/{slug}', auth: true, body: false, status: 200, actions: ['GetItem', 'DeleteItem', 'ConditionCheckItem', 'Query', 'BatchWriteItem'], indexes: [] },
+  { name: 'members-list', method: 'GET', path: '/api/teams/{slug}/members', auth: true, body: false, status: 200, actions: ['GetItem', 'Query', 'BatchGetItem'], indexes: ['gsi2'] },
+  { name: 'members-update-role', method: 'PUT', path: '/api/teams/{slug}/members/{memberId}', auth: true, body: true, status: 200, actions: ['GetItem', 'Query', 'UpdateItem', 'ConditionCheckItem'], indexes: ['gsi2'] },
+  { name: 'members-remove', method: 'DELETE', path: '/api/teams/{slug}/members/{memberId}', auth: true, body: false, status: 200, actions: ['GetItem', 'Query', 'DeleteItem', 'UpdateItem', 'ConditionCheckItem'], indexes: ['gsi2'] },
+  { name: 'invites-create', method: 'POST', path: '/api/teams/{slug}/invites', auth: true, body: true, status: 201, actions: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'], indexes: [] },
+  { name: 'invites-list', method: 'GET', path: '/api/teams/{slug}/invites', auth: true, body: false, status: 200, actions: ['GetItem', 'Query', 'BatchGetItem'], indexes: ['gsi1'] },
+  { name: 'invites-get', method: 'GET', path: '/api/teams/{slug}/invites/{id}', auth: true, body: false, status: 200, actions: ['GetItem', 'Query', 'BatchGetItem'], indexes: ['gsi1'] },
+  { name: 'invites-delete', method: 'DELETE', path: '/api/teams/{slug}/invites/{id}', auth: true, body: false, status: 200, actions: ['GetItem', 'Query', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'], indexes: ['gsi1'] },
+  { name: 'my-invites-list', method: 'GET', path: '/api/invites', auth: true, body: false, status: 200, actions: ['Query', 'BatchGetItem'], indexes: ['gsi2'] },
+  { name: 'my-invites-get', method: 'GET', path: '/api/invites/{uuid}', auth: true, body: false, status: 200, actions: ['GetItem', 'BatchGetItem'], indexes: [] },
+  { name: 'invites-accept', method: 'POST', path: '/api/invites/{uuid}/accept', auth: true, body: false, status: 200, actions: ['GetItem', 'UpdateItem', 'DeleteItem', 'PutItem'], indexes: [] },
+  { name: 'invites-decline', method: 'POST', path: '/api/invites/{uuid}/decline', auth: true, body: false, status: 200, actions: ['GetItem', 'UpdateItem', 'DeleteItem'], indexes: [] },
+] as const satisfies readonly Route[];
+
+export type RouteName = (typeof ROUTES)[number]['name'];
+
+/** Every function's limits; the stack and the local server both read them. */
+export const FUNCTION_DEFAULTS = { timeoutSeconds: 10, memoryMb: 1024 } as const;
+
+/** The function API Gateway's default route calls: 404, or 405 with `Allow`, in our envelope. */
+export const FALLBACK = 'fallback';
+
+export const routeNamed = (name: RouteName): Route => ROUTES.find((r) => r.name === name) as Route;
+
+const segments = (path: string): string[] => path.split('/').slice(1);
+const isParam = (segment: string): boolean => segment.startsWith('{');
+
+/** Path parameters of `template` in `path`, or null when the path does not fit the template. */
+const fit = (template: string, path: string): Record<string, string> | null => {
+  const want = segments(template);
+  const got = segments(path);
+  if (want.length !== got.length) return null;
+  const params: Record<string, string> = {};
+  for (const [i, w] of want.entries()) {
+    const g = got[i] as string;
+    if (isParam(w)) {
+      if (g === '') return null;
+      params[w.slice(1, -1)] = decodeURIComponent(g);
+    } else if (w !== g) return null;
+  }
+  return params;
+};
+
+/** How many literal segments a template has: API Gateway prefers the most specific route. */
+const specificity = (template: string): number => segments(template).filter((s) => !isParam(s)).length;
+
+export type Match = { route: Route; params: Record<string, string> } | { allow: string[] } | null;
+
+/** Matches like API Gateway: the most specific template wins; a known path with another method is 405. */
+export const matchRoute = (method: string, path: string): Match => {
+  let fits: { route: Route; params: Record<string, string> }[];
+  try {
+    fits = ROUTES.flatMap((route: Route) => {
+      const params = fit(route.path, path);
+      return params ? [{ route, params }] : [];
+    });
+  } catch {
+    return null; // a malformed percent-escape matches no route
+  }
+  if (fits.length === 0) return null;
+  const best = Math.max(...fits.map((f) => specificity(f.route.path)));
+  const candidates = fits.filter((f) => specificity(f.route.path) === best);
+  return candidates.find((f) => f.route.method === method) ?? { allow: [...new Set(candidates.map((f) => f.route.method))] };
+};

@@ -1,0 +1,29 @@
+import type * as z from 'zod/mini';
+import { AppError } from '../errors.ts';
+
+const valueAt = (input: unknown, path: readonly PropertyKey[]): unknown =>
+  path.reduce<unknown>((value, key) => (value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined), input);
+
+/** JSON's own type names, as a client would say them. */
+const jsonType = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
+
+/**
+ * Parses `input`, or throws the contract's error: a field present with the wrong JSON type is
+ * 400 `invalid_body`; a missing field or a broken rule is 422 `validation_failed`, with a
+ * message per field either way.
+ */
+export const validate = <T>(schema: z.ZodMiniType<T>, input: unknown): T => {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const fields: Record<string, string> = {};
+  let wrongType = false;
+  for (const issue of result.error.issues) {
+    const key = issue.path.map(String).join('.') || '(body)';
+    const value = valueAt(input, issue.path);
+    // A string field (every field of ours) given a number, array, object, boolean or null.
+    const typeMismatch = value !== undefined && jsonType(value) !== 'string' && (issue.code === 'invalid_type' || issue.code === 'invalid_value');
+    if (typeMismatch) wrongType = true;
+    fields[key] ??= typeMismatch ? `must be a string, not ${jsonType(value)}` : value === undefined ? 'is required' : issue.message;
+  }
+  throw new AppError(wrongType ? 'invalid_body' : 'validation_failed', undefined, { fields });
+};

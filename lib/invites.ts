@@ -1,0 +1,266 @@
+import { randomUUID } from 'node:crypto';
+import type { Actor } from './auth/tokens.ts';
+import { config } from './config.ts';
+import { cursorAfter, queryPage, untilProcessed } from './db/pages.ts';
+import type { Db, Tx } from './db/service.ts';
+import { commit } from './db/transactions.ts';
+import { AppError, notFound } from './errors.ts';
+import { newId } from './ids.ts';
+import { Page, type PageRequest } from './pagination.ts';
+import { canInviteAs, canManageInvites } from './rules.ts';
+import type { InviteInput } from './schemas.ts';
+import { actorStillHolds, requireMember } from './teams.ts';
+import { addDays, epochSeconds, isoMillis } from './time.ts';
+import { loadActorUser } from './users.ts';
+import { type InviteItem, type InviteView, type TeamItem, type UserItem, inviteView } from './views.ts';
+
+const NOT_FOUND = 'No pending invite with that id in this team.';
+
+/** Ended invites stay readable for a while (so a second accept gets 409, not 404), then TTL removes them. */
+const endedTtl = (now: Date): number => epochSeconds(addDays(now, config.endedInviteRetentionDays));
+
+/** Pending invites are removed by TTL a retention period after they expire. */
+const pendingTtl = (expiresAt: Date): number => epochSeconds(addDays(expiresAt, config.endedInviteRetentionDays));
+
+const isExpired = (i: InviteItem, now: Date): boolean => i.expiresAt <= isoMillis(now);
+
+/** One BatchGet for the users an invite page names (the inviters). */
+const usersByUuid = async (db: Db, uuids: string[]): Promise<Map<string, UserItem>> => {
+  const unique = [...new Set(uuids)];
+  const users = await untilProcessed(
+    unique.map((userUuid) => ({ userUuid })),
+    (keys) => db.entities.user.get(keys).go(),
+  );
+  return new Map(users.map((u) => [u.userUuid, u]));
+};
+
+const requireInviteManager = async (db: Db, actor: Actor, slug: string) => {
+  const access = await requireMember(db, slug, actor);
+  if (!canManageInvites(access.me.role)) throw new AppError('forbidden');
+  return access;
+};
+
+/**
+ * Invites an e-mail address to the team. If that address already has an invite to this team,
+ * it is updated (role, expiry, inviter) instead: one pending invite per address and team, kept by
+ * the pendingInvite claim item. Inviting a current member is refused by a condition on their
+ * membership key inside the same transaction. Throws `forbidden`, `already_member`, `conflict`.
+ */
+export const createInvite = async (db: Db, actor: Actor, slug: string, input: InviteInput, now: Date): Promise<Record<string, never>> => {
+  const { team: t, me } = await requireInviteManager(db, actor, slug);
+  if (!canInviteAs(me.role, input.role)) throw new AppError('forbidden', 'Only an owner can invite an owner.');
+  const stamp = isoMillis(now);
+  const expires = addDays(now, config.inviteDays);
+  const { emailClaim, pendingInvite } = db.entities;
+
+  const [claim, existing] = await Promise.all([
+    emailClaim.get({ email: input.email }).go({ consistent: true }),
+    pendingInvite.get({ teamId: t.teamId, email: input.email }).go({ consistent: true }),
+  ]);
+  // An invitee with an account must not be a member; one without cannot be yet.
+  const inviteeUuid = claim.data?.userUuid;
+  const notMember = (tx: Tx) =>
+    inviteeUuid ? [tx.membership.check({ teamId: t.teamId, userUuid: inviteeUuid }).where((a, op) => op.notExists(a.userUuid)).commit()] : [];
+  const changes = { role: input.role, invitedByUuid: actor.userUuid, expiresAt: isoMillis(expires), updatedAt: stamp, ttl: pendingTtl(expires) };
+
+  let pendingUuid = existing.data?.inviteUuid;
+  let lookAgain = false;
+  await commit(
+    async () => {
+      if (lookAgain) {
+        pendingUuid = (await pendingInvite.get({ teamId: t.teamId, email: input.email }).go({ consistent: true })).data?.inviteUuid;
+      }
+      if (pendingUuid) {
+        // Re-invite: refresh the pending invite the claim points at.
+        return db.transaction
+          .write((tx) => [
+            ...notMember(tx),
+            actorStillHolds(tx, me),
+            tx.invite
+              .patch({ inviteUuid: pendingUuid as string })
+              .set(changes)
+              .where((a, op) => op.eq(a.status, 'PENDING'))
+              .commit(),
+          ])
+          .go();
+      }
+      const inviteUuid = randomUUID();
+      const inviteId = newId(now);
+      return db.transaction
+        .write((tx) => [
+          ...notMember(tx),
+          actorStillHolds(tx, me),
+          tx.pendingInvite.create({ teamId: t.teamId, email: input.email, inviteUuid }).commit(),
+          tx.idClaim.create({ kind: 'invite', id: inviteId }).commit(),
+          tx.invite
+            .create({ inviteUuid, inviteId, teamId: t.teamId, email: input.email, status: 'PENDING', createdAt: stamp, ...changes })
+            .commit(),
+        ])
+        .go();
+    },
+    (index) => {
+      const offset = inviteeUuid ? 1 : 0;
+      if (offset === 1 && index === 0) return new AppError('already_member');
+      if (index === offset) return new AppError('conflict');
+      // The pending invite ended meanwhile, another request created one first, or a fresh id
+      // clashed: read the claim again and retry.
+      lookAgain = true;
+      return 'retry';
+    },
+  );
+  return {};
+};
+
+/** The team's pending, unexpired invites, oldest first. */
+export const listTeamInvites = async (db: Db, actor: Actor, slug: string, request: PageRequest, now: Date): Promise<Page<InviteView>> => {
+  const { team: t } = await requireInviteManager(db, actor, slug);
+  const page = await queryPage(
+    (options) =>
+      db.entities.invite.query
+        .byTeam({ teamId: t.teamId, status: 'PENDING' })
+        .where((a, op) => op.gt(a.expiresAt, isoMillis(now)))
+        .go(options),
+    request,
+    cursorAfter(db.entities.invite, 'byTeam'),
+  );
+  const inviters = await usersByUuid(db, page.items.map((i) => i.invitedByUuid));
+  return new Page(page.items.map((i) => inviteView(i, t, inviters.get(i.invitedByUuid))), page.cursor);
+};
+
+/** A pending invite of this team by its integer id; expired or ended invites are not found. */
+const findTeamInvite = async (db: Db, t: TeamItem, inviteId: number, now: Date): Promise<InviteItem> => {
+  const { data } = await db.entities.invite.query.byTeam({ teamId: t.teamId, status: 'PENDING', inviteId }).go({ limit: 1 });
+  const found = data[0];
+  if (!found || isExpired(found, now)) throw notFound(NOT_FOUND);
+  return found;
+};
+
+export const getTeamInvite = async (db: Db, actor: Actor, slug: string, inviteId: number, now: Date): Promise<InviteView> => {
+  const { team: t } = await requireInviteManager(db, actor, slug);
+  const found = await findTeamInvite(db, t, inviteId, now);
+  const inviters = await usersByUuid(db, [found.invitedByUuid]);
+  return inviteView(found, t, inviters.get(found.invitedByUuid));
+};
+
+/** The item updates that end an invite with `status`, if it is still pending. */
+const endInvite = (tx: Tx, i: InviteItem, status: 'ACCEPTED' | 'DECLINED' | 'REVOKED', now: Date) => [
+  tx.invite
+    .patch({ inviteUuid: i.inviteUuid })
+    .set({ status, updatedAt: isoMillis(now), ttl: endedTtl(now) })
+    .composite({ teamId: i.teamId, email: i.email, inviteId: i.inviteId })
+    .where((a, op) => `${op.eq(a.status, 'PENDING')} AND ${op.gt(a.expiresAt, isoMillis(now))}`)
+    .commit(),
+  tx.pendingInvite
+    .delete({ teamId: i.teamId, email: i.email })
+    .where((a, op) => op.eq(a.inviteUuid, i.inviteUuid))
+    .commit(),
+];
+
+/** Revokes a pending invite. Throws `forbidden`, `not_found`. */
+export const deleteInvite = async (db: Db, actor: Actor, slug: string, inviteId: number, now: Date): Promise<Record<string, never>> => {
+  const { team: t, me } = await requireInviteManager(db, actor, slug);
+  const found = await findTeamInvite(db, t, inviteId, now);
+  await commit(
+    () => db.transaction.write((tx) => [...endInvite(tx, found, 'REVOKED', now), actorStillHolds(tx, me)]).go(),
+    (index) => (index < 2 ? notFound(NOT_FOUND) : new AppError('conflict')),
+  );
+  return {};
+};
+
+/** Pending, unexpired invites addressed to the actor's e-mail, across teams. */
+export const listMyInvites = async (db: Db, actor: Actor, request: PageRequest, now: Date): Promise<Page<InviteView>> => {
+  const page = await queryPage(
+    (options) =>
+      db.entities.invite.query
+        .byEmail({ email: actor.email, status: 'PENDING' })
+        .where((a, op) => op.gt(a.expiresAt, isoMillis(now)))
+        .go(options),
+    request,
+    cursorAfter(db.entities.invite, 'byEmail'),
+  );
+  const [teams, inviters] = await Promise.all([
+    untilProcessed(
+      [...new Set(page.items.map((i) => i.teamId))].map((teamId) => ({ teamId })),
+      (keys) => db.entities.team.get(keys).go(),
+    ),
+    usersByUuid(db, page.items.map((i) => i.invitedByUuid)),
+  ]);
+  const teamById = new Map(teams.map((t) => [t.teamId, t]));
+  return new Page(
+    page.items.flatMap((i) => {
+      const t = teamById.get(i.teamId);
+      return t ? [inviteView(i, t, inviters.get(i.invitedByUuid))] : [];
+    }),
+    page.cursor,
+  );
+};
+
+/**
+ * The invite behind `uuid`, for its addressee only, checked in this order: exists (404), is
+ * addressed to the actor's e-mail (403), still pending (409), not expired (410).
+ */
+const requireOwnInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<InviteItem> => {
+  const { data } = await db.entities.invite.get({ inviteUuid }).go({ consistent: true });
+  if (!data) throw notFound('No invite with that id.');
+  if (data.email !== actor.email) throw new AppError('invite_email_mismatch');
+  if (data.status !== 'PENDING') throw new AppError('invite_not_pending');
+  if (isExpired(data, now)) throw new AppError('invite_expired');
+  return data;
+};
+
+/** What the invitee sees before answering. Throws `not_found`, `invite_email_mismatch`, `invite_not_pending`, `invite_expired`. */
+export const getMyInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<InviteView> => {
+  const i = await requireOwnInvite(db, actor, inviteUuid, now);
+  const [team, inviters] = await Promise.all([
+    db.entities.team.get({ teamId: i.teamId }).go({ consistent: true }),
+    usersByUuid(db, [i.invitedByUuid]),
+  ]);
+  if (!team.data) throw notFound('No invite with that id.');
+  return inviteView(i, team.data, inviters.get(i.invitedByUuid));
+};
+
+/**
+ * Accepts: in one transaction the invite moves from PENDING (and unexpired) to ACCEPTED, its
+ * claim goes, the membership is created (its key refuses a second one) and the team's counters
+ * move (the team must still exist). Throws the codes of requireOwnInvite, `already_member`.
+ */
+export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
+  const i = await requireOwnInvite(db, actor, inviteUuid, now);
+  const invitee = await loadActorUser(db, actor);
+  const stamp = isoMillis(now);
+  await commit(
+    () => {
+      const memberId = newId(now);
+      return db.transaction
+        .write((tx) => [
+          ...endInvite(tx, i, 'ACCEPTED', now),
+          tx.membership
+            .create({ teamId: i.teamId, userUuid: invitee.userUuid, memberId, userId: invitee.userId, role: i.role, createdAt: stamp, updatedAt: stamp })
+            .commit(),
+          tx.team
+            .patch({ teamId: i.teamId })
+            .add({ memberCount: 1, ownerCount: i.role === 'OWNER' ? 1 : 0 })
+            .commit(),
+          tx.idClaim.create({ kind: 'membership', id: memberId }).commit(),
+        ])
+        .go();
+    },
+    (index) => {
+      if (index <= 1) return new AppError('invite_not_pending');
+      if (index === 2) return new AppError('already_member');
+      if (index === 3) return notFound('The team of this invite no longer exists.');
+      return 'retry';
+    },
+  );
+  return {};
+};
+
+/** Declines: the invite moves from PENDING to DECLINED. Throws the codes of requireOwnInvite. */
+export const declineInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
+  const i = await requireOwnInvite(db, actor, inviteUuid, now);
+  await commit(
+    () => db.transaction.write((tx) => endInvite(tx, i, 'DECLINED', now)).go(),
+    () => new AppError('invite_not_pending'),
+  );
+  return {};
+};

@@ -1,0 +1,127 @@
+import type { Actor } from './auth/tokens.ts';
+import { cursorAfter, queryPage, untilProcessed } from './db/pages.ts';
+import type { Db, Tx } from './db/service.ts';
+import { commit } from './db/transactions.ts';
+import { AppError, notFound } from './errors.ts';
+import { Page, type PageRequest } from './pagination.ts';
+import { canChangeRole, canRemoveMember, type Role } from './rules.ts';
+import { actorStillHolds, requireMember } from './teams.ts';
+import { isoMillis } from './time.ts';
+import { type MemberView, type MembershipItem, memberView, membershipView } from './views.ts';
+
+/** A team's members in the order they joined: one Query (gsi2) and one BatchGet of users a page. */
+export const listMembers = async (db: Db, actor: Actor, slug: string, request: PageRequest): Promise<Page<MemberView>> => {
+  const { team } = await requireMember(db, slug, actor);
+  const page = await queryPage(
+    (options) => db.entities.membership.query.byTeam({ teamId: team.teamId }).go(options),
+    request,
+    cursorAfter(db.entities.membership, 'byTeam'),
+  );
+  const users = await untilProcessed(
+    page.items.map((m) => ({ userUuid: m.userUuid })),
+    (keys) => db.entities.user.get(keys).go(),
+  );
+  const byUuid = new Map(users.map((u) => [u.userUuid, u]));
+  return new Page(
+    page.items.flatMap((m) => {
+      const u = byUuid.get(m.userUuid);
+      return u ? [memberView(m, u)] : [];
+    }),
+    page.cursor,
+  );
+};
+
+/**
+ * The membership `memberId` names inside this team. Found through gsi2, which may lag a write by
+ * a moment; every write that follows re-checks the item it found with a condition.
+ */
+const findMember = async (db: Db, teamId: number, memberId: number): Promise<MembershipItem> => {
+  const { data } = await db.entities.membership.query.byTeam({ teamId, memberId }).go({ limit: 1 });
+  const found = data[0];
+  if (!found) throw notFound('No member with that id in this team.');
+  return found;
+};
+
+/** The owner-count change that goes with moving one membership from `from` to `to` (or removing it). */
+const ownerDelta = (from: Role, to: Role | null): number => (to === 'OWNER' ? 1 : 0) - (from === 'OWNER' ? 1 : 0);
+
+/**
+ * The counter update on the team item, when there is one. Demoting or removing an OWNER carries
+ * `ownerCount > 1`: the rule "a team keeps an owner" is this condition, checked in the same
+ * transaction as the change itself.
+ */
+const teamCounters = (tx: Tx, teamId: number, owners: number, members: number) =>
+  owners === 0 && members === 0
+    ? []
+    : [
+        tx.team
+          .patch({ teamId })
+          .add({ ownerCount: owners, memberCount: members })
+          .where((a, op) => (owners < 0 ? op.gt(a.ownerCount, 1) : ''))
+          .commit(),
+      ];
+
+/** The membership still exactly as it was read: same id (not re-created) and same role. */
+const unchanged = (target: MembershipItem) => (a: { role: unknown; memberId: unknown }, op: { eq: (a: unknown, v: unknown) => string }) =>
+  `${op.eq(a.role, target.role)} AND ${op.eq(a.memberId, target.memberId)}`;
+
+/**
+ * Changes a member's role. The membership is updated only if it still has the role read, the
+ * actor still holds its role, and when an OWNER is demoted the team has another owner, all in
+ * one transaction. Throws `forbidden`, `not_found`, `last_owner`, `conflict`.
+ */
+export const updateMemberRole = async (db: Db, actor: Actor, slug: string, memberId: number, role: Role, now: Date) => {
+  const { team: t, me } = await requireMember(db, slug, actor);
+  const target = await findMember(db, t.teamId, memberId);
+  if (!canChangeRole(me.role, target.role, role)) throw new AppError('forbidden');
+  if (target.role === role) return membershipView(target);
+
+  const updatedAt = isoMillis(now);
+  const owners = ownerDelta(target.role, role);
+  const isSelf = target.userUuid === me.userUuid;
+  // Items: the membership, the actor's own role (unless acting on itself), the team's counters.
+  const lastOwnerIndex = isSelf ? 1 : 2;
+  await commit(
+    () =>
+      db.transaction
+        .write((tx) => [
+          tx.membership
+            .patch({ teamId: t.teamId, userUuid: target.userUuid })
+            .set({ role, updatedAt })
+            .where(unchanged(target))
+            .commit(),
+          ...(isSelf ? [] : [actorStillHolds(tx, me)]),
+          ...teamCounters(tx, t.teamId, owners, 0),
+        ])
+        .go(),
+    (index) => (owners < 0 && index === lastOwnerIndex ? new AppError('last_owner') : new AppError('conflict')),
+  );
+  return membershipView({ ...target, role, updatedAt });
+};
+
+/**
+ * Removes a member (or lets a member leave). Same guards as a role change: the membership as
+ * read, the actor's role, and never the last OWNER. Throws `forbidden`, `not_found`,
+ * `last_owner`, `conflict`.
+ */
+export const removeMember = async (db: Db, actor: Actor, slug: string, memberId: number): Promise<Record<string, never>> => {
+  const { team: t, me } = await requireMember(db, slug, actor);
+  const target = await findMember(db, t.teamId, memberId);
+  const isSelf = target.userUuid === me.userUuid;
+  if (!canRemoveMember(me.role, target.role, isSelf)) throw new AppError('forbidden');
+
+  const owners = ownerDelta(target.role, null);
+  const lastOwnerIndex = isSelf ? 1 : 2;
+  await commit(
+    () =>
+      db.transaction
+        .write((tx) => [
+          tx.membership.delete({ teamId: t.teamId, userUuid: target.userUuid }).where(unchanged(target)).commit(),
+          ...(isSelf ? [] : [actorStillHolds(tx, me)]),
+          ...teamCounters(tx, t.teamId, owners, -1),
+        ])
+        .go(),
+    (index) => (owners < 0 && index === lastOwnerIndex ? new AppError('last_owner') : new AppError('conflict')),
+  );
+  return {};
+};

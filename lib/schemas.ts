@@ -1,0 +1,79 @@
+import * as z from 'zod/mini';
+import { config } from './config.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from './pagination.ts';
+import { ROLES } from './rules.ts';
+
+/**
+ * Request shapes, normalised once: e-mails trimmed and lowercased, names trimmed. Slugs and roles
+ * are taken exactly as sent: CONTRACT.md refuses uppercase rather than rewriting it.
+ */
+const text = (max: number) =>
+  z.string({ error: 'must be a string' }).check(
+    z.trim(),
+    z.minLength(1, { error: 'must not be empty' }),
+    z.maxLength(max, { error: `must be at most ${max} characters` }),
+  );
+
+export const Email = z.pipe(
+  z.string({ error: 'must be a string' }).check(z.trim(), z.toLowerCase()),
+  z.email({ error: 'must be an e-mail address' }).check(z.maxLength(254, { error: 'must be at most 254 characters' })),
+);
+
+export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])$/;
+export const Slug = z.string({ error: 'must be a string' }).check(
+  z.regex(SLUG_PATTERN, {
+    error: 'must be 2 to 48 characters of a-z, 0-9 and -, starting and ending with a letter or digit',
+  }),
+);
+
+export const Role = z.enum(ROLES, { error: 'must be one of OWNER, ADMIN, MEMBER' });
+
+/** New passwords: the configured minimum up to 256 characters. */
+const NewPassword = z.string({ error: 'must be a string' }).check(
+  z.minLength(config.passwordMinLength, { error: `must be at least ${config.passwordMinLength} characters` }),
+  z.maxLength(256, { error: 'must be at most 256 characters' }),
+);
+
+export const SignUpBody = z.object({
+  email: Email,
+  password: NewPassword,
+  firstName: text(100),
+  lastName: text(100),
+});
+
+/** Sign-in takes any stored password's length; the cap refuses huge inputs before hashing. */
+export const SignInBody = z.object({
+  email: Email,
+  password: z.string({ error: 'must be a string' }).check(
+    z.minLength(1, { error: 'must not be empty' }),
+    z.maxLength(256, { error: 'must be at most 256 characters' }),
+  ),
+});
+
+export const TeamBody = z.object({ name: text(100), slug: Slug });
+
+export const RoleBody = z.object({ role: Role });
+
+export const InviteBody = z.object({ email: Email, role: Role });
+
+/** `limit` and `cursor` of every list (query strings arrive as text). */
+export const PageQuery = z.object({
+  limit: z.optional(
+    z.pipe(
+      z.string().check(z.regex(/^[0-9]{1,4}$/, { error: `must be a whole number from 1 to ${MAX_LIMIT}` })),
+      z.transform(Number),
+    ).check(z.refine((n) => n >= 1 && n <= MAX_LIMIT, { error: `must be a whole number from 1 to ${MAX_LIMIT}` })),
+  ),
+  cursor: z.optional(z.string().check(z.regex(/^[A-Za-z0-9_-]{1,2048}$/, { error: 'is not a cursor this list issued' }))),
+});
+
+export const pageRequest = (query: z.infer<typeof PageQuery>) => ({
+  limit: query.limit ?? DEFAULT_LIMIT,
+  cursor: query.cursor,
+});
+
+export type SignUpInput = z.infer<typeof SignUpBody>;
+export type SignInInput = z.infer<typeof SignInBody>;
+export type TeamInput = z.infer<typeof TeamBody>;
+export type RoleInput = z.infer<typeof RoleBody>;
+export type InviteInput = z.infer<typeof InviteBody>;

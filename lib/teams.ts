@@ -1,0 +1,183 @@
+import type { Actor } from './auth/tokens.ts';
+import { cursorAfter, queryPage, untilProcessed } from './db/pages.ts';
+import type { Db, Tx } from './db/service.ts';
+import { commit } from './db/transactions.ts';
+import { AppError, notFound } from './errors.ts';
+import { newId } from './ids.ts';
+import { Page, type PageRequest } from './pagination.ts';
+import { canDeleteTeam, canUpdateTeam } from './rules.ts';
+import type { TeamInput } from './schemas.ts';
+import { isoMillis } from './time.ts';
+import { loadActorUser } from './users.ts';
+import { type MembershipItem, type TeamItem, type TeamView, teamView } from './views.ts';
+
+export interface TeamAccess {
+  team: TeamItem;
+  me: MembershipItem;
+}
+
+/**
+ * The start of every team-scoped use case: the team behind `slug` and the actor's membership,
+ * read strongly consistent from the base table (never a GSI). Throws `not_found` both when the
+ * team does not exist and when the actor is not in it, so the two cannot be told apart.
+ */
+export const requireMember = async (db: Db, slug: string, actor: Actor): Promise<TeamAccess> => {
+  const claim = (await db.entities.slugClaim.get({ slug }).go({ consistent: true })).data;
+  if (!claim) throw notFound('No team with that slug, or you are not a member of it.');
+  const [team, me] = await Promise.all([
+    db.entities.team.get({ teamId: claim.teamId }).go({ consistent: true }),
+    db.entities.membership.get({ teamId: claim.teamId, userUuid: actor.userUuid }).go({ consistent: true }),
+  ]);
+  if (!team.data || !me.data || team.data.slug !== slug) {
+    throw notFound('No team with that slug, or you are not a member of it.');
+  }
+  return { team: team.data, me: me.data };
+};
+
+/** The condition, inside a writing transaction, that the actor still holds the role it was read with. */
+export const actorStillHolds = (tx: Tx, me: MembershipItem) =>
+  tx.membership
+    .check({ teamId: me.teamId, userUuid: me.userUuid })
+    .where((a, op) => op.eq(a.role, me.role))
+    .commit();
+
+/**
+ * Creates the team, its slug claim and the creator's OWNER membership in one transaction.
+ * Throws `slug_taken`.
+ */
+export const createTeam = async (db: Db, actor: Actor, input: TeamInput, now: Date): Promise<TeamView> => {
+  const owner = await loadActorUser(db, actor);
+  const stamp = isoMillis(now);
+  let created: TeamItem | undefined;
+  await commit(
+    () => {
+      const t: TeamItem = { teamId: newId(now), name: input.name, slug: input.slug, ownerCount: 1, memberCount: 1, createdAt: stamp, updatedAt: stamp };
+      const memberId = newId(now);
+      created = t;
+      return db.transaction
+        .write((tx) => [
+          tx.slugClaim.create({ slug: t.slug, teamId: t.teamId }).commit(),
+          tx.team.create(t).commit(),
+          tx.idClaim.create({ kind: 'membership', id: memberId }).commit(),
+          tx.membership
+            .create({ teamId: t.teamId, userUuid: owner.userUuid, memberId, userId: owner.userId, role: 'OWNER', createdAt: stamp, updatedAt: stamp })
+            .commit(),
+        ])
+        .go();
+    },
+    // Index 0 is the slug; the others only clash on a freshly drawn id, so draw again.
+    (index) => (index === 0 ? new AppError('slug_taken') : 'retry'),
+  );
+  return teamView(created as TeamItem);
+};
+
+/** The teams the actor belongs to, in the order they joined; one Query and one BatchGet a page. */
+export const listMyTeams = async (db: Db, actor: Actor, request: PageRequest): Promise<Page<TeamView>> => {
+  const page = await queryPage(
+    (options) => db.entities.membership.query.byUser({ userUuid: actor.userUuid }).go(options),
+    request,
+    cursorAfter(db.entities.membership, 'byUser'),
+  );
+  const teams = await untilProcessed(
+    page.items.map((m) => ({ teamId: m.teamId })),
+    (keys) => db.entities.team.get(keys).go(),
+  );
+  const byId = new Map(teams.map((t) => [t.teamId, t]));
+  // A team deleted a moment ago may still have this membership until its cleanup ends: skip it.
+  const views = page.items.flatMap((m) => {
+    const t = byId.get(m.teamId);
+    return t ? [teamView(t)] : [];
+  });
+  return new Page(views, page.cursor);
+};
+
+export const getTeam = async (db: Db, actor: Actor, slug: string): Promise<TeamView> =>
+  teamView((await requireMember(db, slug, actor)).team);
+
+/**
+ * Renames a team and/or moves it to a new slug. A slug change deletes the old claim and creates
+ * the new one in the same transaction as the team, so no moment exists where both or neither
+ * slug leads to it. Throws `forbidden`, `slug_taken`, `conflict`.
+ */
+export const updateTeam = async (db: Db, actor: Actor, slug: string, input: TeamInput, now: Date): Promise<TeamView> => {
+  const { team: current, me } = await requireMember(db, slug, actor);
+  if (!canUpdateTeam(me.role)) throw new AppError('forbidden');
+  const updatedAt = isoMillis(now);
+  const moving = input.slug !== current.slug;
+  await commit(
+    () =>
+      db.transaction
+        .write((tx) => [
+          tx.team
+            .patch({ teamId: current.teamId })
+            .set({ name: input.name, slug: input.slug, updatedAt })
+            .where((a, op) => op.eq(a.slug, current.slug))
+            .commit(),
+          actorStillHolds(tx, me),
+          ...(moving
+            ? [
+                tx.slugClaim.create({ slug: input.slug, teamId: current.teamId }).commit(),
+                tx.slugClaim
+                  .delete({ slug: current.slug })
+                  .where((a, op) => op.eq(a.teamId, current.teamId))
+                  .commit(),
+              ]
+            : []),
+        ])
+        .go(),
+    (index) => (index === 2 ? new AppError('slug_taken') : new AppError('conflict')),
+  );
+  return teamView({ ...current, name: input.name, slug: input.slug, updatedAt });
+};
+
+/**
+ * Deletes the team and frees its slug in one transaction (OWNER only), then removes its
+ * memberships and pending invites. Reads never show what the cleanup has not reached yet: they
+ * all start from the team item. Throws `forbidden`, `conflict`.
+ */
+export const deleteTeam = async (db: Db, actor: Actor, slug: string): Promise<Record<string, never>> => {
+  const { team: current, me } = await requireMember(db, slug, actor);
+  if (!canDeleteTeam(me.role)) throw new AppError('forbidden');
+  await commit(
+    () =>
+      db.transaction
+        .write((tx) => [
+          tx.team.delete({ teamId: current.teamId }).where((a, op) => op.eq(a.slug, current.slug)).commit(),
+          tx.slugClaim.delete({ slug: current.slug }).where((a, op) => op.eq(a.teamId, current.teamId)).commit(),
+          actorStillHolds(tx, me),
+        ])
+        .go(),
+    () => new AppError('conflict'),
+  );
+  await removeTeamItems(db, current.teamId);
+  return {};
+};
+
+/** Deletes a deleted team's memberships, pending-invite claims and pending invites, page by page. */
+const removeTeamItems = async (db: Db, teamId: number): Promise<void> => {
+  const { membership, pendingInvite, invite } = db.entities;
+  for (let cursor: string | null = null; ; ) {
+    const page: { data: { userUuid: string }[]; cursor: string | null } = await membership.query
+      .primary({ teamId })
+      .go({ cursor, limit: 500, attributes: ['teamId', 'userUuid'] });
+    await untilProcessed(
+      page.data.map((m) => ({ teamId, userUuid: m.userUuid })),
+      (keys) => membership.delete(keys).go(),
+    );
+    if (!(cursor = page.cursor)) break;
+  }
+  for (let cursor: string | null = null; ; ) {
+    const page: { data: { email: string; inviteUuid: string }[]; cursor: string | null } = await pendingInvite.query
+      .primary({ teamId })
+      .go({ cursor, limit: 500 });
+    await untilProcessed(
+      page.data.map((p) => ({ teamId, email: p.email })),
+      (keys) => pendingInvite.delete(keys).go(),
+    );
+    await untilProcessed(
+      page.data.map((p) => ({ inviteUuid: p.inviteUuid })),
+      (keys) => invite.delete(keys).go(),
+    );
+    if (!(cursor = page.cursor)) break;
+  }
+};

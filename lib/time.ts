@@ -1,0 +1,10 @@
+/** Wire timestamps: UTC, always three fraction digits, `Z` (CONTRACT.md). */
+export const isoMillis = (date: Date): string => date.toISOString();
+
+/** `last_sign_in_at` carries microseconds: the millisecond clock plus sub-millisecond digits. */
+export const isoMicros = (date: Date, extraMicros: number): string =>
+  `${date.toISOString().slice(0, -1)}${String(extraMicros % 1000).padStart(3, '0')}Z`;
+
+export const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+export const addDays = (date: Date, days: number): Date => new Date(date.getTime() + days * 86_400_000);

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { hashPassword, spendVerifyTime, verifyPassword } from './auth/passwords.ts';
+import { type ClientInfo, newSession } from './auth/sessions.ts';
+import type { Actor } from './auth/tokens.ts';
+import type { Db } from './db/service.ts';
+import { commit } from './db/transactions.ts';
+import { AppError } from './errors.ts';
+import { newId } from './ids.ts';
+import type { SignInInput, SignUpInput } from './schemas.ts';
+import { isoMicros, isoMillis } from './time.ts';
+import { type UserItem, userView } from './views.ts';
+
+/** `last_sign_in_at` carries microseconds; the sub-millisecond digits come from the monotonic clock. */
+const signInStamp = (now: Date): string => isoMicros(now, Math.floor(performance.now() * 1000));
+
+/**
+ * Creates an account and its first session in one transaction: the e-mail claim makes the
+ * address unique, the id claim the integer id. Throws `email_taken`.
+ */
+export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now: Date) => {
+  const passwordHash = await hashPassword(input.password);
+  const userUuid = randomUUID();
+  let answer: Awaited<ReturnType<typeof newSession>>['body'] | undefined;
+  await commit(
+    async () => {
+      const u: UserItem = {
+        userUuid,
+        userId: newId(now),
+        email: input.email,
+        firstName: input.firstName,
+        lastName: input.lastName,
+        passwordHash,
+        createdAt: isoMillis(now),
+        updatedAt: isoMillis(now),
+        lastSignInAt: signInStamp(now),
+      };
+      const session = await newSession(u, client, now);
+      answer = session.body;
+      return db.transaction
+        .write((tx) => [
+          tx.emailClaim.create({ email: u.email, userUuid }).commit(),
+          tx.idClaim.create({ kind: 'user', id: u.userId }).commit(),
+          tx.user.create(u).commit(),
+          ...session.writes(tx),
+        ])
+        .go();
+    },
+    (index) => (index === 0 ? new AppError('email_taken') : 'retry'),
+  );
+  return answer as NonNullable<typeof answer>;
+};
+
+/**
+ * Checks the password and opens a session. An unknown e-mail spends the same hashing time as a
+ * wrong password and gets the same answer. Throws `invalid_credentials`.
+ */
+export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now: Date) => {
+  const claim = (await db.entities.emailClaim.get({ email: input.email }).go({ consistent: true })).data;
+  const u = claim ? (await db.entities.user.get({ userUuid: claim.userUuid }).go({ consistent: true })).data : null;
+  if (!u) {
+    await spendVerifyTime(input.password);
+    throw new AppError('invalid_credentials');
+  }
+  if (!(await verifyPassword(u.passwordHash, input.password))) throw new AppError('invalid_credentials');
+
+  const signedIn: UserItem = { ...u, lastSignInAt: signInStamp(now) };
+  const session = await newSession(signedIn, client, now);
+  await commit(
+    () =>
+      db.transaction
+        .write((tx) => [
+          tx.user.patch({ userUuid: u.userUuid }).set({ lastSignInAt: signedIn.lastSignInAt }).commit(),
+          ...session.writes(tx),
+        ])
+        .go(),
+    // Only the patch has a condition (the user still exists); session ids are fresh UUIDs.
+    () => new AppError('invalid_credentials'),
+  );
+  return session.body;
+};
+
+/** The actor's stored user, for use cases that need its integer id. Throws `unauthorized`. */
+export const loadActorUser = async (db: Db, actor: Actor): Promise<UserItem> => {
+  const { data } = await db.entities.user.get({ userUuid: actor.userUuid }).go({ consistent: true });
+  if (!data) throw new AppError('unauthorized');
+  return data;
+};
+
+/** The signed-in user's own record. Throws `unauthorized` when the account is gone. */
+export const getCurrentUser = async (db: Db, actor: Actor) => userView(await loadActorUser(db, actor));

@@ -1,0 +1,75 @@
+import type { EntityItem } from 'electrodb';
+import type { invite, membership, team } from './db/entities/teams.ts';
+import type { user } from './db/entities/users.ts';
+
+/** Stored items -> the wire JSON of CONTRACT.md. Only these fields ever leave the service. */
+export type TeamItem = EntityItem<ReturnType<typeof team>>;
+export type MembershipItem = EntityItem<ReturnType<typeof membership>>;
+export type InviteItem = EntityItem<ReturnType<typeof invite>>;
+export type UserItem = EntityItem<ReturnType<typeof user>>;
+
+export const teamView = (t: TeamItem) => ({
+  id: t.teamId,
+  name: t.name,
+  slug: t.slug,
+  logo: t.logo ?? null,
+  createdAt: t.createdAt,
+  updatedAt: t.updatedAt,
+});
+
+/** The membership record that a role update returns. */
+export const membershipView = (m: MembershipItem) => ({
+  id: m.memberId,
+  teamId: m.teamId,
+  userId: m.userId,
+  role: m.role,
+  createdAt: m.createdAt,
+  updatedAt: m.updatedAt,
+});
+
+/** A member as listed for a team: the membership with its user's name and e-mail. */
+export const memberView = (m: MembershipItem, u: UserItem) => ({
+  id: m.memberId,
+  userId: m.userId,
+  role: m.role,
+  email: u.email,
+  firstName: u.firstName,
+  lastName: u.lastName,
+  createdAt: m.createdAt,
+  updatedAt: m.updatedAt,
+});
+
+export const userView = (u: UserItem) => ({
+  id: u.userUuid,
+  aud: 'authenticated',
+  role: 'authenticated',
+  email: u.email,
+  last_sign_in_at: u.lastSignInAt ?? null,
+  app_metadata: { provider: 'email', providers: ['email'] },
+  user_metadata: { firstName: u.firstName, lastName: u.lastName },
+  created_at: u.createdAt,
+  updated_at: u.updatedAt,
+});
+
+/** The inviter as shown on an invite; null once that account no longer exists. */
+const inviterView = (u: UserItem | undefined) =>
+  u ? { id: u.userId, email: u.email, firstName: u.firstName, lastName: u.lastName } : null;
+
+export const inviteView = (i: InviteItem, t: TeamItem, inviter: UserItem | undefined) => ({
+  id: i.inviteId,
+  uuid: i.inviteUuid,
+  teamId: i.teamId,
+  team: { id: t.teamId, name: t.name, slug: t.slug },
+  email: i.email,
+  role: i.role,
+  status: i.status,
+  invitedBy: inviterView(inviter),
+  expiresAt: i.expiresAt,
+  createdAt: i.createdAt,
+  updatedAt: i.updatedAt,
+});
+
+export type TeamView = ReturnType<typeof teamView>;
+export type MemberView = ReturnType<typeof memberView>;
+export type InviteView = ReturnType<typeof inviteView>;
+export type UserView = ReturnType<typeof userView>;
