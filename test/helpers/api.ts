@@ -1,0 +1,99 @@
+import { afterAll, beforeAll } from 'vitest';
+import type { LocalServer } from '../../lib/http/server.ts';
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
+  body: any;
+}
+
+export interface CallOptions {
+  token?: string;
+  /** Sent as JSON with `content-type: application/json`. */
+  json?: unknown;
+  /** Sent exactly as given (no content type unless set in headers). */
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface Api {
+  url: string;
+  call: (method: string, path: string, options?: CallOptions) => Promise<Reply>;
+}
+
+/** Starts the local server (same handlers as the stack) for this test file; stops it afterwards. */
+export const useApi = (): Api => {
+  let server: LocalServer;
+  const api: Api = {
+    url: '',
+    call: async (method, path, options = {}) => {
+      const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+      if (options.token) headers.authorization = `Token ${options.token}`;
+      let body: string | Buffer | undefined = options.raw;
+      if (options.json !== undefined) {
+        headers['content-type'] ??= 'application/json';
+        body = JSON.stringify(options.json);
+      }
+      const res = await fetch(`${api.url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // left as text: the assertions will say what came back
+      }
+      return { status: res.status, headers: res.headers, body: parsed };
+    },
+  };
+  beforeAll(async () => {
+    const { startLocalServer } = await import('../../lib/http/server.ts');
+    server = await startLocalServer(0);
+    api.url = server.url;
+  });
+  afterAll(() => server.close());
+  return api;
+};
+
+let counter = 0;
+/** A fresh e-mail address for this test file. */
+export const freshEmail = (name = 'user'): string => `${name}-${Date.now().toString(36)}-${++counter}@example.com`;
+
+export interface TestUser {
+  email: string;
+  password: string;
+  token: string;
+  refreshToken: string;
+  uuid: string;
+}
+
+export const signUp = async (api: Api, name = 'user'): Promise<TestUser> => {
+  const email = freshEmail(name);
+  const password = 'correct horse battery staple';
+  const res = await api.call('POST', '/api/auth/signup', { json: { email, password, firstName: name, lastName: 'Tester' } });
+  if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${JSON.stringify(res.body)}`);
+  const session = res.body.data.session;
+  return { email, password, token: session.access_token, refreshToken: session.refresh_token, uuid: session.user.id };
+};
+
+let slugs = 0;
+export const freshSlug = (name = 'team'): string => `${name}-${Date.now().toString(36)}-${++slugs}`;
+
+/** Creates a team owned by `owner`; returns its slug and id. */
+export const createTeam = async (api: Api, owner: TestUser, slug = freshSlug()): Promise<{ slug: string; id: number }> => {
+  const res = await api.call('POST', '/api/teams', { token: owner.token, json: { name: `Team ${slug}`, slug } });
+  if (res.status !== 201) throw new Error(`create team failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { slug, id: res.body.data.id };
+};
+
+/** Invites `user` with `role` as `by`, and accepts as `user`; returns the new membership's id. */
+export const addMember = async (api: Api, slug: string, by: TestUser, user: TestUser, role: string): Promise<number> => {
+  const invited = await api.call('POST', `/api/teams/${slug}/invites`, { token: by.token, json: { email: user.email, role } });
+  if (invited.status !== 201) throw new Error(`invite failed: ${invited.status} ${JSON.stringify(invited.body)}`);
+  const mine = await api.call('GET', '/api/invites', { token: user.token });
+  const invite = mine.body.data.find((i: { team: { slug: string } }) => i.team.slug === slug);
+  const accepted = await api.call('POST', `/api/invites/${invite.uuid}/accept`, { token: user.token });
+  if (accepted.status !== 200) throw new Error(`accept failed: ${accepted.status} ${JSON.stringify(accepted.body)}`);
+  const members = await api.call('GET', `/api/teams/${slug}/members?limit=1000`, { token: user.token });
+  return members.body.data.find((m: { email: string }) => m.email === user.email).id;
+};

@@ -1,0 +1,19 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inject } from 'vitest';
+import { ensureTable } from '../infra/dynamodb-local.ts';
+
+/**
+ * Every test file: its own table on the shared DynamoDB Local and its own data directory (signing
+ * key), set before any handler module loads and reads them. Only loopback endpoints are allowed.
+ */
+const endpoint = inject('dynamodbEndpoint');
+if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(endpoint)) {
+  throw new Error(`tests run against DynamoDB Local only, not ${endpoint}`);
+}
+process.env.DYNAMODB_ENDPOINT = endpoint;
+process.env.TABLE_NAME = `test-${randomUUID()}`;
+process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-test-'));
+await ensureTable(endpoint, process.env.TABLE_NAME);
