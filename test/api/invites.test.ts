@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import { db } from '../../lib/db/service.ts';
+import { type Api, type TestUser, addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
+
+const api = useApi();
+const DAY = 86_400_000;
+
+const invite = (by: TestUser, slug: string, email: string, role = 'MEMBER') =>
+  api.call('POST', `/api/teams/${slug}/invites`, { token: by.token, json: { email, role } });
+
+const pendingFor = async (a: Api, user: TestUser, slug: string) => {
+  const mine = await a.call('GET', '/api/invites', { token: user.token });
+  return mine.body.data.find((i: { team: { slug: string } }) => i.team.slug === slug);
+};
+
+/** Moves an invite's expiry into the past, as if its 7 days had gone by. */
+const expire = (inviteUuid: string) =>
+  db().entities.invite.patch({ inviteUuid }).set({ expiresAt: new Date(Date.now() - 1000).toISOString() }).go();
+
+describe('invites', () => {
+  it('invites (201, {}), lists and reads the pending invite with the contract fields', async () => {
+    const owner = await signUp(api, 'owner');
+    const team = await createTeam(api, owner);
+    const email = freshEmail('guest');
+    const created = await invite(owner, team.slug, ` ${email.toUpperCase()} `, 'ADMIN');
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ data: {} });
+
+    const list = await api.call('GET', `/api/teams/${team.slug}/invites`, { token: owner.token });
+    expect(list.status).toBe(200);
+    expect(list.body.data).toHaveLength(1);
+    const item = list.body.data[0];
+    expect(item).toEqual({
+      id: expect.any(Number),
+      uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      teamId: team.id,
+      team: { id: team.id, name: `Team ${team.slug}`, slug: team.slug },
+      email,
+      role: 'ADMIN',
+      status: 'PENDING',
+      invitedBy: { id: expect.any(Number), email: owner.email, firstName: 'owner', lastName: 'Tester' },
+      expiresAt: expect.any(String),
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    const days = (Date.parse(item.expiresAt) - Date.parse(item.createdAt)) / DAY;
+    expect(days).toBe(7);
+
+    const one = await api.call('GET', `/api/teams/${team.slug}/invites/${item.id}`, { token: owner.token });
+    expect(one.status).toBe(200);
+    expect(one.body.data).toEqual(item);
+  });
+
+  it('re-inviting a pending address updates role and expiry: still one pending invite', async () => {
+    const owner = await signUp(api);
+    const team = await createTeam(api, owner);
+    const email = freshEmail();
+    await invite(owner, team.slug, email, 'MEMBER');
+    const first = (await api.call('GET', `/api/teams/${team.slug}/invites`, { token: owner.token })).body.data[0];
+    expect((await invite(owner, team.slug, email.toUpperCase(), 'ADMIN')).status).toBe(201);
+    const list = (await api.call('GET', `/api/teams/${team.slug}/invites`, { token: owner.token })).body.data;
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ id: first.id, uuid: first.uuid, role: 'ADMIN' });
+    expect(list[0].expiresAt >= first.expiresAt).toBe(true);
+  });
+
+  it('refuses to invite a current member (409 already_member)', async () => {
+    const [owner, member] = [await signUp(api), await signUp(api)];
+    const { slug } = await createTeam(api, owner);
+    await addMember(api, slug, owner, member, 'MEMBER');
+    const res = await invite(owner, slug, member.email);
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('already_member');
+    expect((await invite(owner, slug, owner.email)).body.error.code).toBe('already_member');
+  });
+
+  it('reaches an invitee who signs up later, through GET /api/invites', async () => {
+    const owner = await signUp(api);
+    const { slug } = await createTeam(api, owner);
+    const email = freshEmail('later');
+    await invite(owner, slug, email, 'ADMIN');
+    const res = await api.call('POST', '/api/auth/signup', { json: { email, password: 'a fine password', firstName: 'L', lastName: 'T' } });
+    const later = { email, token: res.body.data.session.access_token } as TestUser;
+    const mine = await api.call('GET', '/api/invites', { token: later.token });
+    expect(mine.status).toBe(200);
+    expect(mine.body.data).toHaveLength(1);
+    expect(mine.body.data[0]).toMatchObject({ email, role: 'ADMIN', team: { slug } });
+  });
+
+  it('previews, accepts once (member with the invited role), then 409 on any second end', async () => {
+    const [owner, guest] = [await signUp(api), await signUp(api)];
+    const { slug } = await createTeam(api, owner);
+    await invite(owner, slug, guest.email, 'ADMIN');
+    const pending = await pendingFor(api, guest, slug);
+
+    const preview = await api.call('GET', `/api/invites/${pending.uuid}`, { token: guest.token });
+    expect(preview.status).toBe(200);
+    expect(preview.body.data).toEqual(pending);
+
+    const accepted = await api.call('POST', `/api/invites/${pending.uuid}/accept`, { token: guest.token });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toEqual({ data: {} });
+    const members = await api.call('GET', `/api/teams/${slug}/members`, { token: guest.token });
+    expect(members.body.data.find((m: { email: string }) => m.email === guest.email).role).toBe('ADMIN');
+
+    for (const action of ['accept', 'decline']) {
+      const again = await api.call('POST', `/api/invites/${pending.uuid}/${action}`, { token: guest.token });
+      expect(again.status).toBe(409);
+      expect(again.body.error.code).toBe('invite_not_pending');
+    }
+    expect((await api.call('GET', `/api/teams/${slug}/invites`, { token: owner.token })).body.data).toEqual([]);
+    expect((await api.call('GET', '/api/invites', { token: guest.token })).body.data).toEqual([]);
+  });
+
+  it('declines: the invite ends and no membership is made', async () => {
+    const [owner, guest] = [await signUp(api), await signUp(api)];
+    const { slug } = await createTeam(api, owner);
+    await invite(owner, slug, guest.email);
+    const pending = await pendingFor(api, guest, slug);
+    const res = await api.call('POST', `/api/invites/${pending.uuid}/decline`, { token: guest.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: {} });
+    expect((await api.call('GET', `/api/teams/${slug}`, { token: guest.token })).status).toBe(404);
+    expect((await api.call('POST', `/api/invites/${pending.uuid}/accept`, { token: guest.token })).status).toBe(409);
+    // The address can be invited again: a new pending invite.
+    expect((await invite(owner, slug, guest.email)).status).toBe(201);
+    expect((await pendingFor(api, guest, slug)).uuid).not.toBe(pending.uuid);
+  });
+
+  it('deletes a pending invite ({}), after which it is not found and cannot be accepted', async () => {
+    const [owner, guest] = [await signUp(api), await signUp(api)];
+    const { slug } = await createTeam(api, owner);
+    await invite(owner, slug, guest.email);
+    const pending = await pendingFor(api, guest, slug);
+    const res = await api.call('DELETE', `/api/teams/${slug}/invites/${pending.id}`, { token: owner.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: {} });
+    expect((await api.call('GET', `/api/teams/${slug}/invites/${pending.id}`, { token: owner.token })).status).toBe(404);
+    expect((await api.call('DELETE', `/api/teams/${slug}/invites/${pending.id}`, { token: owner.token })).status).toBe(404);
+    const accept = await api.call('POST', `/api/invites/${pending.uuid}/accept`, { token: guest.token });
+    expect(accept.status).toBe(409);
+    expect(accept.body.error.code).toBe('invite_not_pending');
+  });
+
+  it('an expired invite is 410 on accept, decline and preview, and is not listed', async () => {
+    const [owner, guest] = [await signUp(api), await signUp(api)];
+    const { slug } = await createTeam(api, owner);
+    await invite(owner, slug, guest.email);
+    const pending = await pendingFor(api, guest, slug);
+    await expire(pending.uuid);
+    for (const [method, path] of [
+      ['POST', `/api/invites/${pending.uuid}/accept`],
+      ['POST', `/api/invites/${pending.uuid}/decline`],
+      ['GET', `/api/invites/${pending.uuid}`],
+    ] as const) {
+      const res = await api.call(method, path, { token: guest.token });
+      expect(res.status, path).toBe(410);
+      expect(res.body.error.code).toBe('invite_expired');
+    }
+    expect((await api.call('GET', `/api/teams/${slug}/invites`, { token: owner.token })).body.data).toEqual([]);
+    expect((await api.call('GET', '/api/invites', { token: guest.token })).body.data).toEqual([]);
+    expect((await api.call('GET', `/api/teams/${slug}/invites/${pending.id}`, { token: owner.token })).status).toBe(404);
+    // Inviting again revives the same invite with a new expiry.
+    expect((await invite(owner, slug, guest.email)).status).toBe(201);
+    const revived = await pendingFor(api, guest, slug);
+    expect(revived.uuid).toBe(pending.uuid);
+    expect((await api.call('POST', `/api/invites/${pending.uuid}/accept`, { token: guest.token })).status).toBe(200);
+  });
+
+  it('answers 404 for unknown and malformed invite ids', async () => {
+    const owner = await signUp(api);
+    const { slug } = await createTeam(api, owner);
+    for (const path of [
+      `/api/teams/${slug}/invites/123`,
+      `/api/teams/${slug}/invites/abc`,
+      '/api/invites/00000000-0000-4000-8000-000000000000',
+      '/api/invites/not-a-uuid',
+    ]) {
+      const res = await api.call('GET', path, { token: owner.token });
+      expect(res.status, path).toBe(404);
+      expect(res.body.error.code).toBe('not_found');
+    }
+    expect((await api.call('POST', '/api/invites/not-a-uuid/accept', { token: owner.token })).status).toBe(404);
+  });
+
+  it.each([
+    [{ email: 'not-an-email', role: 'MEMBER' }, 'email'],
+    [{ email: 'a@b.co', role: 'member' }, 'role'],
+    [{ email: 'a@b.co' }, 'role'],
+    [{ role: 'MEMBER' }, 'email'],
+    [{ email: `${'x'.repeat(250)}@b.co`, role: 'MEMBER' }, 'email'],
+  ])('refuses an invite body %j with 422 on %s', async (json, field) => {
+    const owner = await signUp(api);
+    const { slug } = await createTeam(api, owner);
+    const res = await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json });
+    expect(res.status).toBe(422);
+    expect(res.body.error.fields[field]).toBeDefined();
+  });
+});
