@@ -35,3 +35,5 @@ const stop = async () => {
 };
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
+// However this process ends, it does not leave DynamoDB Local running.
+process.on('exit', () => dynamo?.stop());
