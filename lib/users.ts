@@ -56,7 +56,9 @@ export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now
  */
 export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now: Date) => {
   const claim = (await db.entities.emailClaim.get({ email: input.email }).go({ consistent: true })).data;
-  const u = claim ? (await db.entities.user.get({ userUuid: claim.userUuid }).go({ consistent: true })).data : null;
+  // An unknown e-mail still reads a user (the nil UUID, never assigned): the same requests, the same time.
+  const userUuid = claim?.userUuid ?? '00000000-0000-0000-0000-000000000000';
+  const u = (await db.entities.user.get({ userUuid }).go({ consistent: true })).data;
   if (!u) {
     await spendVerifyTime(input.password);
     throw new AppError('invalid_credentials');
