@@ -10,6 +10,3 @@ const EPOCH_MS = Date.UTC(2025, 0, 1);
 const RANDOM_BITS = 4096;
 
 export const newId = (now: Date): number => (now.getTime() - EPOCH_MS) * RANDOM_BITS + randomInt(RANDOM_BITS);
-
-/** How many fresh ids a create tries before it gives up and answers 409 conflict. */
-export const ID_ATTEMPTS = 3;

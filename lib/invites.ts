@@ -40,46 +40,60 @@ const requireInviteManager = async (db: Db, actor: Actor, slug: string) => {
   return access;
 };
 
+/** The invite a (team, e-mail) claim points at: `claimed` is its UUID, `pending` the invite if still pending. */
+const lookUpPending = async (db: Db, teamId: number, email: string) => {
+  const claim = (await db.entities.pendingInvite.get({ teamId, email }).go({ consistent: true })).data;
+  if (!claim) return { claimed: undefined, pending: undefined };
+  const found = (await db.entities.invite.get({ inviteUuid: claim.inviteUuid }).go({ consistent: true })).data;
+  return { claimed: claim.inviteUuid, pending: found?.status === 'PENDING' ? found : undefined };
+};
+
 /**
- * Invites an e-mail address to the team. If that address already has an invite to this team,
- * it is updated (role, expiry, inviter) instead: one pending invite per address and team, kept by
- * the pendingInvite claim item. Inviting a current member is refused by a condition on their
- * membership key inside the same transaction. Throws `forbidden`, `already_member`, `conflict`.
+ * Invites an e-mail address to the team. If that address already has a pending invite to this
+ * team, it is updated (role, expiry, inviter) instead: one pending invite per address and team,
+ * kept by the pendingInvite claim item. Inviting a current member is refused by a condition on
+ * their membership key inside the same transaction. Throws `forbidden`, `already_member`, `conflict`.
  */
 export const createInvite = async (db: Db, actor: Actor, slug: string, input: InviteInput, now: Date): Promise<Record<string, never>> => {
   const { team: t, me } = await requireInviteManager(db, actor, slug);
   if (!canInviteAs(me.role, input.role)) throw new AppError('forbidden', 'Only an owner can invite an owner.');
   const stamp = isoMillis(now);
   const expires = addDays(now, config.inviteDays);
-  const { emailClaim, pendingInvite } = db.entities;
+  const ttl = pendingTtl(expires);
 
-  const [claim, existing] = await Promise.all([
-    emailClaim.get({ email: input.email }).go({ consistent: true }),
-    pendingInvite.get({ teamId: t.teamId, email: input.email }).go({ consistent: true }),
+  const [account, firstLook] = await Promise.all([
+    db.entities.emailClaim.get({ email: input.email }).go({ consistent: true }),
+    lookUpPending(db, t.teamId, input.email),
   ]);
-  // An invitee with an account must not be a member; one without cannot be yet.
-  const inviteeUuid = claim.data?.userUuid;
+  let found = firstLook;
+  // An invitee with an account must not be a member; one without cannot be yet. The actor is a
+  // member by definition (and a transaction may not check one item twice).
+  const inviteeUuid = account.data?.userUuid;
+  if (inviteeUuid === actor.userUuid) throw new AppError('already_member');
   const notMember = (tx: Tx) =>
     inviteeUuid ? [tx.membership.check({ teamId: t.teamId, userUuid: inviteeUuid }).where((a, op) => op.notExists(a.userUuid)).commit()] : [];
-  const changes = { role: input.role, invitedByUuid: actor.userUuid, expiresAt: isoMillis(expires), updatedAt: stamp, ttl: pendingTtl(expires) };
+  const changes = { role: input.role, invitedByUuid: actor.userUuid, expiresAt: isoMillis(expires), updatedAt: stamp, ttl };
 
-  let pendingUuid = existing.data?.inviteUuid;
   let lookAgain = false;
   await commit(
     async () => {
-      if (lookAgain) {
-        pendingUuid = (await pendingInvite.get({ teamId: t.teamId, email: input.email }).go({ consistent: true })).data?.inviteUuid;
-      }
-      if (pendingUuid) {
-        // Re-invite: refresh the pending invite the claim points at.
+      if (lookAgain) found = await lookUpPending(db, t.teamId, input.email);
+      const { claimed, pending } = found;
+      if (pending) {
+        // Re-invite: refresh the pending invite the claim points at, and the claim's TTL with it.
         return db.transaction
           .write((tx) => [
             ...notMember(tx),
             actorStillHolds(tx, me),
             tx.invite
-              .patch({ inviteUuid: pendingUuid as string })
+              .patch({ inviteUuid: pending.inviteUuid })
               .set(changes)
               .where((a, op) => op.eq(a.status, 'PENDING'))
+              .commit(),
+            tx.pendingInvite
+              .patch({ teamId: t.teamId, email: input.email })
+              .set({ ttl })
+              .where((a, op) => op.eq(a.inviteUuid, pending.inviteUuid))
               .commit(),
           ])
           .go();
@@ -90,7 +104,11 @@ export const createInvite = async (db: Db, actor: Actor, slug: string, input: In
         .write((tx) => [
           ...notMember(tx),
           actorStillHolds(tx, me),
-          tx.pendingInvite.create({ teamId: t.teamId, email: input.email, inviteUuid }).commit(),
+          // Take the claim if nobody holds it, or if it points at an invite that is gone.
+          tx.pendingInvite
+            .put({ teamId: t.teamId, email: input.email, inviteUuid, ttl })
+            .where((a, op) => (claimed ? `${op.notExists(a.inviteUuid)} OR ${op.eq(a.inviteUuid, claimed)}` : op.notExists(a.inviteUuid)))
+            .commit(),
           tx.idClaim.create({ kind: 'invite', id: inviteId }).commit(),
           tx.invite
             .create({ inviteUuid, inviteId, teamId: t.teamId, email: input.email, status: 'PENDING', createdAt: stamp, ...changes })
@@ -102,8 +120,8 @@ export const createInvite = async (db: Db, actor: Actor, slug: string, input: In
       const offset = inviteeUuid ? 1 : 0;
       if (offset === 1 && index === 0) return new AppError('already_member');
       if (index === offset) return new AppError('conflict');
-      // The pending invite ended meanwhile, another request created one first, or a fresh id
-      // clashed: read the claim again and retry.
+      // The pending invite ended or changed meanwhile, another request took the claim first, or
+      // a fresh id clashed: look again and retry.
       lookAgain = true;
       return 'retry';
     },
@@ -142,13 +160,20 @@ export const getTeamInvite = async (db: Db, actor: Actor, slug: string, inviteId
   return inviteView(found, t, inviters.get(found.invitedByUuid));
 };
 
-/** The item updates that end an invite with `status`, if it is still pending. */
-const endInvite = (tx: Tx, i: InviteItem, status: 'ACCEPTED' | 'DECLINED' | 'REVOKED', now: Date) => [
+/**
+ * The item updates that end an invite with `status`, if it is still pending and unexpired. With
+ * `asRead`, also only if nothing changed since it was read: an accept must not grant a role that
+ * a re-invite changed meanwhile.
+ */
+const endInvite = (tx: Tx, i: InviteItem, status: 'ACCEPTED' | 'DECLINED' | 'REVOKED', now: Date, asRead = false) => [
   tx.invite
     .patch({ inviteUuid: i.inviteUuid })
     .set({ status, updatedAt: isoMillis(now), ttl: endedTtl(now) })
     .composite({ teamId: i.teamId, email: i.email, inviteId: i.inviteId })
-    .where((a, op) => `${op.eq(a.status, 'PENDING')} AND ${op.gt(a.expiresAt, isoMillis(now))}`)
+    .where((a, op) => {
+      const pending = `${op.eq(a.status, 'PENDING')} AND ${op.gt(a.expiresAt, isoMillis(now))}`;
+      return asRead ? `${pending} AND ${op.eq(a.updatedAt, i.updatedAt)}` : pending;
+    })
     .commit(),
   tx.pendingInvite
     .delete({ teamId: i.teamId, email: i.email })
@@ -225,15 +250,18 @@ export const getMyInvite = async (db: Db, actor: Actor, inviteUuid: string, now:
  * move (the team must still exist). Throws the codes of requireOwnInvite, `already_member`.
  */
 export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
-  const i = await requireOwnInvite(db, actor, inviteUuid, now);
-  const invitee = await loadActorUser(db, actor);
+  const [firstRead, invitee] = await Promise.all([requireOwnInvite(db, actor, inviteUuid, now), loadActorUser(db, actor)]);
+  let i = firstRead;
   const stamp = isoMillis(now);
+  let readAgain = false;
   await commit(
-    () => {
+    async () => {
+      // After a failed condition on the invite: it ended (409/410 from here) or was re-sent (retry).
+      if (readAgain) i = await requireOwnInvite(db, actor, inviteUuid, now);
       const memberId = newId(now);
       return db.transaction
         .write((tx) => [
-          ...endInvite(tx, i, 'ACCEPTED', now),
+          ...endInvite(tx, i, 'ACCEPTED', now, true),
           tx.membership
             .create({ teamId: i.teamId, userUuid: invitee.userUuid, memberId, userId: invitee.userId, role: i.role, createdAt: stamp, updatedAt: stamp })
             .commit(),
@@ -246,7 +274,10 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
         .go();
     },
     (index) => {
-      if (index <= 1) return new AppError('invite_not_pending');
+      if (index <= 1) {
+        readAgain = true;
+        return 'retry';
+      }
       if (index === 2) return new AppError('already_member');
       if (index === 3) return notFound('The team of this invite no longer exists.');
       return 'retry';
@@ -257,10 +288,17 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
 
 /** Declines: the invite moves from PENDING to DECLINED. Throws the codes of requireOwnInvite. */
 export const declineInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
-  const i = await requireOwnInvite(db, actor, inviteUuid, now);
+  let i = await requireOwnInvite(db, actor, inviteUuid, now);
+  let readAgain = false;
   await commit(
-    () => db.transaction.write((tx) => endInvite(tx, i, 'DECLINED', now)).go(),
-    () => new AppError('invite_not_pending'),
+    async () => {
+      if (readAgain) i = await requireOwnInvite(db, actor, inviteUuid, now);
+      return db.transaction.write((tx) => endInvite(tx, i, 'DECLINED', now)).go();
+    },
+    () => {
+      readAgain = true;
+      return 'retry';
+    },
   );
   return {};
 };

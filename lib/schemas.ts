@@ -7,11 +7,15 @@ import { ROLES } from './rules.ts';
  * Request shapes, normalised once: e-mails trimmed and lowercased, names trimmed. Slugs and roles
  * are taken exactly as sent: CONTRACT.md refuses uppercase rather than rewriting it.
  */
+/** Control characters (NUL included) and unpaired UTF-16 surrogates, which no name needs. */
+const UNPRINTABLE = /[\p{Cc}\p{Cs}]/u;
+
 const text = (max: number) =>
   z.string({ error: 'must be a string' }).check(
     z.trim(),
     z.minLength(1, { error: 'must not be empty' }),
     z.maxLength(max, { error: `must be at most ${max} characters` }),
+    z.refine((value) => !UNPRINTABLE.test(value), { error: 'must not contain control characters' }),
   );
 
 export const Email = z.pipe(

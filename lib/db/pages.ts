@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Entity, createConversions } from 'electrodb';
 import { AppError } from '../errors.ts';
+import { INDEXES, KEYS } from './table.ts';
 import { Page, type PageRequest } from '../pagination.ts';
 
 interface QueryOptions {
@@ -10,6 +11,26 @@ interface QueryOptions {
 }
 
 const BAD_CURSOR = new AppError('validation_failed', undefined, { fields: { cursor: 'is not a cursor this list issued' } });
+
+const KEY_FIELDS = new Set<string>([KEYS.pk, KEYS.sk, ...Object.values(INDEXES).flatMap((i) => [i.pk, i.sk])]);
+
+/**
+ * A cursor is ElectroDB's base64url JSON of a start key: only key fields, only key-sized strings.
+ * Anything else (numbers the SDK cannot marshal, other attributes) is refused before a request.
+ */
+const isKeyShaped = (cursor: string): boolean => {
+  try {
+    const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    return (
+      key !== null &&
+      typeof key === 'object' &&
+      !Array.isArray(key) &&
+      Object.entries(key).every(([field, value]) => KEY_FIELDS.has(field) && typeof value === 'string' && value.length > 0 && value.length <= 1024)
+    );
+  } catch {
+    return false;
+  }
+};
 
 /** ElectroDB cannot decode it, or DynamoDB refuses it as a start key for this query. */
 const isCursorError = (error: unknown): boolean => {
@@ -28,6 +49,7 @@ export const queryPage = async <T>(
   request: PageRequest,
   cursorAfter: (item: T) => string,
 ): Promise<Page<T>> => {
+  if (request.cursor !== undefined && !isKeyShaped(request.cursor)) throw BAD_CURSOR;
   let data: T[];
   try {
     ({ data } = await run({ count: request.limit + 1, limit: request.limit + 1, cursor: request.cursor ?? null }));

@@ -97,12 +97,14 @@ export const endpoint = <B = undefined, Q = undefined>(
     })
     .handler(async (event, context) => {
       const requestId = requestIdOf(event, context);
+      // Path first: a path that names nothing is 404 whatever the body says.
+      const params = pathParams(event.pathParameters);
       const query = schemas.query ? validate(schemas.query, event.queryStringParameters ?? {}) : (undefined as Q);
       const result = await run({
         actor: context.roster.actor as Actor,
         body: schemas.body ? validate(schemas.body, context.roster.json ?? {}) : (undefined as B),
         query,
-        params: pathParams(event.pathParameters),
+        params,
         client: { ip: event.requestContext.http.sourceIp, userAgent: event.headers['user-agent'] },
         now: new Date(),
       });

@@ -48,7 +48,7 @@ describe('request bodies', () => {
   );
 
   it('takes JSON with or without a charset, +json types, and no content type at all', async () => {
-    for (const headers of [{ 'content-type': 'application/json; charset=utf-8' }, { 'content-type': 'application/merge-patch+json' }, {}]) {
+    for (const headers of [{ 'content-type': 'application/json; charset=utf-8' }, { 'content-type': 'application/merge-patch+json' }, {}] as Record<string, string>[]) {
       // A Buffer body, because fetch labels a string body text/plain on its own.
       const res = await post({ raw: Buffer.from(JSON.stringify({ email: freshEmail(), password: 'wrong password' })), headers });
       expect(res.status).toBe(401);

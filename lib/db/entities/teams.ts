@@ -110,6 +110,8 @@ export const pendingInvite = () =>
     teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
     email: { type: 'string', required: true, readOnly: true },
     inviteUuid: { type: 'string', required: true, readOnly: true },
+    /** The same as its invite's, so TTL never leaves a claim that outlives what it points at for long. */
+    ttl: { type: 'number', field: TTL_ATTRIBUTE },
   },
   indexes: {
     primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: ['email'] } },

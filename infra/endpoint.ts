@@ -1,0 +1,103 @@
+import { Duration } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import type { BuildOptions } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import type { IndexName } from '../lib/db/table.ts';
+import { type DynamoAction, FUNCTION_DEFAULTS } from '../lib/http/routes.ts';
+
+/**
+ * An ESM bundle has no `require`: a CommonJS dependency that requires a Node builtin then throws
+ * "Dynamic require of node:https is not supported" on first use (middy docs/best-practices/bundling).
+ * Checked here: the SDK's CommonJS build does that without this banner and without `mainFields`
+ * below; with either, it works. Both stay, so a CommonJS-only dependency cannot break a function.
+ */
+export const REQUIRE_BANNER = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+
+/** How every function is built, in esbuild's own terms, so a benchmark can build the same bundle. */
+export const ESBUILD = {
+  bundle: true,
+  platform: 'node',
+  target: 'node24',
+  format: 'esm',
+  minify: true,
+  sourcemap: true,
+  // ESM builds of dependencies first: they tree-shake better than the CommonJS ones.
+  mainFields: ['module', 'main'],
+  banner: { js: REQUIRE_BANNER },
+} as const satisfies BuildOptions;
+
+/** The same settings for NodejsFunction (which adds `bundle` and `platform` itself). */
+export const BUNDLING = {
+  target: ESBUILD.target,
+  format: OutputFormat.ESM,
+  minify: ESBUILD.minify,
+  sourceMap: ESBUILD.sourcemap,
+  mainFields: [...ESBUILD.mainFields],
+  banner: ESBUILD.banner.js,
+  // Bundle the AWS SDK too: the version in package-lock.json, the one tested here, not the
+  // runtime's copy, which changes under us and loads from disk module by module.
+  externalModules: [],
+} satisfies BundlingOptions;
+
+export const LOG_RETENTION = RetentionDays.ONE_MONTH;
+
+export interface EndpointProps {
+  /** The handler's file in functions/: a route name, or FALLBACK. */
+  readonly name: string;
+  readonly environment?: Record<string, string>;
+}
+
+/**
+ * One API function with the project's defaults: Node 24 on ARM, ESM bundle with source maps,
+ * JSON logs into its own log group with a retention, and a role that may write only to that log
+ * group. Anything else it may touch is granted explicitly with the methods below.
+ */
+export class Endpoint extends NodejsFunction {
+  constructor(scope: Construct, id: string, { name, environment = {} }: EndpointProps) {
+    // Made before super() because the function takes them as props; they sit beside it in scope.
+    const logGroup = new LogGroup(scope, `${id}Logs`, { retention: LOG_RETENTION });
+    // Our own role instead of AWSLambdaBasicExecutionRole, which allows logs:* on every log group.
+    const role = new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Roster ${name} function`,
+    });
+    super(scope, id, {
+      entry: fileURLToPath(new URL(`../functions/${name}.ts`, import.meta.url)),
+      handler: 'handler',
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: FUNCTION_DEFAULTS.memoryMb,
+      timeout: Duration.seconds(FUNCTION_DEFAULTS.timeoutSeconds),
+      bundling: BUNDLING,
+      loggingFormat: LoggingFormat.JSON,
+      logGroup,
+      role,
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...environment },
+    });
+    logGroup.grantWrite(role);
+  }
+
+  /**
+   * Exactly these DynamoDB actions on the table and on the named indexes (a Query on an index
+   * needs the index ARN). Not `table.grant*`: those add more actions and `<table>/index/*`.
+   */
+  allowTable(table: ITable, actions: readonly DynamoAction[], indexes: readonly IndexName[]): void {
+    this.addToRolePolicy(
+      new PolicyStatement({
+        actions: actions.map((action) => `dynamodb:${action}`),
+        resources: [table.tableArn, ...indexes.map((index) => `${table.tableArn}/index/${index}`)],
+      }),
+    );
+  }
+
+  /** Reading the secret's value only (not `grantRead`, which adds DescribeSecret). */
+  allowSecretRead(secret: ISecret): void {
+    this.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }));
+  }
+}

@@ -1,0 +1,171 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { type CfnStage, HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  type Attribute,
+  AttributeType,
+  BillingMode,
+  Operation,
+  ProjectionType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, TTL_ATTRIBUTE } from '../lib/db/table.ts';
+import { FALLBACK, ROUTES, type RouteName } from '../lib/http/routes.ts';
+import { Endpoint, LOG_RETENTION } from './endpoint.ts';
+import { acknowledge } from './nag-acknowledgements.ts';
+
+/** Requests per second and burst for the whole stage, and the stricter limit on the credential routes. */
+export const THROTTLE = {
+  stage: { rateLimit: 50, burstLimit: 100 },
+  credentials: { rateLimit: 5, burstLimit: 10 },
+} as const;
+
+/** The routes that take a password: a flood there costs a password hash per request. */
+export const CREDENTIAL_ROUTES: readonly RouteName[] = ['auth-signup', 'auth-signin'];
+
+/** One JSON line per request. No header, query or body variable: those carry tokens and passwords. */
+export const ACCESS_LOG_FIELDS = {
+  requestId: '$context.requestId',
+  sourceIp: '$context.identity.sourceIp',
+  requestTime: '$context.requestTime',
+  routeKey: '$context.routeKey',
+  status: '$context.status',
+  protocol: '$context.protocol',
+  responseLength: '$context.responseLength',
+  responseLatency: '$context.responseLatency',
+  integrationLatency: '$context.integrationLatency',
+  integrationError: '$context.integrationErrorMessage',
+} as const;
+
+/** lib/db/table.ts names every key attribute; this gives each its CDK type. */
+const attribute = (name: string): Attribute => {
+  const definition = ATTRIBUTE_DEFINITIONS.find((d) => d.AttributeName === name);
+  if (definition?.AttributeType !== 'S') throw new Error(`no string attribute ${name} in lib/db/table.ts`);
+  return { name, type: AttributeType.STRING };
+};
+
+/**
+ * DynamoDB operations the functions call, for the per-operation metrics. Every write transaction
+ * is one TransactWriteItems, whatever its items do; a condition check exists only inside one.
+ */
+const operations = (): Operation[] => {
+  const called = new Set<string>(ROUTES.flatMap((route) => route.actions));
+  return [Operation.TRANSACT_WRITE_ITEMS, ...Object.values(Operation).filter((op) => called.has(op))];
+};
+
+/**
+ * Roster: one function per route of lib/http/routes.ts behind an HTTP API, the fallback on the
+ * default route, one DynamoDB table, the token signing key in Secrets Manager, and alarms.
+ */
+export class RosterStack extends Stack {
+  /** Every function by its handler name (the route names and FALLBACK), for tests and tools. */
+  readonly endpoints = new Map<string, Endpoint>();
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+
+    const table = new Table(this, 'Table', {
+      partitionKey: attribute(KEYS.pk),
+      sortKey: attribute(KEYS.sk),
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      encryption: TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+    });
+    for (const [indexName, index] of Object.entries(INDEXES)) {
+      table.addGlobalSecondaryIndex({
+        indexName,
+        partitionKey: attribute(index.pk),
+        sortKey: attribute(index.sk),
+        projectionType: ProjectionType.ALL,
+      });
+    }
+
+    // CloudFormation generates the value; the template and the functions' environment hold only the ARN.
+    const signingKey = new Secret(this, 'SigningKey', {
+      description: 'Roster HS256 access-token signing key',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+
+    // Unknown paths and methods reach our fallback, so they get our 404/405 envelope, not the gateway's.
+    const fallback = this.endpoint(FALLBACK, {});
+    const api = new HttpApi(this, 'Api', {
+      description: 'Roster JSON API',
+      defaultIntegration: new HttpLambdaIntegration('FallbackIntegration', fallback),
+      createDefaultStage: false,
+    });
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: LOG_RETENTION });
+    const stage = api.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: THROTTLE.stage,
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+      },
+    });
+
+    // Stricter throttling per route key. RouteSettings is untyped JSON in CDK, passed through as is,
+    // so it takes CloudFormation's casing.
+    const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
+    for (const route of ROUTES) {
+      const fn = this.endpoint(route.name, { TABLE_NAME: table.tableName, SIGNING_KEY_SECRET_ARN: signingKey.secretArn });
+      fn.allowTable(table, route.actions, route.indexes);
+      // Every route signs or verifies access tokens (HS256, so with the key itself).
+      fn.allowSecretRead(signingKey);
+      const added = api.addRoutes({
+        path: route.path,
+        methods: [HttpMethod[route.method]],
+        integration: new HttpLambdaIntegration(`${fn.node.id}Integration`, fn),
+      });
+      acknowledge(route.auth ? 'tokenRoute' : 'publicRoute', ...added);
+      if (CREDENTIAL_ROUTES.includes(route.name)) {
+        const { rateLimit, burstLimit } = THROTTLE.credentials;
+        routeSettings[`${route.method} ${route.path}`] = { ThrottlingRateLimit: rateLimit, ThrottlingBurstLimit: burstLimit };
+        // A route setting must name an existing route, so the stage waits for it.
+        stage.node.addDependency(...added);
+      }
+    }
+    (stage.node.defaultChild as CfnStage).routeSettings = routeSettings;
+    acknowledge('publicRoute', api.node.findChild('DefaultRoute'));
+    acknowledge('signingKeyRotation', signingKey);
+
+    this.alarm('Api5xx', 'The API answered 5xx', api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }));
+    for (const [name, fn] of this.endpoints) {
+      this.alarm(`${fn.node.id}Errors`, `The ${name} function failed`, fn.metricErrors({ period: Duration.minutes(5) }));
+    }
+    const ops = { operations: operations(), period: Duration.minutes(5) };
+    this.alarm('TableThrottles', 'DynamoDB throttled requests', table.metricThrottledRequestsForOperations(ops));
+    this.alarm('TableSystemErrors', 'DynamoDB system errors', table.metricSystemErrorsForOperations(ops));
+
+    new CfnOutput(this, 'ApiUrl', { value: stage.url });
+    new CfnOutput(this, 'TableName', { value: table.tableName });
+  }
+
+  private endpoint(name: string, environment: Record<string, string>): Endpoint {
+    const id = name.replace(/(?:^|-)(\w)/g, (_match, letter: string) => letter.toUpperCase());
+    const fn = new Endpoint(this, id, { name, environment });
+    this.endpoints.set(name, fn);
+    return fn;
+  }
+
+  /** Any datapoint at or above 1 in five minutes; no data is fine (no traffic, no errors). */
+  private alarm(id: string, description: string, metric: IMetric): void {
+    new Alarm(this, `${id}Alarm`, {
+      alarmDescription: description,
+      metric,
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+  }
+}

@@ -1,0 +1,337 @@
+import { App, type CfnResource } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ESBUILD } from '../../infra/endpoint.ts';
+import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, RosterStack, THROTTLE } from '../../infra/stack.ts';
+import { createTableInput, TTL_ATTRIBUTE } from '../../lib/db/table.ts';
+import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '../../lib/http/routes.ts';
+
+/**
+ * K1–K5 on the synthesized template. Bundling is skipped here (`aws:cdk:bundling-stacks: []`);
+ * the last block bundles one function with the same esbuild settings and calls it.
+ */
+interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+  DependsOn?: string[];
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+}
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const stack = new RosterStack(app, 'Roster');
+const json = Template.fromStack(stack).toJSON() as { Resources: Record<string, Resource>; Outputs: Record<string, unknown> };
+const resources = json.Resources;
+
+const ofType = (type: string): [string, Resource][] => Object.entries(resources).filter(([, r]) => r.Type === type);
+const only = (type: string): [string, Resource] => {
+  const [first, ...more] = ofType(type);
+  if (!first || more.length > 0) throw new Error(`expected exactly one ${type}`);
+  return first;
+};
+const [tableId, table] = only('AWS::DynamoDB::Table');
+const [secretId, secret] = only('AWS::SecretsManager::Secret');
+const [, stage] = only('AWS::ApiGatewayV2::Stage');
+
+const logicalId = (name: string): string => {
+  const fn = stack.endpoints.get(name);
+  if (!fn) throw new Error(`no function ${name}`);
+  return stack.getLogicalId(fn.node.defaultChild as CfnResource);
+};
+const functionOf = (name: string): Resource => resources[logicalId(name)] as Resource;
+const routeNames = ROUTES.map((r) => r.name);
+const allNames = [...routeNames, FALLBACK];
+
+/** Every statement of the function's role: its own policies, inline or attached; no managed ones. */
+const statementsOf = (name: string): Statement[] => {
+  const role = functionOf(name).Properties.Role as { 'Fn::GetAtt': [string, string] };
+  const roleId = role['Fn::GetAtt'][0];
+  const roleProps = (resources[roleId] as Resource).Properties;
+  expect(roleProps.ManagedPolicyArns ?? []).toEqual([]);
+  const inline = ((roleProps.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]).flatMap(
+    (p) => p.PolicyDocument.Statement,
+  );
+  const attached = ofType('AWS::IAM::Policy')
+    .filter(([, p]) => (p.Properties.Roles as unknown[]).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleId })))
+    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  return [...inline, ...attached];
+};
+const actionsOf = (s: Statement): string[] => [s.Action].flat();
+
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Names a resource reference of a policy: `table`, `table/index/gsi1`, `secret`, or the raw JSON. */
+const describeResource = (ref: unknown): string => {
+  const text = JSON.stringify(ref);
+  const tableArn = JSON.stringify({ 'Fn::GetAtt': [tableId, 'Arn'] });
+  if (text === tableArn) return 'table';
+  const index = new RegExp(`^\\{"Fn::Join":\\["",\\[${escapeRegExp(tableArn)},"/index/([\\w-]+)"\\]\\]\\}$`).exec(text);
+  if (index) return `table/index/${index[1]}`;
+  if (text === JSON.stringify({ Ref: secretId })) return 'secret';
+  return text;
+};
+const resourcesOf = (statements: Statement[]): string[] =>
+  [...new Set(statements.flatMap((s) => [s.Resource].flat().map(describeResource)))].sort();
+
+describe('functions', () => {
+  it('has one function per route plus the fallback, and no other of ours', () => {
+    expect(stack.endpoints.size).toBe(ROUTES.length + 1);
+    expect([...stack.endpoints.keys()].sort()).toEqual([...allNames].sort());
+    // CDK may add helper functions (log retention, custom resources); none of them is an endpoint.
+    const ours = ofType('AWS::Lambda::Function')
+      .map(([id]) => id)
+      .filter((id) => !/^(LogRetention|CustomResource|AWS[0-9a-f]{32})/.test(id));
+    expect(ours.sort()).toEqual(allNames.map(logicalId).sort());
+  });
+
+  it.each(allNames)('%s: Node 24 on arm64, the default limits, JSON logs to a log group with retention', (name) => {
+    const props = functionOf(name).Properties;
+    expect(props.Runtime).toBe('nodejs24.x');
+    expect(props.Architectures).toEqual(['arm64']);
+    expect(props.MemorySize).toBe(FUNCTION_DEFAULTS.memoryMb);
+    expect(props.Timeout).toBe(FUNCTION_DEFAULTS.timeoutSeconds);
+    expect(props.Timeout).toBeLessThan(29); // API Gateway's integration timeout
+    const logging = props.LoggingConfig as { LogFormat: string; LogGroup: { Ref: string } };
+    expect(logging.LogFormat).toBe('JSON');
+    expect((resources[logging.LogGroup.Ref] as Resource).Properties.RetentionInDays).toBeGreaterThan(0);
+  });
+
+  it('has no function URL, and only this API may invoke the functions', () => {
+    expect(ofType('AWS::Lambda::Url')).toEqual([]);
+    const apiId = only('AWS::ApiGatewayV2::Api')[0];
+    for (const [, permission] of ofType('AWS::Lambda::Permission')) {
+      expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
+      expect(JSON.stringify(permission.Properties.SourceArn)).toContain(JSON.stringify({ Ref: apiId }));
+    }
+  });
+});
+
+describe('environment and secret', () => {
+  const variables = (name: string): Record<string, unknown> =>
+    ((functionOf(name).Properties.Environment as { Variables?: Record<string, unknown> }) ?? {}).Variables ?? {};
+
+  it.each(routeNames)('%s gets the table name and the secret ARN, never a value', (name) => {
+    const env = variables(name);
+    expect(env.TABLE_NAME).toEqual({ Ref: tableId });
+    // A Ref to a secret is its ARN; a {{resolve:secretsmanager:...}} reference would inline the value.
+    expect(env.SIGNING_KEY_SECRET_ARN).toEqual({ Ref: secretId });
+    expect(env.NODE_OPTIONS).toBe('--enable-source-maps');
+  });
+
+  it('gives the fallback neither the table nor the key', () => {
+    expect(Object.keys(variables(FALLBACK))).toEqual(['NODE_OPTIONS']);
+  });
+
+  it.each(allNames)('%s: no local setting and nothing that looks like key material', (name) => {
+    const env = variables(name);
+    for (const local of ['DYNAMODB_ENDPOINT', 'DATA_DIR', 'AWS_ENDPOINT_URL']) expect(env).not.toHaveProperty(local);
+    for (const value of Object.values(env).filter((v): v is string => typeof v === 'string')) {
+      expect(value).not.toMatch(/-----BEGIN|"kty"|^[A-Za-z0-9+/_=-]{32,}$/);
+    }
+  });
+
+  it('lets CloudFormation generate the key: no literal value anywhere in the template', () => {
+    expect(secret.Properties).not.toHaveProperty('SecretString');
+    expect(secret.Properties.GenerateSecretString).toMatchObject({ ExcludePunctuation: true });
+    expect((secret.Properties.GenerateSecretString as { PasswordLength: number }).PasswordLength).toBeGreaterThanOrEqual(32);
+    const text = JSON.stringify(json);
+    expect(text.includes('"SecretString"'), 'a literal SecretString').toBe(false);
+    expect(text.includes('resolve:secretsmanager'), 'a dynamic reference to a secret value').toBe(false);
+  });
+
+  it('lets exactly the route functions read the key, with GetSecretValue only', () => {
+    const readers = allNames.filter((name) => statementsOf(name).some((s) => resourcesOf([s]).includes('secret')));
+    expect(readers.sort()).toEqual([...routeNames].sort());
+    for (const name of routeNames) {
+      const onSecret = statementsOf(name).filter((s) => resourcesOf([s]).includes('secret'));
+      expect(onSecret.flatMap(actionsOf)).toEqual(['secretsmanager:GetSecretValue']);
+      expect(resourcesOf(onSecret)).toEqual(['secret']);
+    }
+  });
+});
+
+describe('least privilege (K1)', () => {
+  it.each(ROUTES.map((r) => [r.name, r] as const))('%s: exactly its route actions, on the table and its indexes', (name, route) => {
+    const statements = statementsOf(name);
+    const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+    expect(dynamo.flatMap(actionsOf).sort()).toEqual(route.actions.map((a) => `dynamodb:${a}`).sort());
+    expect(resourcesOf(dynamo)).toEqual(['table', ...route.indexes.map((i) => `table/index/${i}`)].sort());
+  });
+
+  it('gives the fallback no DynamoDB access', () => {
+    expect(statementsOf(FALLBACK).flatMap(actionsOf).filter((a) => a.startsWith('dynamodb:'))).toEqual([]);
+  });
+
+  it.each(allNames)('%s: logs only to its own log group, and no other service', (name) => {
+    const statements = statementsOf(name);
+    const logs = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));
+    expect(logs.flatMap(actionsOf).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    const logGroup = (functionOf(name).Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
+    expect(logs.map((s) => s.Resource)).toEqual([{ 'Fn::GetAtt': [logGroup, 'Arn'] }]);
+    const services = new Set(statements.flatMap(actionsOf).map((a) => a.split(':')[0]));
+    expect([...services].every((s) => ['dynamodb', 'logs', 'secretsmanager'].includes(s as string))).toBe(true);
+  });
+
+  it('allows no wildcard action or resource in any policy', () => {
+    const statements = ofType('AWS::IAM::Policy').flatMap(
+      ([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement,
+    );
+    expect(statements.length).toBeGreaterThanOrEqual(allNames.length);
+    for (const statement of statements) {
+      expect(statement.Effect).toBe('Allow');
+      for (const action of actionsOf(statement)) expect(action).not.toContain('*');
+      expect(JSON.stringify(statement.Resource)).not.toContain('*');
+    }
+  });
+});
+
+describe('table (K2)', () => {
+  const input = createTableInput('unused');
+
+  it('has the keys and indexes of lib/db/table.ts', () => {
+    expect(table.Properties.KeySchema).toEqual(input.KeySchema);
+    expect(table.Properties.AttributeDefinitions).toEqual(expect.arrayContaining(input.AttributeDefinitions));
+    expect(table.Properties.AttributeDefinitions).toHaveLength(input.AttributeDefinitions.length);
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual(input.GlobalSecondaryIndexes);
+  });
+
+  it('is on demand, with PITR, deletion protection, retention, TTL and encryption, and no stream', () => {
+    expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: TTL_ATTRIBUTE, Enabled: true });
+    expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true });
+    expect(table.Properties).not.toHaveProperty('StreamSpecification');
+  });
+});
+
+describe('HTTP API (K3)', () => {
+  const routes = ofType('AWS::ApiGatewayV2::Route');
+  const integrationTarget = (route: Resource): string => {
+    const target = route.Properties.Target as { 'Fn::Join': [string, [string, { Ref: string }]] };
+    const integration = resources[target['Fn::Join'][1][1].Ref] as Resource;
+    return (integration.Properties.IntegrationUri as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  };
+
+  it('has exactly the route table, each on its own function, and the fallback on $default', () => {
+    const keys = routes.map(([, r]) => r.Properties.RouteKey as string);
+    expect(keys.sort()).toEqual([...ROUTES.map((r) => `${r.method} ${r.path}`), '$default'].sort());
+    for (const route of ROUTES) {
+      const [, found] = routes.find(([, r]) => r.Properties.RouteKey === `${route.method} ${route.path}`) as [string, Resource];
+      expect(integrationTarget(found)).toBe(logicalId(route.name));
+    }
+    const [, fallback] = routes.find(([, r]) => r.Properties.RouteKey === '$default') as [string, Resource];
+    expect(integrationTarget(fallback)).toBe(logicalId(FALLBACK));
+  });
+
+  it('throttles the stage, and the credential routes more strictly', () => {
+    expect(stage.Properties.StageName).toBe('$default');
+    expect(stage.Properties.AutoDeploy).toBe(true);
+    expect(stage.Properties.DefaultRouteSettings).toEqual({
+      ThrottlingRateLimit: THROTTLE.stage.rateLimit,
+      ThrottlingBurstLimit: THROTTLE.stage.burstLimit,
+    });
+    const settings = stage.Properties.RouteSettings as Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }>;
+    const credentialKeys = ROUTES.filter((r) => CREDENTIAL_ROUTES.includes(r.name)).map((r) => `${r.method} ${r.path}`);
+    expect(credentialKeys.sort()).toEqual(['POST /api/auth/signin', 'POST /api/auth/signup']);
+    expect(Object.keys(settings).sort()).toEqual(credentialKeys);
+    for (const key of credentialKeys) {
+      expect(settings[key]?.ThrottlingRateLimit).toBeLessThan(THROTTLE.stage.rateLimit);
+      expect(settings[key]?.ThrottlingBurstLimit).toBeLessThan(THROTTLE.stage.burstLimit);
+      // RouteSettings need the route to exist when the stage is created or updated.
+      const [routeId] = routes.find(([, r]) => r.Properties.RouteKey === key) as [string, Resource];
+      expect(stage.DependsOn).toContain(routeId);
+    }
+  });
+
+  it('writes access logs without headers or bodies to a log group with retention', () => {
+    const settings = stage.Properties.AccessLogSettings as { DestinationArn: { 'Fn::GetAtt': [string, string] }; Format: string };
+    const logGroup = resources[settings.DestinationArn['Fn::GetAtt'][0]] as Resource;
+    expect(logGroup.Type).toBe('AWS::Logs::LogGroup');
+    expect(logGroup.Properties.RetentionInDays).toBeGreaterThan(0);
+    expect(JSON.parse(settings.Format)).toEqual(ACCESS_LOG_FIELDS);
+    for (const variable of ['$context.requestId', '$context.identity.sourceIp', '$context.routeKey', '$context.status']) {
+      expect(settings.Format).toContain(variable);
+    }
+    expect(settings.Format).not.toMatch(/header|body|querystring|authorizer/i);
+  });
+});
+
+describe('alarms and outputs', () => {
+  const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+  const metricNames = (alarm: Record<string, unknown>): string[] =>
+    alarm.MetricName
+      ? [`${alarm.Namespace as string}/${alarm.MetricName as string}`]
+      : (alarm.Metrics as { MetricStat?: { Metric: { Namespace: string; MetricName: string } } }[])
+          .filter((m) => m.MetricStat)
+          .map((m) => `${m.MetricStat?.Metric.Namespace}/${m.MetricStat?.Metric.MetricName}`);
+
+  it('alarms on API 5xx, on every function error, and on DynamoDB throttles and system errors', () => {
+    const watched = alarms.flatMap(metricNames);
+    expect(watched).toContain('AWS/ApiGateway/5xx');
+    expect(watched).toContain('AWS/DynamoDB/ThrottledRequests');
+    expect(watched).toContain('AWS/DynamoDB/SystemErrors');
+    const erroring = alarms
+      .filter((a) => a.MetricName === 'Errors' && a.Namespace === 'AWS/Lambda')
+      .map((a) => (a.Dimensions as { Value: { Ref: string } }[])[0]?.Value.Ref);
+    expect(erroring.sort()).toEqual(allNames.map(logicalId).sort());
+    for (const alarm of alarms) expect(alarm.TreatMissingData).toBe('notBreaching');
+  });
+
+  it('outputs the API URL and the table name', () => {
+    expect(Object.keys(json.Outputs).sort()).toEqual(['ApiUrl', 'TableName']);
+    expect(json.Outputs.TableName).toEqual({ Value: { Ref: tableId } });
+  });
+});
+
+describe('bundle', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'roster-bundle-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // A bad ESM bundle fails with "Dynamic require of node:https is not supported" only when the SDK
+  // first sends. So call the handler in a plain Node process: it fetches the signing key from an
+  // endpoint that refuses connections, which needs the SDK's HTTP stack loaded.
+  it('builds a function with the stack esbuild settings into ESM whose SDK can send', async () => {
+    const outfile = join(dir, 'index.mjs');
+    const entry = fileURLToPath(new URL('../../functions/teams-get.ts', import.meta.url));
+    const result = await build({ ...ESBUILD, entryPoints: [entry], outfile, logLevel: 'silent' });
+    expect(result.errors).toEqual([]);
+    const event = {
+      rawPath: '/api/teams/a',
+      pathParameters: { slug: 'a' },
+      headers: { authorization: 'Token a.b.c' },
+      requestContext: { http: { method: 'GET' }, requestId: 'r1' },
+    };
+    const script = `const { handler } = await import(${JSON.stringify(outfile)});
+      const context = { awsRequestId: 'r1', getRemainingTimeInMillis: () => 9000 };
+      console.log(JSON.stringify(await handler(${JSON.stringify(event)}, context)));`;
+    const run = spawnSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: {
+        PATH: process.env.PATH,
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+        AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+        SIGNING_KEY_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:roster-key',
+      },
+    });
+    expect(run.stderr).not.toMatch(/Dynamic require/);
+    expect(run.stderr).toMatch(/signing key unavailable.*(ECONNREFUSED|connect)/);
+    expect(JSON.parse(run.stdout)).toMatchObject({ statusCode: 503 });
+  });
+});
