@@ -30,10 +30,18 @@ export const signAccessToken = async (actor: Actor, now: Date): Promise<{ token:
   return { token, expiresAt };
 };
 
+/**
+ * Base64url has several spellings of one byte string (the unused low bits of the last
+ * character); only the one we issue is accepted, so a token string is one token.
+ */
+const isCanonical = (token: string): boolean =>
+  token.split('.').every((segment) => Buffer.from(segment, 'base64url').toString('base64url') === segment);
+
 /** Verifies signature, algorithm, type, issuer, audience and expiry; anything off is a plain 401. */
 export const verifyAccessToken = async (token: string): Promise<Actor> => {
   const key = await signingKey();
   try {
+    if (!isCanonical(token)) throw new Error('not the issued spelling');
     const { payload } = await jwtVerify(token, key, {
       algorithms: [ALGORITHM],
       typ: TYPE,
