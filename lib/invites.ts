@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Actor } from './auth/tokens.ts';
 import { config } from './config.ts';
-import { cursorAfter, queryPage, untilProcessed } from './db/pages.ts';
+import { teamsById, usersByUuid } from './db/lookups.ts';
+import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
 import { commit } from './db/transactions.ts';
 import { AppError, notFound } from './errors.ts';
@@ -12,7 +13,7 @@ import type { InviteInput } from './schemas.ts';
 import { actorStillHolds, requireMember } from './teams.ts';
 import { addDays, epochSeconds, isoMillis } from './time.ts';
 import { loadActorUser } from './users.ts';
-import { type InviteItem, type InviteView, type TeamItem, type UserItem, inviteView } from './views.ts';
+import { type InviteItem, type InviteView, type TeamItem, inviteView } from './views.ts';
 
 const NOT_FOUND = 'No pending invite with that id in this team.';
 
@@ -23,16 +24,6 @@ const endedTtl = (now: Date): number => epochSeconds(addDays(now, config.endedIn
 const pendingTtl = (expiresAt: Date): number => epochSeconds(addDays(expiresAt, config.endedInviteRetentionDays));
 
 const isExpired = (i: InviteItem, now: Date): boolean => i.expiresAt <= isoMillis(now);
-
-/** One BatchGet for the users an invite page names (the inviters). */
-const usersByUuid = async (db: Db, uuids: string[]): Promise<Map<string, UserItem>> => {
-  const unique = [...new Set(uuids)];
-  const users = await untilProcessed(
-    unique.map((userUuid) => ({ userUuid })),
-    (keys) => db.entities.user.get(keys).go(),
-  );
-  return new Map(users.map((u) => [u.userUuid, u]));
-};
 
 const requireInviteManager = async (db: Db, actor: Actor, slug: string) => {
   const access = await requireMember(db, slug, actor);
@@ -203,14 +194,10 @@ export const listMyInvites = async (db: Db, actor: Actor, request: PageRequest, 
     request,
     cursorAfter(db.entities.invite, 'byEmail'),
   );
-  const [teams, inviters] = await Promise.all([
-    untilProcessed(
-      [...new Set(page.items.map((i) => i.teamId))].map((teamId) => ({ teamId })),
-      (keys) => db.entities.team.get(keys).go(),
-    ),
+  const [teamById, inviters] = await Promise.all([
+    teamsById(db, page.items.map((i) => i.teamId)),
     usersByUuid(db, page.items.map((i) => i.invitedByUuid)),
   ]);
-  const teamById = new Map(teams.map((t) => [t.teamId, t]));
   return new Page(
     page.items.flatMap((i) => {
       const t = teamById.get(i.teamId);

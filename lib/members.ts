@@ -1,5 +1,6 @@
 import type { Actor } from './auth/tokens.ts';
-import { cursorAfter, queryPage, untilProcessed } from './db/pages.ts';
+import { usersByUuid } from './db/lookups.ts';
+import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
 import { commit } from './db/transactions.ts';
 import { AppError, notFound } from './errors.ts';
@@ -17,11 +18,7 @@ export const listMembers = async (db: Db, actor: Actor, slug: string, request: P
     request,
     cursorAfter(db.entities.membership, 'byTeam'),
   );
-  const users = await untilProcessed(
-    page.items.map((m) => ({ userUuid: m.userUuid })),
-    (keys) => db.entities.user.get(keys).go(),
-  );
-  const byUuid = new Map(users.map((u) => [u.userUuid, u]));
+  const byUuid = await usersByUuid(db, page.items.map((m) => m.userUuid));
   return new Page(
     page.items.flatMap((m) => {
       const u = byUuid.get(m.userUuid);

@@ -1,4 +1,5 @@
 import type { Actor } from './auth/tokens.ts';
+import { teamsById } from './db/lookups.ts';
 import { cursorAfter, queryPage, untilProcessed } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
 import { commit } from './db/transactions.ts';
@@ -78,11 +79,7 @@ export const listMyTeams = async (db: Db, actor: Actor, request: PageRequest): P
     request,
     cursorAfter(db.entities.membership, 'byUser'),
   );
-  const teams = await untilProcessed(
-    page.items.map((m) => ({ teamId: m.teamId })),
-    (keys) => db.entities.team.get(keys).go(),
-  );
-  const byId = new Map(teams.map((t) => [t.teamId, t]));
+  const byId = await teamsById(db, page.items.map((m) => m.teamId));
   // A team deleted a moment ago may still have this membership until its cleanup ends: skip it.
   const views = page.items.flatMap((m) => {
     const t = byId.get(m.teamId);
