@@ -48,18 +48,20 @@ export const BUNDLING = {
 export const LOG_RETENTION = RetentionDays.ONE_MONTH;
 
 export interface EndpointProps {
-  /** The handler's file in functions/: a route name, or FALLBACK. */
+  /** The handler's file in functions/: a route name, FALLBACK, or the key rotation function. */
   readonly name: string;
   readonly environment?: Record<string, string>;
+  /** Concurrency reserved for (and capping) the function (route.reservedConcurrency). */
+  readonly reservedConcurrency?: number | undefined;
 }
 
 /**
- * One API function with the project's defaults: Node 24 on ARM, ESM bundle with source maps,
+ * One function (a route's, the fallback, or the key rotation) with the project's defaults: Node 24 on ARM, ESM bundle with source maps,
  * JSON logs into its own log group with a retention, and a role that may write only to that log
  * group. Anything else it may touch is granted explicitly with the methods below.
  */
 export class Endpoint extends NodejsFunction {
-  constructor(scope: Construct, id: string, { name, environment = {} }: EndpointProps) {
+  constructor(scope: Construct, id: string, { name, environment = {}, reservedConcurrency }: EndpointProps) {
     // Made before super() because the function takes them as props; they sit beside it in scope.
     const logGroup = new LogGroup(scope, `${id}Logs`, { retention: LOG_RETENTION });
     // Our own role instead of AWSLambdaBasicExecutionRole, which allows logs:* on every log group.
@@ -79,6 +81,7 @@ export class Endpoint extends NodejsFunction {
       logGroup,
       role,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...environment },
+      ...(reservedConcurrency ? { reservedConcurrentExecutions: reservedConcurrency } : {}),
     });
     logGroup.grantWrite(role);
   }
@@ -99,5 +102,24 @@ export class Endpoint extends NodejsFunction {
   /** Reading the secret's value only (not `grantRead`, which adds DescribeSecret). */
   allowSecretRead(secret: ISecret): void {
     this.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }));
+  }
+
+  /**
+   * What a rotation function needs on its one secret (AWS "Lambda rotation function execution role
+   * permissions"), minus GetRandomPassword on `*`, which CDK's RotationSchedule would add: our
+   * function makes its keys itself.
+   */
+  allowSecretRotation(secret: ISecret): void {
+    this.addToRolePolicy(
+      new PolicyStatement({
+        actions: [
+          'secretsmanager:DescribeSecret',
+          'secretsmanager:GetSecretValue',
+          'secretsmanager:PutSecretValue',
+          'secretsmanager:UpdateSecretVersionStage',
+        ],
+        resources: [secret.secretArn],
+      }),
+    );
   }
 }

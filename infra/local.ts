@@ -16,13 +16,19 @@ if (!process.env.DYNAMODB_ENDPOINT) {
   console.log(`Starting DynamoDB Local (data in ${join(dataDir, 'dynamodb')})…`);
   dynamo = await startDynamoDbLocal(join(dataDir, 'dynamodb'));
   process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+  // However this process ends from here on (even a failed start), it does not leave DynamoDB Local running.
+  process.on('exit', () => dynamo?.stop());
 }
 const endpoint = process.env.DYNAMODB_ENDPOINT;
 await ensureTable(endpoint, tableName);
 
 // Imported only now: the handlers read DYNAMODB_ENDPOINT and TABLE_NAME when they load.
 const { startLocalServer } = await import('../lib/http/server.ts');
-const server = await startLocalServer(port, process.env.HOST ?? '127.0.0.1');
+const server = await startLocalServer(port, process.env.HOST ?? '127.0.0.1').catch((error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EADDRINUSE') throw error;
+  console.error(`Port ${port} is in use; start with another one, e.g. PORT=3001 npm start`);
+  process.exit(1);
+});
 console.log(`Roster API on ${server.url} (table ${tableName} at ${endpoint}); Ctrl-C stops it.`);
 
 let stopping = false;
@@ -35,5 +41,4 @@ const stop = async () => {
 };
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
-// However this process ends, it does not leave DynamoDB Local running.
-process.on('exit', () => dynamo?.stop());
+process.on('SIGHUP', stop);

@@ -10,21 +10,17 @@ export const NAG_ACKNOWLEDGEMENTS = {
   tokenRoute: {
     id: 'AwsSolutions-APIG4',
     reason:
-      'Authenticated by the function itself: lib/http/endpoint.ts verifies the access token (HS256 signature, ' +
-      'alg, typ, issuer, audience, expiry) before any handler runs, and answers 401 in the API envelope. A ' +
-      'gateway authorizer would duplicate that check and answer in the gateway format.',
+      'Authenticated by the function itself: lib/http/endpoint.ts verifies the access token (EdDSA signature ' +
+      'by a published key of ours, alg, typ, issuer, audience, expiry) before any handler runs, and each use ' +
+      'case checks the session with its first read, answering 401 in the API envelope. A gateway authorizer ' +
+      'would duplicate that check, could not see a sign-out at once, and would answer in the gateway format.',
   },
   publicRoute: {
     id: 'AwsSolutions-APIG4',
     reason:
-      'Public by design: sign-up and sign-in are how a caller gets a token, and the default route only answers ' +
-      '404/405 without touching data. Both are throttled (credential routes more strictly).',
-  },
-  signingKeyRotation: {
-    id: 'AwsSolutions-SMG4',
-    reason:
-      'No rotation schedule yet: rotating the HS256 key needs a key id in the tokens and two accepted keys ' +
-      'during the switch, which comes with a later issue. Until then a manual rotation signs everyone out.',
+      'Public by design: sign-up, sign-in and refresh are how a caller gets a token, the JWKS document holds ' +
+      'public keys only, and the default route only answers 404/405 without touching data. All are throttled ' +
+      '(credential routes more strictly; the token routes also have reserved concurrency).',
   },
 } as const satisfies Record<string, Acknowledgment>;
 

@@ -13,7 +13,8 @@ import {
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { CfnRotationSchedule, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, TTL_ATTRIBUTE } from '../lib/db/table.ts';
 import { FALLBACK, ROUTES, type RouteName } from '../lib/http/routes.ts';
@@ -25,6 +26,12 @@ export const THROTTLE = {
   stage: { rateLimit: 50, burstLimit: 100 },
   credentials: { rateLimit: 5, burstLimit: 10 },
 } as const;
+
+/** Secrets Manager rotates the signing keys this often (docs/keys.md); old keys verify until their tokens expire. */
+export const KEY_ROTATION_DAYS = 30;
+
+/** The function Secrets Manager calls to rotate the signing keys (functions/keys-rotate.ts); not a route. */
+export const KEY_ROTATION = 'keys-rotate';
 
 /** The routes that take a password: a flood there costs a password hash per request. */
 export const CREDENTIAL_ROUTES: readonly RouteName[] = ['auth-signup', 'auth-signin'];
@@ -42,6 +49,9 @@ export const ACCESS_LOG_FIELDS = {
   integrationLatency: '$context.integrationLatency',
   integrationError: '$context.integrationErrorMessage',
 } as const;
+
+/** `teams-create` -> `TeamsCreate`: construct ids from handler names. */
+const idOf = (name: string): string => name.replace(/(?:^|-)(\w)/g, (_match, letter: string) => letter.toUpperCase());
 
 /** lib/db/table.ts names every key attribute; this gives each its CDK type. */
 const attribute = (name: string): Attribute => {
@@ -61,11 +71,14 @@ const operations = (): Operation[] => {
 
 /**
  * Roster: one function per route of lib/http/routes.ts behind an HTTP API, the fallback on the
- * default route, one DynamoDB table, the token signing key in Secrets Manager, and alarms.
+ * default route, one DynamoDB table, the token signing keys in Secrets Manager with the function
+ * that rotates them, and alarms.
  */
 export class RosterStack extends Stack {
   /** Every function by its handler name (the route names and FALLBACK), for tests and tools. */
   readonly endpoints = new Map<string, Endpoint>();
+  /** The signing-key rotation function (KEY_ROTATION). */
+  readonly keyRotation: Endpoint;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -89,11 +102,20 @@ export class RosterStack extends Stack {
       });
     }
 
-    // CloudFormation generates the value; the template and the functions' environment hold only the ARN.
+    // The private signing keys (a JSON keyset, docs/keys.md). CloudFormation creates it holding an
+    // empty keyset (plus a generated filler, which CloudFormation requires with a template); the
+    // rotation below runs at once on creation and adds the first key. The template and the
+    // environment hold only the ARN.
     const signingKey = new Secret(this, 'SigningKey', {
-      description: 'Roster HS256 access-token signing key',
-      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      description: 'Roster access-token signing keys (Ed25519 JWK keyset), rotated by the KeysRotate function',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ keys: [] }),
+        generateStringKey: 'bootstrap',
+        passwordLength: 32,
+        excludePunctuation: true,
+      },
     });
+    this.keyRotation = this.rotateKeys(signingKey, table);
 
     // Unknown paths and methods reach our fallback, so they get our 404/405 envelope, not the gateway's.
     const fallback = this.endpoint(FALLBACK, {});
@@ -117,10 +139,16 @@ export class RosterStack extends Stack {
     // so it takes CloudFormation's casing.
     const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
     for (const route of ROUTES) {
-      const fn = this.endpoint(route.name, { TABLE_NAME: table.tableName, SIGNING_KEY_SECRET_ARN: signingKey.secretArn });
+      const signs = 'signs' in route && route.signs;
+      const fn = this.endpoint(
+        route.name,
+        { TABLE_NAME: table.tableName, ...(signs ? { SIGNING_KEY_SECRET_ARN: signingKey.secretArn } : {}) },
+        'reservedConcurrency' in route ? route.reservedConcurrency : undefined,
+      );
       fn.allowTable(table, route.actions, route.indexes);
-      // Every route signs or verifies access tokens (HS256, so with the key itself).
-      fn.allowSecretRead(signingKey);
+      // Only the functions that sign may read the private keys; the others verify with the public
+      // keys in the table item (GetItem, in their route actions).
+      if (signs) fn.allowSecretRead(signingKey);
       const added = api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
@@ -136,10 +164,9 @@ export class RosterStack extends Stack {
     }
     (stage.node.defaultChild as CfnStage).routeSettings = routeSettings;
     acknowledge('publicRoute', api.node.findChild('DefaultRoute'));
-    acknowledge('signingKeyRotation', signingKey);
 
     this.alarm('Api5xx', 'The API answered 5xx', api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }));
-    for (const [name, fn] of this.endpoints) {
+    for (const [name, fn] of [...this.endpoints, [KEY_ROTATION, this.keyRotation] as const]) {
       this.alarm(`${fn.node.id}Errors`, `The ${name} function failed`, fn.metricErrors({ period: Duration.minutes(5) }));
     }
     const ops = { operations: operations(), period: Duration.minutes(5) };
@@ -150,10 +177,36 @@ export class RosterStack extends Stack {
     new CfnOutput(this, 'TableName', { value: table.tableName });
   }
 
-  private endpoint(name: string, environment: Record<string, string>): Endpoint {
-    const id = name.replace(/(?:^|-)(\w)/g, (_match, letter: string) => letter.toUpperCase());
-    const fn = new Endpoint(this, id, { name, environment });
+  private endpoint(name: string, environment: Record<string, string>, reservedConcurrency?: number): Endpoint {
+    const fn = new Endpoint(this, idOf(name), { name, environment, reservedConcurrency });
     this.endpoints.set(name, fn);
+    return fn;
+  }
+
+  /**
+   * The rotation function and its schedule. It may rotate this one secret (the four rotation
+   * actions) and write the public keys item (GetItem, PutItem); only Secrets Manager may invoke
+   * it, and only for this secret. Not CDK's RotationSchedule, which would also grant
+   * GetRandomPassword on `*` and let Secrets Manager invoke it for any secret.
+   */
+  private rotateKeys(secret: Secret, table: Table): Endpoint {
+    const fn = new Endpoint(this, idOf(KEY_ROTATION), { name: KEY_ROTATION, environment: { TABLE_NAME: table.tableName } });
+    fn.allowTable(table, ['GetItem', 'PutItem'], []);
+    fn.allowSecretRotation(secret);
+    fn.addPermission('SecretsManagerInvoke', {
+      principal: new ServicePrincipal('secretsmanager.amazonaws.com'),
+      sourceArn: secret.secretArn,
+      sourceAccount: this.account,
+    });
+    const schedule = new CfnRotationSchedule(this, 'SigningKeyRotation', {
+      secretId: secret.secretArn,
+      rotationLambdaArn: fn.functionArn,
+      rotationRules: { scheduleExpression: `rate(${KEY_ROTATION_DAYS} days)` },
+      // The first rotation runs when the schedule is created: it makes the first key.
+      rotateImmediatelyOnUpdate: true,
+    });
+    // Secrets Manager calls the function at once, so its permission and policy must exist first.
+    schedule.node.addDependency(fn, fn.role ?? fn);
     return fn;
   }
 

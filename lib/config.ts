@@ -15,12 +15,30 @@ export const config = {
   issuer: process.env.TOKEN_ISSUER ?? 'roster',
   accessTokenSeconds: int('ACCESS_TOKEN_TTL_SECONDS', 3600),
   refreshTokenDays: int('REFRESH_TOKEN_TTL_DAYS', 30),
+  /** A session not refreshed for this long cannot be refreshed any more. */
+  refreshIdleDays: int('REFRESH_IDLE_DAYS', 7),
+  /** A rotated refresh token presented again within this window gets the same new pair (two tabs). */
+  refreshGraceSeconds: int('REFRESH_GRACE_SECONDS', 10),
   inviteDays: int('INVITE_TTL_DAYS', 7),
   /** How long ended invites stay readable (for 409 invite_not_pending) before TTL removes them. */
   endedInviteRetentionDays: int('ENDED_INVITE_RETENTION_DAYS', 30),
   passwordMinLength: int('PASSWORD_MIN_LENGTH', 8),
-  /** Secrets Manager secret holding the token signing key (deployed stack). */
+  // Brute-force protection: lib/auth/limits.ts and README "Brute-force protection".
+  /** Consecutive failed sign-ins of one account before the back-off starts. */
+  accountFreeFailures: int('RATE_LIMIT_ACCOUNT_FAILURES', 5),
+  /** First back-off after those failures; it doubles with each further failure. */
+  accountBackoffSeconds: int('RATE_LIMIT_ACCOUNT_BACKOFF_SECONDS', 1),
+  accountBackoffMaxSeconds: int('RATE_LIMIT_ACCOUNT_BACKOFF_MAX_SECONDS', 900),
+  /** Failed attempts of one account in any 60 minutes (ASVS 4.0.3 2.2.1). */
+  accountHourlyFailures: int('RATE_LIMIT_ACCOUNT_HOURLY_FAILURES', 100),
+  /** Per source IP token buckets (sign-in, sign-up and refresh each have their own). */
+  ipBurst: int('RATE_LIMIT_IP_BURST', 30),
+  ipRefill: int('RATE_LIMIT_IP_REFILL', 30),
+  ipRefillSeconds: int('RATE_LIMIT_IP_REFILL_SECONDS', 300),
+  /** Secrets Manager secret holding the private signing keys; set only on the functions that sign. */
   signingKeySecretArn: process.env.SIGNING_KEY_SECRET_ARN,
-  /** Local mode keeps the signing key in a file here. */
+  /** Token algorithms (comma-separated): the first signs new keys, all verify (docs/keys.md). */
+  tokenAlgorithms: process.env.TOKEN_ALGORITHMS ?? 'EdDSA',
+  /** Local mode keeps DynamoDB Local's files and the private signing keys here. */
   dataDir: process.env.DATA_DIR ?? '.data',
 } as const;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Actor } from './auth/tokens.ts';
+import type { Actor } from './auth/actor.ts';
 import { config } from './config.ts';
-import { teamsById, usersByUuid } from './db/lookups.ts';
+import { readAsActor } from './auth/sessions.ts';
+import { hydrate } from './db/lookups.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
 import { commit } from './db/transactions.ts';
@@ -12,7 +13,6 @@ import { canInviteAs, canManageInvites } from './rules.ts';
 import type { InviteInput } from './schemas.ts';
 import { actorStillHolds, requireMember } from './teams.ts';
 import { addDays, epochSeconds, isoMillis } from './time.ts';
-import { loadActorUser } from './users.ts';
 import { type InviteItem, type InviteView, type TeamItem, inviteView } from './views.ts';
 
 const NOT_FOUND = 'No pending invite with that id in this team.';
@@ -132,7 +132,7 @@ export const listTeamInvites = async (db: Db, actor: Actor, slug: string, reques
     request,
     cursorAfter(db.entities.invite, 'byTeam'),
   );
-  const inviters = await usersByUuid(db, page.items.map((i) => i.invitedByUuid));
+  const { users: inviters } = await hydrate(db, null, { userUuids: page.items.map((i) => i.invitedByUuid) });
   return new Page(page.items.map((i) => inviteView(i, t, inviters.get(i.invitedByUuid))), page.cursor);
 };
 
@@ -147,7 +147,7 @@ const findTeamInvite = async (db: Db, t: TeamItem, inviteId: number, now: Date):
 export const getTeamInvite = async (db: Db, actor: Actor, slug: string, inviteId: number, now: Date): Promise<InviteView> => {
   const { team: t } = await requireInviteManager(db, actor, slug);
   const found = await findTeamInvite(db, t, inviteId, now);
-  const inviters = await usersByUuid(db, [found.invitedByUuid]);
+  const { users: inviters } = await hydrate(db, null, { userUuids: [found.invitedByUuid] });
   return inviteView(found, t, inviters.get(found.invitedByUuid));
 };
 
@@ -183,7 +183,10 @@ export const deleteInvite = async (db: Db, actor: Actor, slug: string, inviteId:
   return {};
 };
 
-/** Pending, unexpired invites addressed to the actor's e-mail, across teams. */
+/**
+ * Pending, unexpired invites addressed to the actor's e-mail, across teams: one Query, then one
+ * BatchGetItem for their teams, inviters and the caller's session.
+ */
 export const listMyInvites = async (db: Db, actor: Actor, request: PageRequest, now: Date): Promise<Page<InviteView>> => {
   const page = await queryPage(
     (options) =>
@@ -194,10 +197,10 @@ export const listMyInvites = async (db: Db, actor: Actor, request: PageRequest, 
     request,
     cursorAfter(db.entities.invite, 'byEmail'),
   );
-  const [teamById, inviters] = await Promise.all([
-    teamsById(db, page.items.map((i) => i.teamId)),
-    usersByUuid(db, page.items.map((i) => i.invitedByUuid)),
-  ]);
+  const { teams: teamById, users: inviters } = await hydrate(db, actor, {
+    teamIds: page.items.map((i) => i.teamId),
+    userUuids: page.items.map((i) => i.invitedByUuid),
+  });
   return new Page(
     page.items.flatMap((i) => {
       const t = teamById.get(i.teamId);
@@ -211,40 +214,46 @@ export const listMyInvites = async (db: Db, actor: Actor, request: PageRequest, 
  * The invite behind `uuid`, for its addressee only, checked in this order: exists (404), is
  * addressed to the actor's e-mail (403), still pending (409), not expired (410).
  */
-const requireOwnInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<InviteItem> => {
-  const { data } = await db.entities.invite.get({ inviteUuid }).go({ consistent: true });
-  if (!data) throw notFound('No invite with that id.');
-  if (data.email !== actor.email) throw new AppError('invite_email_mismatch');
-  if (data.status !== 'PENDING') throw new AppError('invite_not_pending');
-  if (isExpired(data, now)) throw new AppError('invite_expired');
-  return data;
+const ownPendingInvite = (found: InviteItem | null, actor: Actor, now: Date): InviteItem => {
+  if (!found) throw notFound('No invite with that id.');
+  if (found.email !== actor.email) throw new AppError('invite_email_mismatch');
+  if (found.status !== 'PENDING') throw new AppError('invite_not_pending');
+  if (isExpired(found, now)) throw new AppError('invite_expired');
+  return found;
 };
+
+/** The invite again, after a write found it changed (the session was checked with the first read). */
+const readInviteAgain = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<InviteItem> =>
+  ownPendingInvite((await db.entities.invite.get({ inviteUuid }).go({ consistent: true })).data, actor, now);
 
 /** What the invitee sees before answering. Throws `not_found`, `invite_email_mismatch`, `invite_not_pending`, `invite_expired`. */
 export const getMyInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<InviteView> => {
-  const i = await requireOwnInvite(db, actor, inviteUuid, now);
-  const [team, inviters] = await Promise.all([
-    db.entities.team.get({ teamId: i.teamId }).go({ consistent: true }),
-    usersByUuid(db, [i.invitedByUuid]),
-  ]);
-  if (!team.data) throw notFound('No invite with that id.');
-  return inviteView(i, team.data, inviters.get(i.invitedByUuid));
+  const [found] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }]] as const);
+  const i = ownPendingInvite(found, actor, now);
+  const { teams, users } = await hydrate(db, null, { teamIds: [i.teamId], userUuids: [i.invitedByUuid] });
+  const team = teams.get(i.teamId);
+  if (!team) throw notFound('No invite with that id.');
+  return inviteView(i, team, users.get(i.invitedByUuid));
 };
 
 /**
  * Accepts: in one transaction the invite moves from PENDING (and unexpired) to ACCEPTED, its
  * claim goes, the membership is created (its key refuses a second one) and the team's counters
- * move (the team must still exist). Throws the codes of requireOwnInvite, `already_member`.
+ * move (the team must still exist). Throws the codes of ownPendingInvite, `already_member`.
  */
 export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
-  const [firstRead, invitee] = await Promise.all([requireOwnInvite(db, actor, inviteUuid, now), loadActorUser(db, actor)]);
-  let i = firstRead;
+  const [found, invitee] = await readAsActor(db, actor, [
+    [db.entities.invite, { inviteUuid }],
+    [db.entities.user, { userUuid: actor.userUuid }],
+  ] as const);
+  if (!invitee) throw new AppError('unauthorized');
+  let i = ownPendingInvite(found, actor, now);
   const stamp = isoMillis(now);
   let readAgain = false;
   await commit(
     async () => {
       // After a failed condition on the invite: it ended (409/410 from here) or was re-sent (retry).
-      if (readAgain) i = await requireOwnInvite(db, actor, inviteUuid, now);
+      if (readAgain) i = await readInviteAgain(db, actor, inviteUuid, now);
       const memberId = newId(now);
       return db.transaction
         .write((tx) => [
@@ -273,13 +282,14 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
   return {};
 };
 
-/** Declines: the invite moves from PENDING to DECLINED. Throws the codes of requireOwnInvite. */
+/** Declines: the invite moves from PENDING to DECLINED. Throws the codes of ownPendingInvite. */
 export const declineInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
-  let i = await requireOwnInvite(db, actor, inviteUuid, now);
+  const [found] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }]] as const);
+  let i = ownPendingInvite(found, actor, now);
   let readAgain = false;
   await commit(
     async () => {
-      if (readAgain) i = await requireOwnInvite(db, actor, inviteUuid, now);
+      if (readAgain) i = await readInviteAgain(db, actor, inviteUuid, now);
       return db.transaction.write((tx) => endInvite(tx, i, 'DECLINED', now)).go();
     },
     () => {

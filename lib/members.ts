@@ -1,5 +1,5 @@
-import type { Actor } from './auth/tokens.ts';
-import { usersByUuid } from './db/lookups.ts';
+import type { Actor } from './auth/actor.ts';
+import { hydrate } from './db/lookups.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
 import { commit } from './db/transactions.ts';
@@ -18,7 +18,7 @@ export const listMembers = async (db: Db, actor: Actor, slug: string, request: P
     request,
     cursorAfter(db.entities.membership, 'byTeam'),
   );
-  const byUuid = await usersByUuid(db, page.items.map((m) => m.userUuid));
+  const { users: byUuid } = await hydrate(db, null, { userUuids: page.items.map((m) => m.userUuid) });
   return new Page(
     page.items.flatMap((m) => {
       const u = byUuid.get(m.userUuid);

@@ -54,6 +54,40 @@ export const SignInBody = z.object({
   ),
 });
 
+/** A refresh token as issued: 43 base64url characters; anything else simply will not match. */
+export const RefreshBody = z.object({
+  refresh_token: z.string({ error: 'must be a string' }).check(
+    z.minLength(1, { error: 'must not be empty' }),
+    z.maxLength(512, { error: 'must be at most 512 characters' }),
+  ),
+});
+
+/** Names, or a new password with the current one; at least one change. */
+export const UserUpdateBody = z
+  .object({
+    firstName: z.optional(text(100)),
+    lastName: z.optional(text(100)),
+    password: z.optional(NewPassword),
+    currentPassword: z.optional(
+      z.string({ error: 'must be a string' }).check(z.maxLength(256, { error: 'must be at most 256 characters' })),
+    ),
+  })
+  .check(
+    z.refine((body) => body.password === undefined || body.currentPassword !== undefined, {
+      error: 'is required to change the password',
+      path: ['currentPassword'],
+    }),
+    z.refine((body) => body.firstName !== undefined || body.lastName !== undefined || body.password !== undefined, {
+      error: 'send firstName, lastName or password',
+      path: ['(body)'],
+    }),
+  );
+
+/** `?scope=global` ends every session of the user; the default ends the current one. */
+export const SignOutQuery = z.object({
+  scope: z.optional(z.enum(['local', 'global'], { error: 'must be local or global' })),
+});
+
 export const TeamBody = z.object({ name: text(100), slug: Slug });
 
 export const RoleBody = z.object({ role: Role });
@@ -76,6 +110,8 @@ export const pageRequest = (query: z.infer<typeof PageQuery>) => ({
   cursor: query.cursor,
 });
 
+export type RefreshInput = z.infer<typeof RefreshBody>;
+export type UserUpdateInput = z.infer<typeof UserUpdateBody>;
 export type SignUpInput = z.infer<typeof SignUpBody>;
 export type SignInInput = z.infer<typeof SignInBody>;
 export type TeamInput = z.infer<typeof TeamBody>;

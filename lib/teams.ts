@@ -1,5 +1,7 @@
-import type { Actor } from './auth/tokens.ts';
-import { teamsById } from './db/lookups.ts';
+import type { Actor } from './auth/actor.ts';
+import { readAsActor } from './auth/sessions.ts';
+import { readTogether } from './db/batch-read.ts';
+import { hydrate } from './db/lookups.ts';
 import { cursorAfter, queryPage, untilProcessed } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
 import { commit } from './db/transactions.ts';
@@ -9,7 +11,6 @@ import { Page, type PageRequest } from './pagination.ts';
 import { canDeleteTeam, canUpdateTeam } from './rules.ts';
 import type { TeamInput } from './schemas.ts';
 import { isoMillis } from './time.ts';
-import { loadActorUser } from './users.ts';
 import { type MembershipItem, type TeamItem, type TeamView, teamView } from './views.ts';
 
 export interface TeamAccess {
@@ -19,20 +20,20 @@ export interface TeamAccess {
 
 /**
  * The start of every team-scoped use case: the team behind `slug` and the actor's membership,
- * read strongly consistent from the base table (never a GSI). Throws `not_found` both when the
- * team does not exist and when the actor is not in it, so the two cannot be told apart.
+ * read strongly consistent from the base table (never a GSI), in two BatchGetItems: the slug
+ * claim with the caller's session, then the team with the membership. Throws `unauthorized`, and
+ * `not_found` both when the team does not exist and when the actor is not in it, so the two
+ * cannot be told apart.
  */
 export const requireMember = async (db: Db, slug: string, actor: Actor): Promise<TeamAccess> => {
-  const claim = (await db.entities.slugClaim.get({ slug }).go({ consistent: true })).data;
+  const [claim] = await readAsActor(db, actor, [[db.entities.slugClaim, { slug }]] as const);
   if (!claim) throw notFound('No team with that slug, or you are not a member of it.');
-  const [team, me] = await Promise.all([
-    db.entities.team.get({ teamId: claim.teamId }).go({ consistent: true }),
-    db.entities.membership.get({ teamId: claim.teamId, userUuid: actor.userUuid }).go({ consistent: true }),
-  ]);
-  if (!team.data || !me.data || team.data.slug !== slug) {
-    throw notFound('No team with that slug, or you are not a member of it.');
-  }
-  return { team: team.data, me: me.data };
+  const [team, me] = await readTogether(db, [
+    [db.entities.team, { teamId: claim.teamId }],
+    [db.entities.membership, { teamId: claim.teamId, userUuid: actor.userUuid }],
+  ] as const);
+  if (!team || !me || team.slug !== slug) throw notFound('No team with that slug, or you are not a member of it.');
+  return { team, me };
 };
 
 /** The condition, inside a writing transaction, that the actor still holds the role it was read with. */
@@ -47,7 +48,8 @@ export const actorStillHolds = (tx: Tx, me: MembershipItem) =>
  * Throws `slug_taken`.
  */
 export const createTeam = async (db: Db, actor: Actor, input: TeamInput, now: Date): Promise<TeamView> => {
-  const owner = await loadActorUser(db, actor);
+  const [owner] = await readAsActor(db, actor, [[db.entities.user, { userUuid: actor.userUuid }]] as const);
+  if (!owner) throw new AppError('unauthorized');
   const stamp = isoMillis(now);
   let created: TeamItem | undefined;
   await commit(
@@ -72,14 +74,17 @@ export const createTeam = async (db: Db, actor: Actor, input: TeamInput, now: Da
   return teamView(created as TeamItem);
 };
 
-/** The teams the actor belongs to, in the order they joined; one Query and one BatchGet a page. */
+/**
+ * The teams the actor belongs to, in the order they joined: one Query, then one BatchGetItem for
+ * the teams and the caller's session (nothing is answered before the session is checked).
+ */
 export const listMyTeams = async (db: Db, actor: Actor, request: PageRequest): Promise<Page<TeamView>> => {
   const page = await queryPage(
     (options) => db.entities.membership.query.byUser({ userUuid: actor.userUuid }).go(options),
     request,
     cursorAfter(db.entities.membership, 'byUser'),
   );
-  const byId = await teamsById(db, page.items.map((m) => m.teamId));
+  const { teams: byId } = await hydrate(db, actor, { teamIds: page.items.map((m) => m.teamId) });
   // A team deleted a moment ago may still have this membership until its cleanup ends: skip it.
   const views = page.items.flatMap((m) => {
     const t = byId.get(m.teamId);

@@ -1,23 +1,28 @@
 import { randomUUID } from 'node:crypto';
+import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
+import { checkPasswordAttempt, limitSignIn, limitSignUp, recordPasswordSuccess } from './auth/limits.ts';
 import { hashPassword, spendVerifyTime, verifyPassword } from './auth/passwords.ts';
 import { type ClientInfo, newSession } from './auth/sessions.ts';
-import type { Actor } from './auth/tokens.ts';
 import type { Db } from './db/service.ts';
 import { commit } from './db/transactions.ts';
 import { AppError } from './errors.ts';
 import { newId } from './ids.ts';
 import type { SignInInput, SignUpInput } from './schemas.ts';
 import { isoMicros, isoMillis } from './time.ts';
-import { type UserItem, userView } from './views.ts';
+import type { UserItem } from './views.ts';
 
 /** `last_sign_in_at` carries microseconds; the sub-millisecond digits come from the monotonic clock. */
 const signInStamp = (now: Date): string => isoMicros(now, Math.floor(performance.now() * 1000));
 
 /**
  * Creates an account and its first session in one transaction: the e-mail claim makes the
- * address unique, the id claim the integer id. Throws `email_taken`.
+ * address unique, the id claim the integer id. A common password is refused like any invalid
+ * field, before the source IP's sign-up bucket is charged; the bucket is charged before hashing.
+ * Throws `validation_failed`, `rate_limited`, `email_taken`.
  */
 export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now: Date) => {
+  if (isCommonPassword(input.password)) throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
+  await limitSignUp(db, client.ip, now);
   const passwordHash = await hashPassword(input.password);
   const userUuid = randomUUID();
   let answer: Awaited<ReturnType<typeof newSession>>['body'] | undefined;
@@ -52,9 +57,13 @@ export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now
 
 /**
  * Checks the password and opens a session. An unknown e-mail spends the same hashing time as a
- * wrong password and gets the same answer. Throws `invalid_credentials`.
+ * wrong password and gets the same answer. The source IP's bucket and the account's attempt limit
+ * (keyed by e-mail, known or not) are checked before any password is: a limited caller gets 429
+ * whatever the password. Throws `rate_limited`, `invalid_credentials`.
  */
 export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now: Date) => {
+  await limitSignIn(db, client.ip, now);
+  const attempt = await checkPasswordAttempt(db, input.email, now);
   const claim = (await db.entities.emailClaim.get({ email: input.email }).go({ consistent: true })).data;
   // An unknown e-mail still reads a user (the nil UUID, never assigned): the same requests, the same time.
   const userUuid = claim?.userUuid ?? '00000000-0000-0000-0000-000000000000';
@@ -64,6 +73,7 @@ export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now
     throw new AppError('invalid_credentials');
   }
   if (!(await verifyPassword(u.passwordHash, input.password))) throw new AppError('invalid_credentials');
+  await recordPasswordSuccess(db, attempt);
 
   const signedIn: UserItem = { ...u, lastSignInAt: signInStamp(now) };
   const session = await newSession(signedIn, client, now);
@@ -80,13 +90,3 @@ export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now
   );
   return session.body;
 };
-
-/** The actor's stored user, for use cases that need its integer id. Throws `unauthorized`. */
-export const loadActorUser = async (db: Db, actor: Actor): Promise<UserItem> => {
-  const { data } = await db.entities.user.get({ userUuid: actor.userUuid }).go({ consistent: true });
-  if (!data) throw new AppError('unauthorized');
-  return data;
-};
-
-/** The signed-in user's own record. Throws `unauthorized` when the account is gone. */
-export const getCurrentUser = async (db: Db, actor: Actor) => userView(await loadActorUser(db, actor));

@@ -14,6 +14,10 @@ if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(endpoint)) {
   throw new Error(`tests run against DynamoDB Local only, not ${endpoint}`);
 }
 process.env.DYNAMODB_ENDPOINT = endpoint;
+// Every suite signs up many users from 127.0.0.1; the per-address limits are tested on their own
+// (test/api/limits.test.ts sets its own values).
+process.env.RATE_LIMIT_IP_BURST ??= '100000';
+process.env.RATE_LIMIT_IP_REFILL ??= '100000';
 process.env.TABLE_NAME = `test-${randomUUID()}`;
 process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-test-'));
 await ensureTable(endpoint, process.env.TABLE_NAME);

@@ -1,32 +1,30 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { SignJWT, jwtVerify } from 'jose';
+import { type CryptoKey, type JWTHeaderParameters, SignJWT, jwtVerify } from 'jose';
 import { config } from '../config.ts';
 import { AppError } from '../errors.ts';
-import { signingKey } from './signing-key.ts';
+import type { Actor } from './actor.ts';
+import { ALGORITHMS, LEEWAY_SECONDS, currentSigningKey, verificationKey } from './keys.ts';
 
-/** Who is calling, as proven by a verified access token. */
-export interface Actor {
-  userUuid: string;
-  email: string;
-  sessionId: string;
-}
-
-const ALGORITHM = 'HS256';
 /** RFC 9068's type: a token of another kind (an ID token, a refresh token) is never taken as access. */
 const TYPE = 'at+jwt';
 export const AUDIENCE = 'authenticated';
 
-export const signAccessToken = async (actor: Actor, now: Date): Promise<{ token: string; expiresAt: number }> => {
+/**
+ * Signs with the current key of lib/auth/keys.ts (Ed25519 by default), naming it in `kid`. No
+ * random member: the same claims and key give the same token (refresh retries rely on it).
+ */
+export const signAccessToken = async (actor: Omit<Actor, 'sessionChecked'>, now: Date): Promise<{ token: string; expiresAt: number }> => {
   const iat = Math.floor(now.getTime() / 1000);
   const expiresAt = iat + config.accessTokenSeconds;
+  const signer = await currentSigningKey();
   const token = await new SignJWT({ email: actor.email, role: AUDIENCE, session_id: actor.sessionId })
-    .setProtectedHeader({ alg: ALGORITHM, typ: TYPE })
+    .setProtectedHeader({ alg: signer.alg, typ: TYPE, kid: signer.kid })
     .setSubject(actor.userUuid)
     .setAudience(AUDIENCE)
     .setIssuer(config.issuer)
     .setIssuedAt(iat)
     .setExpirationTime(expiresAt)
-    .sign(await signingKey());
+    .sign(signer.key);
   return { token, expiresAt };
 };
 
@@ -37,25 +35,42 @@ export const signAccessToken = async (actor: Actor, now: Date): Promise<{ token:
 const isCanonical = (token: string): boolean =>
   token.split('.').every((segment) => Buffer.from(segment, 'base64url').toString('base64url') === segment);
 
-/** Verifies signature, algorithm, type, issuer, audience and expiry; anything off is a plain 401. */
+/**
+ * Only our own published keys, by `kid`; jose has already refused an algorithm not configured.
+ * Key headers of the token (jku, x5u, jwk, x5c) are never looked at.
+ */
+const ourKey = async (header: JWTHeaderParameters): Promise<CryptoKey> => {
+  const key = await verificationKey(header.kid, header.alg);
+  if (!key) throw new Error('no key of ours has that kid');
+  return key;
+};
+
+/**
+ * Verifies signature, algorithm, key, type, issuer, audience and expiry; anything off is a plain
+ * 401. Only a key store that cannot be read is another answer: 503 `unavailable`.
+ */
 export const verifyAccessToken = async (token: string): Promise<Actor> => {
-  const key = await signingKey();
   try {
     if (!isCanonical(token)) throw new Error('not the issued spelling');
-    const { payload } = await jwtVerify(token, key, {
-      algorithms: [ALGORITHM],
+    const { payload } = await jwtVerify(token, ourKey, {
+      algorithms: [...ALGORITHMS],
       typ: TYPE,
       issuer: config.issuer,
       audience: AUDIENCE,
       requiredClaims: ['exp', 'iat', 'sub', 'session_id', 'email'],
-      clockTolerance: 30,
+      clockTolerance: LEEWAY_SECONDS,
+      // Also refuses an `iat` in the future (beyond the leeway): we never issue one.
+      maxTokenAge: config.accessTokenSeconds,
     });
-    const { sub, email, session_id: sessionId } = payload;
+    const { sub, email, session_id: sessionId, exp, iat } = payload;
     if (typeof sub !== 'string' || typeof email !== 'string' || typeof sessionId !== 'string') {
       throw new Error('claims of the wrong type');
     }
-    return { userUuid: sub, email, sessionId };
-  } catch {
+    // We issue whole seconds; a fractional NumericDate is not a token of ours.
+    if (!Number.isSafeInteger(exp) || !Number.isSafeInteger(iat)) throw new Error('dates of the wrong type');
+    return { userUuid: sub, email, sessionId, sessionChecked: false };
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'unavailable') throw error;
     throw new AppError('unauthorized');
   }
 };

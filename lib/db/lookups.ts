@@ -1,21 +1,36 @@
+import type { Actor } from '../auth/actor.ts';
+import { readAsActor } from '../auth/sessions.ts';
 import type { TeamItem, UserItem } from '../views.ts';
-import { untilProcessed } from './pages.ts';
+import { type Read, readTogether } from './batch-read.ts';
 import type { Db } from './service.ts';
 
-/** Fills in a page: one BatchGetItem (per 100 keys) for the teams it names, by id. */
-export const teamsById = async (db: Db, teamIds: number[]): Promise<Map<number, TeamItem>> => {
-  const teams = await untilProcessed(
-    [...new Set(teamIds)].map((teamId) => ({ teamId })),
-    (keys) => db.entities.team.get(keys).go(),
-  );
-  return new Map(teams.map((t) => [t.teamId, t]));
-};
+export interface Hydrated {
+  teams: Map<number, TeamItem>;
+  users: Map<string, UserItem>;
+}
 
-/** Fills in a page: one BatchGetItem (per 100 keys) for the users it names, by UUID. */
-export const usersByUuid = async (db: Db, uuids: string[]): Promise<Map<string, UserItem>> => {
-  const users = await untilProcessed(
-    [...new Set(uuids)].map((userUuid) => ({ userUuid })),
-    (keys) => db.entities.user.get(keys).go(),
-  );
-  return new Map(users.map((u) => [u.userUuid, u]));
+/**
+ * Fills in a page: the teams and users it names, in one BatchGetItem (per 100 keys). With an
+ * actor whose session is not checked yet, the session rides along in the same request.
+ */
+export const hydrate = async (
+  db: Db,
+  actor: Actor | null,
+  { teamIds = [], userUuids = [] }: { teamIds?: number[]; userUuids?: string[] },
+): Promise<Hydrated> => {
+  const teamKeys = [...new Set(teamIds)];
+  const userKeys = [...new Set(userUuids)];
+  const reads: Read[] = [
+    ...teamKeys.map((teamId) => [db.entities.team, { teamId }] as const),
+    ...userKeys.map((userUuid) => [db.entities.user, { userUuid }] as const),
+  ];
+  const found = actor ? await readAsActor(db, actor, reads) : await readTogether(db, reads);
+  const teams = new Map<number, TeamItem>();
+  const users = new Map<string, UserItem>();
+  found.forEach((item, i) => {
+    if (!item) return;
+    if (i < teamKeys.length) teams.set(teamKeys[i] as number, item as TeamItem);
+    else users.set(userKeys[i - teamKeys.length] as string, item as UserItem);
+  });
+  return { teams, users };
 };

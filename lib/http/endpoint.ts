@@ -2,7 +2,8 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import type { ClientInfo } from '../auth/sessions.ts';
-import { type Actor, tokenFromAuthorization, verifyAccessToken } from '../auth/tokens.ts';
+import type { Actor } from '../auth/actor.ts';
+import { tokenFromAuthorization, verifyAccessToken } from '../auth/tokens.ts';
 import { AppError } from '../errors.ts';
 import { DEFAULT_LIMIT, Page } from '../pagination.ts';
 import { bodyText, parseJsonObject, requireJsonType } from './body.ts';
@@ -108,6 +109,9 @@ export const endpoint = <B = undefined, Q = undefined>(
         client: { ip: event.requestContext.http.sourceIp, userAgent: event.headers['user-agent'] },
         now: new Date(),
       });
+      // Every authenticated use case checks the session with its first read; one that did not is a
+      // bug, and must not answer (the HTTP suite calls every route, so it shows up there).
+      if (route.auth && !context.roster.actor?.sessionChecked) throw new Error(`${route.name} did not check the session`);
       if (result instanceof Page) {
         const limit = (query as { limit?: number } | undefined)?.limit ?? DEFAULT_LIMIT;
         const link = result.cursor ? { link: nextLink(event, limit, result.cursor) } : undefined;

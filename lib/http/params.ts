@@ -7,6 +7,7 @@ export interface PathParams {
   memberId: number;
   id: number;
   uuid: string;
+  sessionId: string;
 }
 
 const ID = /^[1-9][0-9]{0,15}$/;
@@ -18,6 +19,11 @@ const integerId = (value: string): number => {
   return n;
 };
 
+const uuidParam = (value: string): string => {
+  if (!UUID.test(value)) throw notFound();
+  return value.toLowerCase();
+};
+
 const checks: { [K in keyof PathParams]: (value: string) => PathParams[K] } = {
   slug: (value) => {
     if (!SLUG_PATTERN.test(value)) throw notFound();
@@ -25,10 +31,8 @@ const checks: { [K in keyof PathParams]: (value: string) => PathParams[K] } = {
   },
   memberId: integerId,
   id: integerId,
-  uuid: (value) => {
-    if (!UUID.test(value)) throw notFound();
-    return value.toLowerCase();
-  },
+  uuid: uuidParam,
+  sessionId: uuidParam,
 };
 
 /**

@@ -18,7 +18,7 @@ export interface Route {
   name: string;
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
-  /** Needs `Authorization: Token <access token>`. */
+  /** Needs `Authorization: Token <access token>`; the session is checked on every request. */
   auth: boolean;
   /** Reads a JSON body (the others ignore any body). */
   body: boolean;
@@ -27,30 +27,44 @@ export interface Route {
   actions: readonly DynamoAction[];
   /** Global secondary indexes the function queries. */
   indexes: readonly ('gsi1' | 'gsi2')[];
+  /** Signs access tokens: only these functions may read the private signing keys. */
+  signs?: true;
+  /** Concurrency reserved for (and capping) this function: password hashing is costly. */
+  reservedConcurrency?: number;
 }
 
-const TEAM_READ = ['GetItem'] as const;
+/**
+ * Every authenticated function reads its caller's session (BatchGetItem, folded into its first
+ * read) and the public signing keys (GetItem, cached).
+ */
+const AUTH = ['GetItem', 'BatchGetItem'] as const;
 
 export const ROUTES = [
-  { name: 'auth-signup', method: 'POST', path: '/api/auth/signup', auth: false, body: true, status: 201, actions: ['PutItem'], indexes: [] },
-  { name: 'auth-signin', method: 'POST', path: '/api/auth/signin', auth: false, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'PutItem'], indexes: [] },
-  { name: 'auth-user', method: 'GET', path: '/api/auth/user', auth: true, body: false, status: 200, actions: ['GetItem'], indexes: [] },
-  { name: 'teams-list', method: 'GET', path: '/api/teams', auth: true, body: false, status: 200, actions: ['Query', 'BatchGetItem'], indexes: ['gsi1'] },
-  { name: 'teams-create', method: 'POST', path: '/api/teams', auth: true, body: true, status: 201, actions: ['GetItem', 'PutItem'], indexes: [] },
-  { name: 'teams-get', method: 'GET', path: '/api/teams/{slug}', auth: true, body: false, status: 200, actions: TEAM_READ, indexes: [] },
-  { name: 'teams-update', method: 'PUT', path: '/api/teams/{slug}', auth: true, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'ConditionCheckItem'], indexes: [] },
-  { name: 'teams-delete', method: 'DELETE', path: '/api/teams/{slug}', auth: true, body: false, status: 200, actions: ['GetItem', 'DeleteItem', 'ConditionCheckItem', 'Query', 'BatchWriteItem'], indexes: [] },
-  { name: 'members-list', method: 'GET', path: '/api/teams/{slug}/members', auth: true, body: false, status: 200, actions: ['GetItem', 'Query', 'BatchGetItem'], indexes: ['gsi2'] },
-  { name: 'members-update-role', method: 'PUT', path: '/api/teams/{slug}/members/{memberId}', auth: true, body: true, status: 200, actions: ['GetItem', 'Query', 'UpdateItem', 'ConditionCheckItem'], indexes: ['gsi2'] },
-  { name: 'members-remove', method: 'DELETE', path: '/api/teams/{slug}/members/{memberId}', auth: true, body: false, status: 200, actions: ['GetItem', 'Query', 'DeleteItem', 'UpdateItem', 'ConditionCheckItem'], indexes: ['gsi2'] },
-  { name: 'invites-create', method: 'POST', path: '/api/teams/{slug}/invites', auth: true, body: true, status: 201, actions: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'], indexes: [] },
-  { name: 'invites-list', method: 'GET', path: '/api/teams/{slug}/invites', auth: true, body: false, status: 200, actions: ['GetItem', 'Query', 'BatchGetItem'], indexes: ['gsi1'] },
-  { name: 'invites-get', method: 'GET', path: '/api/teams/{slug}/invites/{id}', auth: true, body: false, status: 200, actions: ['GetItem', 'Query', 'BatchGetItem'], indexes: ['gsi1'] },
-  { name: 'invites-delete', method: 'DELETE', path: '/api/teams/{slug}/invites/{id}', auth: true, body: false, status: 200, actions: ['GetItem', 'Query', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'], indexes: ['gsi1'] },
-  { name: 'my-invites-list', method: 'GET', path: '/api/invites', auth: true, body: false, status: 200, actions: ['Query', 'BatchGetItem'], indexes: ['gsi2'] },
-  { name: 'my-invites-get', method: 'GET', path: '/api/invites/{uuid}', auth: true, body: false, status: 200, actions: ['GetItem', 'BatchGetItem'], indexes: [] },
-  { name: 'invites-accept', method: 'POST', path: '/api/invites/{uuid}/accept', auth: true, body: false, status: 200, actions: ['GetItem', 'UpdateItem', 'DeleteItem', 'PutItem'], indexes: [] },
-  { name: 'invites-decline', method: 'POST', path: '/api/invites/{uuid}/decline', auth: true, body: false, status: 200, actions: ['GetItem', 'UpdateItem', 'DeleteItem'], indexes: [] },
+  { name: 'auth-signup', method: 'POST', path: '/api/auth/signup', auth: false, body: true, status: 201, actions: ['GetItem', 'PutItem', 'UpdateItem'], indexes: [], signs: true, reservedConcurrency: 10 },
+  { name: 'auth-signin', method: 'POST', path: '/api/auth/signin', auth: false, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'PutItem'], indexes: [], signs: true, reservedConcurrency: 20 },
+  { name: 'auth-refresh', method: 'POST', path: '/api/auth/refresh', auth: false, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'], indexes: [], signs: true, reservedConcurrency: 10 },
+  { name: 'auth-signout', method: 'POST', path: '/api/auth/signout', auth: true, body: false, status: 200, actions: [...AUTH, 'DeleteItem', 'Query', 'BatchWriteItem'], indexes: ['gsi1'] },
+  { name: 'auth-user', method: 'GET', path: '/api/auth/user', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
+  { name: 'auth-user-update', method: 'PUT', path: '/api/auth/user', auth: true, body: true, status: 200, actions: [...AUTH, 'UpdateItem', 'Query', 'BatchWriteItem'], indexes: ['gsi1'] },
+  { name: 'auth-sessions-list', method: 'GET', path: '/api/auth/sessions', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: ['gsi1'] },
+  { name: 'auth-sessions-delete', method: 'DELETE', path: '/api/auth/sessions/{sessionId}', auth: true, body: false, status: 200, actions: [...AUTH, 'DeleteItem'], indexes: [] },
+  { name: 'jwks', method: 'GET', path: '/.well-known/jwks.json', auth: false, body: false, status: 200, actions: ['GetItem'], indexes: [] },
+  { name: 'teams-list', method: 'GET', path: '/api/teams', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: ['gsi1'] },
+  { name: 'teams-create', method: 'POST', path: '/api/teams', auth: true, body: true, status: 201, actions: [...AUTH, 'PutItem'], indexes: [] },
+  { name: 'teams-get', method: 'GET', path: '/api/teams/{slug}', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
+  { name: 'teams-update', method: 'PUT', path: '/api/teams/{slug}', auth: true, body: true, status: 200, actions: [...AUTH, 'UpdateItem', 'PutItem', 'DeleteItem', 'ConditionCheckItem'], indexes: [] },
+  { name: 'teams-delete', method: 'DELETE', path: '/api/teams/{slug}', auth: true, body: false, status: 200, actions: [...AUTH, 'DeleteItem', 'ConditionCheckItem', 'Query', 'BatchWriteItem'], indexes: [] },
+  { name: 'members-list', method: 'GET', path: '/api/teams/{slug}/members', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: ['gsi2'] },
+  { name: 'members-update-role', method: 'PUT', path: '/api/teams/{slug}/members/{memberId}', auth: true, body: true, status: 200, actions: [...AUTH, 'Query', 'UpdateItem', 'ConditionCheckItem'], indexes: ['gsi2'] },
+  { name: 'members-remove', method: 'DELETE', path: '/api/teams/{slug}/members/{memberId}', auth: true, body: false, status: 200, actions: [...AUTH, 'Query', 'DeleteItem', 'UpdateItem', 'ConditionCheckItem'], indexes: ['gsi2'] },
+  { name: 'invites-create', method: 'POST', path: '/api/teams/{slug}/invites', auth: true, body: true, status: 201, actions: [...AUTH, 'PutItem', 'UpdateItem', 'ConditionCheckItem'], indexes: [] },
+  { name: 'invites-list', method: 'GET', path: '/api/teams/{slug}/invites', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: ['gsi1'] },
+  { name: 'invites-get', method: 'GET', path: '/api/teams/{slug}/invites/{id}', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: ['gsi1'] },
+  { name: 'invites-delete', method: 'DELETE', path: '/api/teams/{slug}/invites/{id}', auth: true, body: false, status: 200, actions: [...AUTH, 'Query', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'], indexes: ['gsi1'] },
+  { name: 'my-invites-list', method: 'GET', path: '/api/invites', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: ['gsi2'] },
+  { name: 'my-invites-get', method: 'GET', path: '/api/invites/{uuid}', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
+  { name: 'invites-accept', method: 'POST', path: '/api/invites/{uuid}/accept', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem'], indexes: [] },
+  { name: 'invites-decline', method: 'POST', path: '/api/invites/{uuid}/decline', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'DeleteItem'], indexes: [] },
 ] as const satisfies readonly Route[];
 
 export type RouteName = (typeof ROUTES)[number]['name'];

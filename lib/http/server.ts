@@ -74,7 +74,13 @@ export const startLocalServer = async (port: number, host = '127.0.0.1'): Promis
   const server: Server = createServer((req, res) => {
     serve(req, res).catch((error: unknown) => send(res, errorResponse(error, 'local-server')));
   });
-  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const { port: bound } = server.address() as AddressInfo;
   return {
     url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${bound}`,

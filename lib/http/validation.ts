@@ -23,7 +23,8 @@ export const validate = <T>(schema: z.ZodMiniType<T>, input: unknown): T => {
     // A string field (every field of ours) given a number, array, object, boolean or null.
     const typeMismatch = value !== undefined && jsonType(value) !== 'string' && (issue.code === 'invalid_type' || issue.code === 'invalid_value');
     if (typeMismatch) wrongType = true;
-    fields[key] ??= typeMismatch ? `must be a string, not ${jsonType(value)}` : value === undefined ? 'is required' : issue.message;
+    const missing = value === undefined && issue.code !== 'custom';
+    fields[key] ??= typeMismatch ? `must be a string, not ${jsonType(value)}` : missing ? 'is required' : issue.message;
   }
   throw new AppError(wrongType ? 'invalid_body' : 'validation_failed', undefined, { fields });
 };

@@ -24,18 +24,19 @@ describe('routing', () => {
     expect(override.headers.get('allow')).toBe('POST');
   });
 
-  it('asks every route but sign-up and sign-in for a token (401 with WWW-Authenticate)', async () => {
+  it('asks every route but sign-up, sign-in, refresh and the JWKS for a token (401 with WWW-Authenticate)', async () => {
     for (const route of ROUTES.filter((r) => r.auth)) {
       const path = route.path
         .replace('{slug}', 'acme')
         .replace('{memberId}', '1')
         .replace('{id}', '1')
-        .replace('{uuid}', '00000000-0000-4000-8000-000000000000');
+        .replace('{uuid}', '00000000-0000-4000-8000-000000000000')
+        .replace('{sessionId}', '00000000-0000-4000-8000-000000000000');
       const res = await api.call(route.method, path, route.body ? { json: {} } : {});
       expectEnvelope(res, 401, 'unauthorized');
       expect(res.headers.get('www-authenticate'), route.name).toMatch(/^Token/);
     }
-    expect(ROUTES.filter((r) => !r.auth).map((r) => r.name)).toEqual(['auth-signup', 'auth-signin']);
+    expect(ROUTES.filter((r) => !r.auth).map((r) => r.name)).toEqual(['auth-signup', 'auth-signin', 'auth-refresh', 'jwks']);
   });
 });
 

@@ -2,18 +2,18 @@ import { App, type CfnResource } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ESBUILD } from '../../infra/endpoint.ts';
-import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, RosterStack, THROTTLE } from '../../infra/stack.ts';
+import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, KEY_ROTATION, KEY_ROTATION_DAYS, RosterStack, THROTTLE } from '../../infra/stack.ts';
 import { createTableInput, TTL_ATTRIBUTE } from '../../lib/db/table.ts';
 import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '../../lib/http/routes.ts';
 
 /**
- * K1–K5 on the synthesized template. Bundling is skipped here (`aws:cdk:bundling-stacks: []`);
+ * K1–K5 (and G9's rotation schedule) on the synthesized template. Bundling is skipped here (`aws:cdk:bundling-stacks: []`);
  * the last block bundles one function with the same esbuild settings and calls it.
  */
 interface Resource {
@@ -45,13 +45,17 @@ const [secretId, secret] = only('AWS::SecretsManager::Secret');
 const [, stage] = only('AWS::ApiGatewayV2::Stage');
 
 const logicalId = (name: string): string => {
-  const fn = stack.endpoints.get(name);
+  const fn = name === KEY_ROTATION ? stack.keyRotation : stack.endpoints.get(name);
   if (!fn) throw new Error(`no function ${name}`);
   return stack.getLogicalId(fn.node.defaultChild as CfnResource);
 };
 const functionOf = (name: string): Resource => resources[logicalId(name)] as Resource;
 const routeNames = ROUTES.map((r) => r.name);
+/** The API's functions: one per route, and the fallback. */
 const allNames = [...routeNames, FALLBACK];
+/** Every function of ours: the API's and the key rotation function. */
+const everyFunction = [...allNames, KEY_ROTATION];
+const signers = ROUTES.filter((r) => 'signs' in r && r.signs).map((r) => r.name);
 
 /** Every statement of the function's role: its own policies, inline or attached; no managed ones. */
 const statementsOf = (name: string): Statement[] => {
@@ -85,17 +89,17 @@ const resourcesOf = (statements: Statement[]): string[] =>
   [...new Set(statements.flatMap((s) => [s.Resource].flat().map(describeResource)))].sort();
 
 describe('functions', () => {
-  it('has one function per route plus the fallback, and no other of ours', () => {
+  it('has one function per route plus the fallback and the key rotation, and no other of ours', () => {
     expect(stack.endpoints.size).toBe(ROUTES.length + 1);
     expect([...stack.endpoints.keys()].sort()).toEqual([...allNames].sort());
     // CDK may add helper functions (log retention, custom resources); none of them is an endpoint.
     const ours = ofType('AWS::Lambda::Function')
       .map(([id]) => id)
       .filter((id) => !/^(LogRetention|CustomResource|AWS[0-9a-f]{32})/.test(id));
-    expect(ours.sort()).toEqual(allNames.map(logicalId).sort());
+    expect(ours.sort()).toEqual(everyFunction.map(logicalId).sort());
   });
 
-  it.each(allNames)('%s: Node 24 on arm64, the default limits, JSON logs to a log group with retention', (name) => {
+  it.each(everyFunction)('%s: Node 24 on arm64, the default limits, JSON logs to a log group with retention', (name) => {
     const props = functionOf(name).Properties;
     expect(props.Runtime).toBe('nodejs24.x');
     expect(props.Architectures).toEqual(['arm64']);
@@ -107,13 +111,35 @@ describe('functions', () => {
     expect((resources[logging.LogGroup.Ref] as Resource).Properties.RetentionInDays).toBeGreaterThan(0);
   });
 
-  it('has no function URL, and only this API may invoke the functions', () => {
+  it('has no function URL; only this API may invoke the API functions, and only rotating this secret the rotation function', () => {
     expect(ofType('AWS::Lambda::Url')).toEqual([]);
     const apiId = only('AWS::ApiGatewayV2::Api')[0];
-    for (const [, permission] of ofType('AWS::Lambda::Permission')) {
-      expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
-      expect(JSON.stringify(permission.Properties.SourceArn)).toContain(JSON.stringify({ Ref: apiId }));
+    const rotation = { 'Fn::GetAtt': [logicalId(KEY_ROTATION), 'Arn'] };
+    const permissions = ofType('AWS::Lambda::Permission').map(([, p]) => p.Properties);
+    const [forRotation, ...more] = permissions.filter((p) => JSON.stringify(p.FunctionName) === JSON.stringify(rotation));
+    expect(more).toEqual([]);
+    expect(forRotation).toMatchObject({
+      Action: 'lambda:InvokeFunction',
+      Principal: 'secretsmanager.amazonaws.com',
+      SourceArn: { Ref: secretId },
+      SourceAccount: { Ref: 'AWS::AccountId' },
+    });
+    for (const permission of permissions.filter((p) => p !== forRotation)) {
+      expect(permission.Principal).toBe('apigateway.amazonaws.com');
+      expect(JSON.stringify(permission.SourceArn)).toContain(JSON.stringify({ Ref: apiId }));
     }
+  });
+
+  it.each(ROUTES.map((r) => [r.name, r] as const))('%s: reserved concurrency as the route table says', (name, route) => {
+    const reserved = functionOf(name).Properties.ReservedConcurrentExecutions;
+    expect(reserved).toBe('reservedConcurrency' in route ? route.reservedConcurrency : undefined);
+  });
+
+  it('reserves concurrency for the functions that hash passwords or sign tokens (K4)', () => {
+    for (const name of ['auth-signin', 'auth-signup', 'auth-refresh']) {
+      expect(functionOf(name).Properties.ReservedConcurrentExecutions, name).toBeGreaterThan(0);
+    }
+    expect(functionOf(FALLBACK).Properties).not.toHaveProperty('ReservedConcurrentExecutions');
   });
 });
 
@@ -121,19 +147,25 @@ describe('environment and secret', () => {
   const variables = (name: string): Record<string, unknown> =>
     ((functionOf(name).Properties.Environment as { Variables?: Record<string, unknown> }) ?? {}).Variables ?? {};
 
-  it.each(routeNames)('%s gets the table name and the secret ARN, never a value', (name) => {
+  it.each(routeNames)('%s gets the table name, and the secret ARN (never a value) only if it signs', (name) => {
     const env = variables(name);
     expect(env.TABLE_NAME).toEqual({ Ref: tableId });
     // A Ref to a secret is its ARN; a {{resolve:secretsmanager:...}} reference would inline the value.
-    expect(env.SIGNING_KEY_SECRET_ARN).toEqual({ Ref: secretId });
+    if (signers.includes(name)) expect(env.SIGNING_KEY_SECRET_ARN).toEqual({ Ref: secretId });
+    else expect(env).not.toHaveProperty('SIGNING_KEY_SECRET_ARN');
     expect(env.NODE_OPTIONS).toBe('--enable-source-maps');
   });
 
-  it('gives the fallback neither the table nor the key', () => {
-    expect(Object.keys(variables(FALLBACK))).toEqual(['NODE_OPTIONS']);
+  it('signs tokens in sign-up, sign-in and refresh only', () => {
+    expect([...signers].sort()).toEqual(['auth-refresh', 'auth-signin', 'auth-signup']);
   });
 
-  it.each(allNames)('%s: no local setting and nothing that looks like key material', (name) => {
+  it('gives the fallback neither the table nor the key, and the rotation function the table only', () => {
+    expect(Object.keys(variables(FALLBACK))).toEqual(['NODE_OPTIONS']);
+    expect(variables(KEY_ROTATION)).toEqual({ NODE_OPTIONS: '--enable-source-maps', TABLE_NAME: { Ref: tableId } });
+  });
+
+  it.each(everyFunction)('%s: no local setting and nothing that looks like key material', (name) => {
     const env = variables(name);
     for (const local of ['DYNAMODB_ENDPOINT', 'DATA_DIR', 'AWS_ENDPOINT_URL']) expect(env).not.toHaveProperty(local);
     for (const value of Object.values(env).filter((v): v is string => typeof v === 'string')) {
@@ -141,23 +173,57 @@ describe('environment and secret', () => {
     }
   });
 
-  it('lets CloudFormation generate the key: no literal value anywhere in the template', () => {
+  it('starts the secret as an empty keyset: no key material, no literal value anywhere in the template', () => {
     expect(secret.Properties).not.toHaveProperty('SecretString');
-    expect(secret.Properties.GenerateSecretString).toMatchObject({ ExcludePunctuation: true });
-    expect((secret.Properties.GenerateSecretString as { PasswordLength: number }).PasswordLength).toBeGreaterThanOrEqual(32);
+    expect(secret.Properties.GenerateSecretString).toMatchObject({
+      SecretStringTemplate: JSON.stringify({ keys: [] }),
+      GenerateStringKey: 'bootstrap',
+    });
     const text = JSON.stringify(json);
     expect(text.includes('"SecretString"'), 'a literal SecretString').toBe(false);
     expect(text.includes('resolve:secretsmanager'), 'a dynamic reference to a secret value').toBe(false);
+    expect(text).not.toMatch(/"d"\s*:|PRIVATE KEY/);
   });
 
-  it('lets exactly the route functions read the key, with GetSecretValue only', () => {
-    const readers = allNames.filter((name) => statementsOf(name).some((s) => resourcesOf([s]).includes('secret')));
-    expect(readers.sort()).toEqual([...routeNames].sort());
-    for (const name of routeNames) {
+  it('rotates the keys on a schedule, and at once when the schedule is created (G9, SMG4)', () => {
+    const [scheduleId, schedule] = only('AWS::SecretsManager::RotationSchedule');
+    expect(schedule.Properties).toEqual({
+      SecretId: { Ref: secretId },
+      RotationLambdaARN: { 'Fn::GetAtt': [logicalId(KEY_ROTATION), 'Arn'] },
+      RotationRules: { ScheduleExpression: `rate(${KEY_ROTATION_DAYS} days)` },
+      RotateImmediatelyOnUpdate: true,
+    });
+    // Secrets Manager invokes the function as soon as the schedule exists: permission and policy first.
+    const [permissionId] = ofType('AWS::Lambda::Permission').find(([, p]) => p.Properties.Principal === 'secretsmanager.amazonaws.com') as [string, Resource];
+    const roleId = (functionOf(KEY_ROTATION).Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const [policyId] = ofType('AWS::IAM::Policy').find(([, p]) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: roleId }])) as [string, Resource];
+    expect(schedule.DependsOn).toEqual(expect.arrayContaining([logicalId(KEY_ROTATION), permissionId, policyId]));
+    expect(scheduleId).toBeTruthy();
+  });
+
+  it('lets exactly the signing functions read the key, with GetSecretValue only', () => {
+    const readers = everyFunction.filter((name) => statementsOf(name).some((s) => resourcesOf([s]).includes('secret')));
+    expect(readers.sort()).toEqual([...signers, KEY_ROTATION].sort());
+    for (const name of signers) {
       const onSecret = statementsOf(name).filter((s) => resourcesOf([s]).includes('secret'));
       expect(onSecret.flatMap(actionsOf)).toEqual(['secretsmanager:GetSecretValue']);
       expect(resourcesOf(onSecret)).toEqual(['secret']);
     }
+  });
+
+  it('lets the rotation function rotate this secret and write the public keys item, and nothing else', () => {
+    const statements = statementsOf(KEY_ROTATION);
+    const onSecret = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
+    expect(onSecret.flatMap(actionsOf).sort()).toEqual([
+      'secretsmanager:DescribeSecret',
+      'secretsmanager:GetSecretValue',
+      'secretsmanager:PutSecretValue',
+      'secretsmanager:UpdateSecretVersionStage',
+    ]);
+    expect(resourcesOf(onSecret)).toEqual(['secret']);
+    const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+    expect(dynamo.flatMap(actionsOf).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    expect(resourcesOf(dynamo)).toEqual(['table']);
   });
 });
 
@@ -173,7 +239,7 @@ describe('least privilege (K1)', () => {
     expect(statementsOf(FALLBACK).flatMap(actionsOf).filter((a) => a.startsWith('dynamodb:'))).toEqual([]);
   });
 
-  it.each(allNames)('%s: logs only to its own log group, and no other service', (name) => {
+  it.each(everyFunction)('%s: logs only to its own log group, and no other service', (name) => {
     const statements = statementsOf(name);
     const logs = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));
     expect(logs.flatMap(actionsOf).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
@@ -187,7 +253,7 @@ describe('least privilege (K1)', () => {
     const statements = ofType('AWS::IAM::Policy').flatMap(
       ([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement,
     );
-    expect(statements.length).toBeGreaterThanOrEqual(allNames.length);
+    expect(statements.length).toBeGreaterThanOrEqual(everyFunction.length);
     for (const statement of statements) {
       expect(statement.Effect).toBe('Allow');
       for (const action of actionsOf(statement)) expect(action).not.toContain('*');
@@ -279,7 +345,7 @@ describe('alarms and outputs', () => {
           .filter((m) => m.MetricStat)
           .map((m) => `${m.MetricStat?.Metric.Namespace}/${m.MetricStat?.Metric.MetricName}`);
 
-  it('alarms on API 5xx, on every function error, and on DynamoDB throttles and system errors', () => {
+  it('alarms on API 5xx, on every function error (rotation included), and on DynamoDB throttles and system errors', () => {
     const watched = alarms.flatMap(metricNames);
     expect(watched).toContain('AWS/ApiGateway/5xx');
     expect(watched).toContain('AWS/DynamoDB/ThrottledRequests');
@@ -287,7 +353,7 @@ describe('alarms and outputs', () => {
     const erroring = alarms
       .filter((a) => a.MetricName === 'Errors' && a.Namespace === 'AWS/Lambda')
       .map((a) => (a.Dimensions as { Value: { Ref: string } }[])[0]?.Value.Ref);
-    expect(erroring.sort()).toEqual(allNames.map(logicalId).sort());
+    expect(erroring.sort()).toEqual(everyFunction.map(logicalId).sort());
     for (const alarm of alarms) expect(alarm.TreatMissingData).toBe('notBreaching');
   });
 
@@ -299,11 +365,14 @@ describe('alarms and outputs', () => {
 
 describe('bundle', () => {
   const dir = mkdtempSync(join(tmpdir(), 'roster-bundle-'));
+  const segment = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const wellFormedToken = `${segment({ alg: 'EdDSA', typ: 'at+jwt', kid: 'k1' })}.${segment({ sub: 'x' })}.${Buffer.alloc(64).toString('base64url')}`;
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   // A bad ESM bundle fails with "Dynamic require of node:https is not supported" only when the SDK
-  // first sends. So call the handler in a plain Node process: it fetches the signing key from an
-  // endpoint that refuses connections, which needs the SDK's HTTP stack loaded.
+  // first sends. So call the handler in a plain Node process: a well-formed token makes it fetch
+  // the public keys from a DynamoDB endpoint that refuses connections, which needs the SDK's HTTP
+  // stack loaded; deployed (no DYNAMODB_ENDPOINT), it answers 503 and makes up no key.
   it('builds a function with the stack esbuild settings into ESM whose SDK can send', async () => {
     const outfile = join(dir, 'index.mjs');
     const entry = fileURLToPath(new URL('../../functions/teams-get.ts', import.meta.url));
@@ -312,7 +381,7 @@ describe('bundle', () => {
     const event = {
       rawPath: '/api/teams/a',
       pathParameters: { slug: 'a' },
-      headers: { authorization: 'Token a.b.c' },
+      headers: { authorization: `Token ${wellFormedToken}` },
       requestContext: { http: { method: 'GET' }, requestId: 'r1' },
     };
     const script = `const { handler } = await import(${JSON.stringify(outfile)});
@@ -327,11 +396,12 @@ describe('bundle', () => {
         AWS_ACCESS_KEY_ID: 'test',
         AWS_SECRET_ACCESS_KEY: 'test',
         AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
-        SIGNING_KEY_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:roster-key',
+        DATA_DIR: dir,
       },
     });
     expect(run.stderr).not.toMatch(/Dynamic require/);
-    expect(run.stderr).toMatch(/signing key unavailable.*(ECONNREFUSED|connect)/);
+    expect(run.stderr).toMatch(/signing keys unavailable.*(ECONNREFUSED|connect)/);
     expect(JSON.parse(run.stdout)).toMatchObject({ statusCode: 503 });
+    expect(existsSync(join(dir, 'signing-keys.json')), 'a deployed verifier made up a key').toBe(false);
   });
 });

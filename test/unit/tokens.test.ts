@@ -1,14 +1,16 @@
 /**
  * SECURITY-TESTS.md G1–G8 and J3 with fast-check (fixed seed): the Authorization header parser
- * and the access-token verifier. Every refusal must be AppError('unauthorized'), never another
+ * and the access-token verifier (EdDSA, keys from lib/auth/keys.ts; test/api/jwt.test.ts runs the
+ * same attacks through the server). Every refusal must be AppError('unauthorized'), never another
  * error, so that no token can turn into a 5xx.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { type JsonWebKey, createPublicKey, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { SignJWT } from 'jose';
+import { type CryptoKey, type JWK, SignJWT, importJWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { signingKey } from '../../lib/auth/signing-key.ts';
-import { AUDIENCE, type Actor, signAccessToken, tokenFromAuthorization, verifyAccessToken } from '../../lib/auth/tokens.ts';
+import { currentSigningKey, publishedJwks } from '../../lib/auth/keys.ts';
+import type { Actor } from '../../lib/auth/actor.ts';
+import { AUDIENCE, signAccessToken, tokenFromAuthorization, verifyAccessToken } from '../../lib/auth/tokens.ts';
 import { config } from '../../lib/config.ts';
 import { AppError } from '../../lib/errors.ts';
 
@@ -154,13 +156,21 @@ interface Forgery {
   header?: Record<string, unknown>;
   claims?: Record<string, unknown>;
   omit?: string[];
-  key?: Uint8Array;
+  /** Another signing key (the header's alg must fit it). */
+  key?: CryptoKey | Uint8Array;
 }
 
-/** A token signed with jose like ours, with the changes given; with none, the verifier accepts it. */
+/** A token signed with jose like ours (our key, our kid), with the changes given; with none, the verifier accepts it. */
 const forge = async ({ header = {}, claims = {}, omit = [], key }: Forgery = {}): Promise<string> => {
   const payload = Object.fromEntries(Object.entries({ ...goodClaims(), ...claims }).filter(([name]) => !omit.includes(name)));
-  return new SignJWT(payload).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', ...header }).sign(key ?? (await signingKey()));
+  const signer = await currentSigningKey();
+  return new SignJWT(payload).setProtectedHeader({ alg: signer.alg, typ: 'at+jwt', kid: signer.kid, ...header }).sign(key ?? signer.key);
+};
+
+/** Our published public key, as an attacker can fetch it. */
+const ourPublicJwk = async (): Promise<JWK> => {
+  const { kid } = await currentSigningKey();
+  return (await publishedJwks()).keys.find((k) => k.kid === kid) as JWK;
 };
 
 describe('verifyAccessToken', () => {
@@ -173,10 +183,19 @@ describe('verifyAccessToken', () => {
     await fc.assert(
       fc.asyncProperty(actorArb, async (actor) => {
         const { token } = await signAccessToken(actor, new Date());
-        expect(await verifyAccessToken(token)).toEqual(actor);
+        expect(await verifyAccessToken(token)).toEqual({ ...actor, sessionChecked: false });
       }),
       RUNS,
     );
+  });
+
+  it('signs deterministically: the same actor and time give the same token, with our kid (refresh retries rely on it)', async () => {
+    const actor = { userUuid: randomUUID(), email: 'ann@example.com', sessionId: randomUUID() };
+    const now = new Date();
+    const first = await signAccessToken(actor, now);
+    expect(await signAccessToken(actor, now)).toEqual(first);
+    const header = JSON.parse(Buffer.from(first.token.split('.')[0] as string, 'base64url').toString()) as Record<string, unknown>;
+    expect(header).toEqual({ alg: 'EdDSA', typ: 'at+jwt', kid: (await currentSigningKey()).kid });
   });
 
   it('accepts the unmodified forgery (the control for every refusal below)', async () => {
@@ -243,11 +262,11 @@ describe('verifyAccessToken', () => {
     );
   });
 
-  // J3: "acceptance iff the token is byte-identical to one we issued". base64url leaves 2 unused
-  // bits in the last character of a 32-byte signature, so 3 other spellings decode to it.
+  // J3: "acceptance iff the token is byte-identical to one we issued". base64url leaves 4 unused
+  // bits in the last character of a 64-byte Ed25519 signature, so 15 other spellings decode to it.
   it('refuses a re-encoded signature (same bytes, different characters): only the issued token is accepted (J3)', async () => {
     const { reencoded } = mutations(issued);
-    expect(reencoded).toHaveLength(3);
+    expect(reencoded).toHaveLength(15);
     const accepted: string[] = [];
     for (const token of reencoded) if ((await verdict(token)).actor) accepted.push(token.slice(-4));
     expect(accepted, `issued signature ends ${issued.slice(-4)}`).toEqual([]);
@@ -264,17 +283,41 @@ describe('verifyAccessToken', () => {
     );
   });
 
-  it('refuses HS256 tokens signed with another key, and other algorithms with our key (G2)', async () => {
+  it('refuses HMAC tokens keyed with our public key (raw, PEM, JWK) or anything else (G2)', async () => {
+    const jwk = await ourPublicJwk();
+    const pem = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }).export({ format: 'pem', type: 'spki' }) as string;
+    const secrets = [
+      Buffer.from(jwk.x as string, 'base64url'),
+      new TextEncoder().encode(jwk.x as string),
+      new TextEncoder().encode(pem),
+      new TextEncoder().encode(pem.trim()),
+      new TextEncoder().encode(JSON.stringify(jwk)),
+      randomBytes(48),
+    ];
+    for (const alg of ['HS256', 'HS384', 'HS512']) {
+      for (const secret of secrets) await expectRefused(await forge({ header: { alg }, key: secret }));
+    }
     await fc.assert(
       fc.asyncProperty(fc.uint8Array({ minLength: 32, maxLength: 64 }), async (key) => {
-        await expectRefused(await forge({ key }));
+        await expectRefused(await forge({ header: { alg: 'HS256' }, key }));
       }),
       RUNS,
     );
-    for (const alg of ['HS384', 'HS512']) await expectRefused(await forge({ header: { alg } }));
-    // Our key's bytes as text, and random bytes, as an HMAC secret other than the real one.
-    await expectRefused(await forge({ key: new TextEncoder().encode(`${Buffer.from(await signingKey()).toString('utf8')} `) }));
-    await expectRefused(await forge({ key: randomBytes(48) }));
+  });
+
+  it('refuses other asymmetric algorithms, and our kid on a key that is not ours (G2, G9)', async () => {
+    const [h, p, s] = (await forge()).split('.') as [string, string, string];
+    const header = JSON.parse(Buffer.from(h, 'base64url').toString()) as Record<string, unknown>;
+    for (const alg of ['RS256', 'ES256', 'PS256', 'ES384', 'RS512', 'Ed25519', 'EdDSA ', 'eddsa']) {
+      // Our own signature, and a junk one of the length that algorithm would have.
+      for (const signature of [s, randomBytes(alg.startsWith('ES') ? 64 : 256).toString('base64url')]) {
+        await expectRefused(`${b64({ ...header, alg })}.${p}.${signature}`);
+      }
+    }
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const foreign = (await importJWK(privateKey.export({ format: 'jwk' }) as JWK, 'EdDSA')) as CryptoKey;
+    await expectRefused(await forge({ key: foreign }));
+    await expectRefused(await forge({ key: foreign, header: { kid: undefined } }));
   });
 
   it('refuses a wrong or missing audience or issuer (G5)', async () => {
@@ -335,9 +378,8 @@ describe('verifyAccessToken', () => {
       }),
       RUNS,
     );
-    await expectRefused(
-      await new SignJWT(goodClaims()).setProtectedHeader({ alg: 'HS256' }).sign(await signingKey()),
-    );
+    const signer = await currentSigningKey();
+    await expectRefused(await new SignJWT(goodClaims()).setProtectedHeader({ alg: signer.alg, kid: signer.kid }).sign(signer.key));
   });
 
   it('refuses tokens of 2, 4 or 5 segments, and arbitrary strings (G8)', async () => {

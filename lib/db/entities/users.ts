@@ -81,9 +81,14 @@ export const refreshToken = () =>
   attributes: {
     tokenHash: { type: 'string', required: true, readOnly: true },
     sessionId: { type: 'string', required: true, readOnly: true },
-    status: { type: ['ACTIVE', 'ROTATED', 'REVOKED'] as const, required: true },
+    userUuid: { type: 'string', required: true, readOnly: true },
+    status: { type: ['ACTIVE', 'ROTATED'] as const, required: true },
     createdAt: { type: 'string', required: true, readOnly: true },
     expiresAt: { type: 'number', required: true },
+    /** Epoch milliseconds of the rotation; with `childSeal`, what a retry in the grace window needs. */
+    rotatedAt: { type: 'number' },
+    /** The successor token, encrypted under a key derived from this token (which is never stored). */
+    childSeal: { type: 'string' },
     ttl: { type: 'number', field: TTL_ATTRIBUTE },
   },
   indexes: {

@@ -1,0 +1,344 @@
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type CryptoKey, type JWK, calculateJwkThumbprint, importJWK } from 'jose';
+import * as z from 'zod/mini';
+import { config } from '../config.ts';
+import { type Db, db as sharedDb } from '../db/service.ts';
+import { AppError } from '../errors.ts';
+import { log } from '../log.ts';
+
+/**
+ * The access-token signing keys (docs/keys.md). A keyset is a list of keys; the newest one not
+ * retired signs, and verifiers accept every key not retired longer ago than a token lives. Private
+ * halves: a Secrets Manager secret deployed (read only by the functions that sign), a 0600 file in
+ * DATA_DIR locally. Public halves: one DynamoDB item, which every verifier and the JWKS route read.
+ * A key is always published before it signs, and no key is ever taken from the token itself.
+ */
+
+export const ALGORITHM_PARAMS = {
+  EdDSA: { kty: 'OKP', crv: 'Ed25519' },
+  ES256: { kty: 'EC', crv: 'P-256' },
+} as const;
+export type Algorithm = keyof typeof ALGORITHM_PARAMS;
+
+/** `TOKEN_ALGORITHMS` (comma-separated, EdDSA by default): the first signs new keys, all verify. */
+export const algorithmsFrom = (raw: string | undefined): Algorithm[] => {
+  const names = (raw?.trim() ? raw.split(',') : ['EdDSA']).map((name) => name.trim());
+  for (const name of names) if (!Object.hasOwn(ALGORITHM_PARAMS, name)) throw new Error(`TOKEN_ALGORITHMS: ${name} is not EdDSA or ES256`);
+  return names as Algorithm[];
+};
+export const ALGORITHMS: readonly Algorithm[] = algorithmsFrom(config.tokenAlgorithms);
+
+/** Clock tolerance of token checks, and of the key acceptance window. */
+export const LEEWAY_SECONDS = 30;
+/** How long a process keeps the keys it loaded (private and public alike). */
+export const CACHE_MAX_AGE_MS = 5 * 60_000;
+/**
+ * A token with a kid we do not know reloads the public keys, at most this often per process: one
+ * eventually consistent GetItem a second is all a flood of made-up kids can cost, and a key
+ * published a moment before its first token is found within a second.
+ */
+export const RELOAD_MIN_INTERVAL_MS = 1000;
+/**
+ * How stale the JWKS route may serve the keys: a verifier elsewhere that meets an unknown kid
+ * refetches the document, and must find a key published a moment ago (functions/jwks.ts).
+ */
+export const JWKS_CACHE_MS = 10_000;
+/** Cache-Control max-age of the JWKS document, in seconds. */
+export const JWKS_MAX_AGE_SECONDS = 60;
+/**
+ * A retired key may still sign for this long after its rotation: signers keep the old keyset up to
+ * CACHE_MAX_AGE_MS, plus time for the rotation's own steps.
+ */
+export const RETIREMENT_GRACE_MS = CACHE_MAX_AGE_MS + 5 * 60_000;
+
+const KID = /^[A-Za-z0-9_-]{1,64}$/;
+const ISO = z.string().check(z.refine((s) => !Number.isNaN(Date.parse(s)), { error: 'must be a timestamp' }));
+const PrivateKeyEntry = z.object({
+  kid: z.string().check(z.regex(KID)),
+  alg: z.enum(['EdDSA', 'ES256']),
+  crv: z.enum(['Ed25519', 'P-256']),
+  createdAt: ISO,
+  retiredAt: z.optional(ISO),
+  privateJwk: z.object({ kty: z.enum(['OKP', 'EC']), crv: z.string(), x: z.string(), y: z.optional(z.string()), d: z.string() }),
+});
+/** Unknown members (the `bootstrap` filler of the secret CloudFormation creates) are dropped. */
+const KeysetSchema = z.object({ keys: z.array(PrivateKeyEntry) });
+
+export type PrivateKey = z.infer<typeof PrivateKeyEntry>;
+export interface Keyset {
+  keys: PrivateKey[];
+}
+/** What the table item holds per key: the public JWK members and the key's dates. */
+export interface PublicKey {
+  kid: string;
+  alg: Algorithm;
+  kty: 'OKP' | 'EC';
+  crv: 'Ed25519' | 'P-256';
+  x: string;
+  y?: string;
+  createdAt: string;
+  retiredAt?: string;
+}
+
+export const parseKeyset = (text: string): Keyset => KeysetSchema.parse(JSON.parse(text));
+
+// ---------------------------------------------------------------------------------------------
+// The key model, pure.
+
+export const newKey = async (alg: Algorithm, now: Date): Promise<PrivateKey> => {
+  const pair = alg === 'EdDSA' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwk = pair.privateKey.export({ format: 'jwk' }) as PrivateKey['privateJwk'];
+  const { kty, crv, x, y } = jwk;
+  // RFC 7638 thumbprint of the public key: a kid that names the key and nothing else.
+  const kid = await calculateJwkThumbprint({ kty, crv, x, ...(y ? { y } : {}) });
+  return { kid, alg, crv: ALGORITHM_PARAMS[alg].crv, createdAt: now.toISOString(), privateJwk: jwk };
+};
+
+/** Tokens signed by a key live at most this long after it stopped signing. */
+const acceptedSince = (now: Date): number => now.getTime() - (config.accessTokenSeconds + LEEWAY_SECONDS) * 1000;
+
+/** Whether tokens of this key may still be valid: it signs, or stopped no longer ago than a token lives. */
+export const stillVerifies = (key: { retiredAt?: string | undefined }, now: Date): boolean =>
+  key.retiredAt === undefined || Date.parse(key.retiredAt) > acceptedSince(now);
+
+/** The newest key not retired, of an algorithm we use. */
+export const signingKeyOf = (keyset: Keyset): PrivateKey | undefined =>
+  keyset.keys
+    .filter((k) => k.retiredAt === undefined && ALGORITHMS.includes(k.alg))
+    .reduce<PrivateKey | undefined>((newest, k) => (!newest || k.createdAt >= newest.createdAt ? k : newest), undefined);
+
+/**
+ * One rotation: drops keys whose tokens have all expired, retires the signing key (it may go on
+ * signing in warm processes for RETIREMENT_GRACE_MS), and adds a new key, which will sign.
+ */
+export const rotateKeyset = async (keyset: Keyset, now: Date, alg: Algorithm = ALGORITHMS[0] ?? 'EdDSA'): Promise<Keyset> => {
+  const retiredAt = new Date(now.getTime() + RETIREMENT_GRACE_MS).toISOString();
+  const kept = keyset.keys.filter((k) => stillVerifies(k, now)).map((k) => (k.retiredAt ? k : { ...k, retiredAt }));
+  return { keys: [...kept, await newKey(alg, now)] };
+};
+
+export const publicKeysOf = (keyset: Keyset): PublicKey[] =>
+  keyset.keys.map(({ kid, alg, createdAt, retiredAt, privateJwk: { kty, crv, x, y } }) => ({
+    kid,
+    alg,
+    kty,
+    crv: crv as PublicKey['crv'],
+    x,
+    ...(y ? { y } : {}),
+    createdAt,
+    ...(retiredAt ? { retiredAt } : {}),
+  }));
+
+/** The public JWK of a key: these members and no others, so no private member can slip out. */
+const publicJwk = ({ kid, alg, kty, crv, x, y }: PublicKey): JWK => ({ kty, crv, x, ...(y ? { y } : {}), kid, alg, use: 'sig' });
+
+/** The JWK Set for GET /.well-known/jwks.json: exactly the keys verifiers accept now, newest first. */
+export const jwksOf = (keys: readonly PublicKey[], now: Date): { keys: JWK[] } => ({
+  keys: keys
+    .filter((k) => stillVerifies(k, now) && ALGORITHMS.includes(k.alg))
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+    .map(publicJwk),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Stores: the table item (public), the local file and the secret (private).
+
+export const readPublishedKeys = async (database: Db, consistent = false): Promise<PublicKey[] | null> => {
+  const { data } = await database.entities.signingKeys.get({ purpose: 'access-token' }).go({ consistent });
+  return data ? (data.keys as PublicKey[]) : null;
+};
+
+export const publishKeys = async (database: Db, keys: readonly PublicKey[], now: Date): Promise<void> => {
+  await database.entities.signingKeys.put({ purpose: 'access-token', keys: [...keys], updatedAt: now.toISOString() }).go();
+};
+
+const KEYSET_FILE = 'signing-keys.json';
+
+export const readKeysetFile = async (dir: string): Promise<Keyset | null> => {
+  try {
+    return parseKeyset(await readFile(join(dir, KEYSET_FILE), 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+};
+
+/** Writes the keyset beside the file, 0600, then moves it in (replacing) or links it in (only if absent). */
+const placeKeysetFile = async (dir: string, keyset: Keyset, how: 'replace' | 'create'): Promise<boolean> => {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, KEYSET_FILE);
+  const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(temp, `${JSON.stringify(keyset, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  if (how === 'replace') {
+    await rename(temp, file);
+    return true;
+  }
+  try {
+    await link(temp, file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false; // another process made it first
+    throw error;
+  } finally {
+    await unlink(temp);
+  }
+};
+
+/**
+ * The local keyset: DATA_DIR/signing-keys.json, made with one key on first use, and its public keys
+ * published (added to the item) before this process signs with any of them.
+ */
+export const localKeyset = async (database: Db, dir: string, now: Date): Promise<Keyset> => {
+  let keyset = await readKeysetFile(dir);
+  if (!keyset) {
+    await placeKeysetFile(dir, { keys: [await newKey(ALGORITHMS[0] ?? 'EdDSA', now)] }, 'create');
+    keyset = (await readKeysetFile(dir)) as Keyset;
+  }
+  const published = (await readPublishedKeys(database, true)) ?? [];
+  const missing = publicKeysOf(keyset).filter((k) => !published.some((p) => p.kid === k.kid && p.x === k.x));
+  if (missing.length > 0) {
+    // Added, not replaced: a racing process's key stays published until the next rotation.
+    await publishKeys(database, [...published.filter((p) => !missing.some((m) => m.kid === p.kid)), ...missing], now);
+  }
+  return keyset;
+};
+
+/** `npm run keys:rotate`: publishes the rotated public keys first, then makes the new key the signing one. */
+export const rotateLocalKeys = async (database: Db, dir: string, now: Date): Promise<Keyset> => {
+  const next = await rotateKeyset(await localKeyset(database, dir, now), now);
+  await publishKeys(database, publicKeysOf(next), now);
+  await placeKeysetFile(dir, next, 'replace');
+  forgetCachedKeys(); // this process knows at once; others within CACHE_MAX_AGE_MS
+  return next;
+};
+
+let secretsClient: SecretsManagerClient | undefined;
+/** Timeouts and attempts like the DynamoDB client: a hung Secrets Manager is a 503, not a gateway timeout. */
+export const secretsManager = (): SecretsManagerClient =>
+  (secretsClient ??= new SecretsManagerClient({
+    region: config.region,
+    maxAttempts: 3,
+    requestHandler: new NodeHttpHandler({ connectionTimeout: 1000, requestTimeout: 2000, throwOnRequestTimeout: true }),
+  }));
+
+/** The string value of one version of a secret (AWSCURRENT unless asked otherwise). */
+export const secretString = async (sm: SecretsManagerClient, input: { SecretId: string; VersionId?: string; VersionStage?: string }) => {
+  const { SecretString } = await sm.send(new GetSecretValueCommand(input));
+  if (!SecretString) throw new Error('the signing key secret has no string value');
+  return SecretString;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Per-process caches.
+
+/** One value per process, reloaded when older than the age asked for; a failed load is not kept. */
+export class KeyCache<T> {
+  private entry: { value: Promise<T>; at: number } | undefined;
+  private readonly load: () => Promise<T>;
+  private readonly clock: () => number;
+
+  constructor(load: () => Promise<T>, clock: () => number = Date.now) {
+    this.load = load;
+    this.clock = clock;
+  }
+
+  get(maxAgeMs = CACHE_MAX_AGE_MS): Promise<T> {
+    const now = this.clock();
+    if (!this.entry || now - this.entry.at >= maxAgeMs) {
+      const entry = { value: this.load(), at: now };
+      entry.value.catch(() => {
+        if (this.entry === entry) this.entry = undefined;
+      });
+      this.entry = entry;
+    }
+    return this.entry.value;
+  }
+
+  forget(): void {
+    this.entry = undefined;
+  }
+}
+
+/** Local mode: DynamoDB Local and no secret. Deployed, a missing key is an outage, never made up. */
+const isLocal = (): boolean => !config.signingKeySecretArn && Boolean(config.dynamodbEndpoint);
+
+const unavailable = (error: unknown): never => {
+  log.error('signing keys unavailable', error);
+  throw new AppError('unavailable', undefined, { headers: { 'Retry-After': '5' } });
+};
+
+interface Signer {
+  kid: string;
+  alg: Algorithm;
+  key: CryptoKey;
+}
+
+const signers = new KeyCache<Signer>(async () => {
+  const arn = config.signingKeySecretArn;
+  let keyset: Keyset;
+  if (arn) keyset = parseKeyset(await secretString(secretsManager(), { SecretId: arn }));
+  else if (isLocal()) keyset = await localKeyset(sharedDb(), config.dataDir, new Date());
+  else throw new Error('SIGNING_KEY_SECRET_ARN is not set: this function cannot sign');
+  const key = signingKeyOf(keyset);
+  if (!key) throw new Error('the keyset has no key to sign with');
+  return { kid: key.kid, alg: key.alg, key: (await importJWK(key.privateJwk, key.alg)) as CryptoKey };
+});
+
+interface Verifiers {
+  keys: PublicKey[];
+  imported: Map<string, Promise<CryptoKey>>;
+}
+
+const verifiers = new KeyCache<Verifiers>(async () => {
+  let keys = await readPublishedKeys(sharedDb());
+  if (!keys && isLocal()) {
+    await localKeyset(sharedDb(), config.dataDir, new Date());
+    keys = await readPublishedKeys(sharedDb(), true);
+  }
+  if (!keys) throw new Error('no public signing keys are published');
+  return { keys, imported: new Map() };
+});
+
+/** The key that signs access tokens now (503 `unavailable` when it cannot be loaded). */
+export const currentSigningKey = (): Promise<Signer> => signers.get().catch(unavailable);
+
+const findKey = (set: Verifiers, kid: string, alg: string, now: Date): PublicKey | undefined =>
+  set.keys.find((k) => k.kid === kid && k.alg === alg && ALGORITHMS.includes(k.alg) && stillVerifies(k, now));
+
+/**
+ * The public key of ours named `kid`, for `alg`, if verifiers accept it now; undefined otherwise.
+ * An unknown kid reloads the published keys once (at most every RELOAD_MIN_INTERVAL_MS): it may
+ * be a key published since this process loaded them.
+ */
+export const verificationKey = async (kid: unknown, alg: unknown, now = new Date()): Promise<CryptoKey | undefined> => {
+  if (typeof kid !== 'string' || !KID.test(kid) || typeof alg !== 'string') return undefined;
+  let set = await verifiers.get().catch(unavailable);
+  let found = findKey(set, kid, alg, now);
+  if (!found && !set.keys.some((k) => k.kid === kid)) {
+    set = await verifiers.get(RELOAD_MIN_INTERVAL_MS).catch(unavailable);
+    found = findKey(set, kid, alg, now);
+  }
+  if (!found) return undefined;
+  const id = `${found.kid}.${found.x}`;
+  let imported = set.imported.get(id);
+  if (!imported) {
+    const { kty, crv, x, y } = found;
+    imported = importJWK({ kty, crv, x, ...(y ? { y } : {}) }, found.alg) as Promise<CryptoKey>;
+    set.imported.set(id, imported);
+  }
+  return imported;
+};
+
+/** The JWK Set other verifiers fetch: the published item, at most JWKS_CACHE_MS old. */
+export const publishedJwks = async (now = new Date()): Promise<{ keys: JWK[] }> =>
+  jwksOf((await verifiers.get(JWKS_CACHE_MS).catch(unavailable)).keys, now);
+
+/** Drops this process's cached keys (after a rotation made here, and in tests). */
+export const forgetCachedKeys = (): void => {
+  signers.forget();
+  verifiers.forget();
+};

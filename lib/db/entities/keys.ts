@@ -1,0 +1,40 @@
+import { Entity } from 'electrodb';
+import { KEYS } from '../table.ts';
+
+/**
+ * The public halves of the access-token signing keys, in one item with a fixed key: what every
+ * verifier and the JWKS route read (GetItem, cached per process). Written only by whoever holds
+ * the private keys (the rotation function deployed, the local keyset locally), always before the
+ * key it adds signs anything. Never holds private members: docs/keys.md.
+ */
+export const signingKeys = () =>
+  new Entity({
+    model: { entity: 'signingKeys', version: '1', service: 'roster' },
+    attributes: {
+      /** The one keyset there is: access tokens. */
+      purpose: { type: ['access-token'] as const, required: true, readOnly: true },
+      keys: {
+        type: 'list',
+        required: true,
+        items: {
+          type: 'map',
+          properties: {
+            kid: { type: 'string', required: true },
+            alg: { type: ['EdDSA', 'ES256'] as const, required: true },
+            kty: { type: ['OKP', 'EC'] as const, required: true },
+            crv: { type: ['Ed25519', 'P-256'] as const, required: true },
+            x: { type: 'string', required: true },
+            /** EC keys only. */
+            y: { type: 'string' },
+            createdAt: { type: 'string', required: true },
+            /** When the key stopped (or will stop) signing; verifiers accept it for a token lifetime after. */
+            retiredAt: { type: 'string' },
+          },
+        },
+      },
+      updatedAt: { type: 'string', required: true },
+    },
+    indexes: {
+      primary: { pk: { field: KEYS.pk, composite: ['purpose'] }, sk: { field: KEYS.sk, composite: [] } },
+    },
+  });

@@ -1,0 +1,36 @@
+import { Entity } from 'electrodb';
+import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
+
+/** What a rate-limit item counts: a per-address token bucket, or one account's password attempts. */
+export const LIMIT_SCOPES = ['signin-ip', 'signup-ip', 'refresh-ip', 'account'] as const;
+export type LimitScope = (typeof LIMIT_SCOPES)[number];
+
+/**
+ * One rate-limit state item per (scope, subject); the subject is the SHA-256 hex of the source IP
+ * or of the normalised e-mail (hex survives ElectroDB's key lowercasing). Every change is one
+ * conditional UpdateItem (lib/auth/limits.ts), so concurrent Lambda instances never lose a count.
+ * `ttl` is housekeeping only: the code treats a state past its time as empty.
+ */
+export const rateLimit = () =>
+  new Entity({
+    model: { entity: 'rateLimit', version: '1', service: 'roster' },
+    attributes: {
+      scope: { type: LIMIT_SCOPES, required: true, readOnly: true },
+      subject: { type: 'string', required: true, readOnly: true },
+      /** Token bucket (GCRA): the theoretical arrival time, epoch milliseconds. */
+      tat: { type: 'number' },
+      /** Account: consecutive attempts not followed by a success (each counts from its admission). */
+      fails: { type: 'number' },
+      /** Account: epoch milliseconds before which no attempt is admitted (the back-off). */
+      until: { type: 'number' },
+      /**
+       * Account: one entry per failed or in-flight attempt of the last hour, its admission time in
+       * epoch ms times 1000 plus a random 0-999 (set members must differ).
+       */
+      recent: { type: 'set', items: 'number' },
+      ttl: { type: 'number', field: TTL_ATTRIBUTE },
+    },
+    indexes: {
+      primary: { pk: { field: KEYS.pk, composite: ['scope', 'subject'] }, sk: { field: KEYS.sk, composite: [] } },
+    },
+  });

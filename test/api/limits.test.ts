@@ -1,0 +1,254 @@
+/**
+ * Brute-force protection through the local server (SECURITY-TESTS.md A1, A3–A6, 1.2): the
+ * per-account back-off and hourly cap, the per-IP buckets of sign-in and sign-up, a limiter that
+ * cannot reach DynamoDB, and the common-password list at sign-up. Each test sends from its own
+ * loopback address (127.0.N.M), which the local server passes on as API Gateway's sourceIp. The
+ * server runs in this process, so freezing `Date` here freezes the handlers' clock.
+ */
+import { request } from 'node:http';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { accountSubject } from '../../lib/auth/limits.ts';
+import { config } from '../../lib/config.ts';
+import { db } from '../../lib/db/service.ts';
+import { type Reply, freshEmail, signUp, useApi } from '../helpers/api.ts';
+
+// These tests assume the default limits, whatever the shared test setup sets: config reads the
+// environment once, when it is first imported, which happens after this.
+vi.hoisted(() => {
+  for (const name of Object.keys(process.env)) if (name.startsWith('RATE_LIMIT_')) Reflect.deleteProperty(process.env, name);
+});
+
+const api = useApi();
+
+/** POSTs JSON from the loopback address `ip`. */
+const post = (ip: string, path: string, json: unknown, headers: Record<string, string> = {}): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const req = request(
+      new URL(path, api.url),
+      { method: 'POST', localAddress: ip, agent: false, headers: { 'content-type': 'application/json', accept: 'application/json', ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const replyHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) replyHeaders.set(name, String(value));
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // left as text for the assertion messages
+          }
+          resolve({ status: res.statusCode ?? 0, headers: replyHeaders, body });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(json));
+  });
+
+const signIn = (ip: string, email: string, password: string, headers?: Record<string, string>) =>
+  post(ip, '/api/auth/signin', { email, password }, headers);
+
+const WRONG = 'not the password at all';
+
+/** "401 invalid_credentials", "429 rate_limited 1" (with Retry-After), "200". */
+const outcome = (r: Reply): string =>
+  [r.status, r.body?.error?.code, r.headers.get('retry-after') ?? undefined].filter((part) => part !== undefined).join(' ');
+
+const tally = (replies: Reply[]): Record<string, number> => {
+  const counts: Record<string, number> = {};
+  for (const r of replies) counts[outcome(r)] = (counts[outcome(r)] ?? 0) + 1;
+  return counts;
+};
+
+/** Runs `count` calls, at most `width` at a time. */
+const batched = async <T,>(count: number, width: number, call: (i: number) => Promise<T>): Promise<T[]> => {
+  const results: T[] = [];
+  for (let start = 0; start < count; start += width) {
+    results.push(...(await Promise.all(Array.from({ length: Math.min(width, count - start) }, (_, j) => call(start + j)))));
+  }
+  return results;
+};
+
+/** Freezes the clock of this process (and so of the handlers) at `ms`; timers keep running. */
+const freeze = (ms = Date.now()) => vi.useFakeTimers({ toFake: ['Date'], now: ms });
+const advance = (ms: number) => vi.setSystemTime(Date.now() + ms);
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+/** Seeds an account's limiter state directly (for states that take an hour to reach). */
+const seedAccount = (email: string, state: { fails: number; until: number; recent?: number[] }) =>
+  db()
+    .entities.rateLimit.update({ scope: 'account', subject: accountSubject(email) })
+    .set({ ...state, ttl: Math.ceil(Date.now() / 1000) + 86_400 })
+    .go();
+
+describe('sign-in: one answer for unknown e-mails and wrong passwords (A1)', () => {
+  it('gives the same status, code, message and headers', async () => {
+    const user = await signUp(api, 'a1');
+    const ip = '127.0.1.1';
+    const wrong = await signIn(ip, user.email, WRONG);
+    const unknown = await signIn(ip, freshEmail('nobody'), WRONG);
+    const spaced = await signIn(ip, `  ${user.email.toUpperCase()} `, WRONG);
+    const comparable = (r: Reply) => ({
+      status: r.status,
+      body: r.body,
+      headers: [...r.headers].filter(([name]) => !['x-request-id', 'date'].includes(name)),
+    });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error.code).toBe('invalid_credentials');
+    expect(comparable(unknown)).toEqual(comparable(wrong));
+    expect(comparable(spaced)).toEqual(comparable(wrong));
+  });
+});
+
+describe('per-account back-off (A3)', () => {
+  it('refuses after 5 failures with Retry-After, the right password too, and lets it through after the wait', async () => {
+    const user = await signUp(api, 'backoff');
+    const ip = '127.0.2.1';
+    freeze();
+    for (let i = 0; i < 5; i++) expect(outcome(await signIn(ip, user.email, WRONG)), `failure ${i + 1}`).toBe('401 invalid_credentials');
+    const limited = await signIn(ip, user.email, WRONG);
+    expect(outcome(limited)).toBe('429 rate_limited 1');
+    const right = await signIn(ip, user.email, user.password);
+    expect(outcome(right)).toBe('429 rate_limited 1');
+    expect(right.body).toEqual(limited.body);
+    expect(right.body.error.message).toMatch(/too many/i);
+
+    advance(1000);
+    expect(outcome(await signIn(ip, user.email, WRONG))).toBe('401 invalid_credentials');
+    expect(outcome(await signIn(ip, user.email, user.password))).toBe('429 rate_limited 2');
+    advance(1999);
+    expect(outcome(await signIn(ip, user.email, user.password))).toBe('429 rate_limited 1');
+    advance(1);
+    expect(outcome(await signIn(ip, user.email, user.password))).toBe('200');
+
+    // The success reset the consecutive count: 5 more failures before the next back-off.
+    for (let i = 0; i < 5; i++) expect(outcome(await signIn(ip, user.email, WRONG))).toBe('401 invalid_credentials');
+    expect(outcome(await signIn(ip, user.email, WRONG))).toBe('429 rate_limited 1');
+  });
+
+  it('limits an unknown e-mail exactly like a known one', async () => {
+    const ip = '127.0.2.2';
+    const nobody = freshEmail('nobody');
+    freeze();
+    const replies = [];
+    for (let i = 0; i < 6; i++) replies.push(outcome(await signIn(ip, nobody, WRONG)));
+    expect(replies).toEqual([...Array<string>(5).fill('401 invalid_credentials'), '429 rate_limited 1']);
+  });
+
+  it('waits at most 15 minutes: no permanent lockout', async () => {
+    const victim = await signUp(api, 'lockout');
+    const ip = '127.0.2.3';
+    freeze();
+    await seedAccount(victim.email, { fails: 40, until: Date.now() + 900_000 });
+    expect(outcome(await signIn(ip, victim.email, victim.password))).toBe('429 rate_limited 900');
+    advance(900_000);
+    expect(outcome(await signIn(ip, victim.email, victim.password))).toBe('200');
+  });
+
+  it('takes no more than 100 failures in any 60 minutes', async () => {
+    const victim = await signUp(api, 'hourly');
+    const ip = '127.0.2.4';
+    freeze();
+    const now = Date.now();
+    // 100 failures in the last hour, the oldest 59 minutes ago, and no back-off running.
+    const recent = Array.from({ length: 100 }, (_, i) => (now - 59 * 60_000 + i * 1000) * 1000 + i);
+    await seedAccount(victim.email, { fails: 0, until: 0, recent });
+    expect(outcome(await signIn(ip, victim.email, victim.password))).toBe('429 rate_limited 60');
+    advance(60_000);
+    expect(outcome(await signIn(ip, victim.email, victim.password))).toBe('200');
+  });
+
+  it('evaluates at most 5 of 200 concurrent wrong passwords for one account, with no 5xx (A5)', async () => {
+    const victim = await signUp(api, 'race');
+    freeze();
+    // 10 addresses × 20 requests: every per-IP bucket has room, so only the account limit binds.
+    const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => signIn(`127.0.3.${1 + (i % 10)}`, victim.email, WRONG)));
+    const counts = tally(replies);
+    expect(replies.filter((r) => r.status >= 500), JSON.stringify(counts)).toEqual([]);
+    expect(counts['401 invalid_credentials']).toBeLessThanOrEqual(config.accountFreeFailures);
+    expect(counts).toEqual({ '401 invalid_credentials': 5, '429 rate_limited 1': 195 });
+    expect(outcome(await signIn('127.0.3.11', victim.email, victim.password))).toBe('429 rate_limited 1');
+  });
+});
+
+describe('per-IP buckets (A4, A6)', () => {
+  it('sign-in: 30 attempts per address, whatever the e-mails, then 429; one more per 10 s; other addresses unaffected', async () => {
+    const ip = '127.0.4.1';
+    freeze();
+    const first = await batched(30, 10, () => signIn(ip, freshEmail('stuffing'), WRONG));
+    expect(tally(first)).toEqual({ '401 invalid_credentials': 30 });
+    expect(outcome(await signIn(ip, freshEmail('stuffing'), WRONG))).toBe('429 rate_limited 10');
+
+    // Forwarding headers are the client's word: they change nothing (A6).
+    for (const [i, headers] of ([
+      { 'x-forwarded-for': '198.51.100.1' },
+      { 'x-real-ip': '198.51.100.2' },
+      { forwarded: 'for=198.51.100.3' },
+      { 'x-forwarded-for': '198.51.100.4, 127.0.4.2', 'x-real-ip': '198.51.100.4', forwarded: 'for="[2001:db8::1]"' },
+    ] as Record<string, string>[]).entries()) {
+      expect(outcome(await signIn(ip, freshEmail(`spoof${i}`), WRONG, headers))).toBe('429 rate_limited 10');
+    }
+    expect(outcome(await signIn('127.0.4.2', freshEmail('elsewhere'), WRONG))).toBe('401 invalid_credentials');
+
+    advance(10_000);
+    expect(outcome(await signIn(ip, freshEmail('stuffing'), WRONG))).toBe('401 invalid_credentials');
+    expect(outcome(await signIn(ip, freshEmail('stuffing'), WRONG))).toBe('429 rate_limited 10');
+
+    // Sign-up has its own bucket.
+    const signup = await post(ip, '/api/auth/signup', { email: freshEmail('own-bucket'), password: 'a long enough secret', firstName: 'A', lastName: 'B' });
+    expect(signup.status).toBe(201);
+  });
+
+  it('sign-up: 30 accounts per address, then 429 with Retry-After; other addresses unaffected', async () => {
+    const ip = '127.0.4.3';
+    const body = () => ({ email: freshEmail('spam'), password: 'a long enough secret', firstName: 'S', lastName: 'P' });
+    freeze();
+    const first = await batched(30, 6, () => post(ip, '/api/auth/signup', body()));
+    expect(tally(first)).toEqual({ '201': 30 });
+    expect(outcome(await post(ip, '/api/auth/signup', body()))).toBe('429 rate_limited 10');
+    expect(outcome(await post(ip, '/api/auth/signup', body(), { 'x-forwarded-for': '198.51.100.9' }))).toBe('429 rate_limited 10');
+    expect((await post('127.0.4.4', '/api/auth/signup', body())).status).toBe(201);
+  });
+});
+
+describe('when the limiter cannot reach DynamoDB', () => {
+  it('fails closed: 503 with Retry-After, for the right password too', async () => {
+    const user = await signUp(api, 'closed');
+    const send = DynamoDBDocumentClient.prototype.send;
+    vi.spyOn(DynamoDBDocumentClient.prototype, 'send').mockImplementation(function (this: DynamoDBDocumentClient, ...args: unknown[]) {
+      const key = (args[0] as { input?: { Key?: { pk?: unknown } } }).input?.Key?.pk;
+      // Only the limiter's items (ElectroDB keys them `$roster#scope_…`) are out of reach.
+      if (typeof key === 'string' && key.startsWith('$roster#scope_')) return Promise.reject(new Error('connect ECONNREFUSED'));
+      return (send as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    } as never);
+    const res = await signIn('127.0.5.1', user.email, user.password);
+    expect(outcome(res)).toBe('503 unavailable 1');
+    expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|roster|scope/);
+    const signup = await post('127.0.5.1', '/api/auth/signup', { email: freshEmail(), password: 'a long enough secret', firstName: 'A', lastName: 'B' });
+    expect(outcome(signup)).toBe('503 unavailable 1');
+    vi.restoreAllMocks();
+    expect(outcome(await signIn('127.0.5.1', user.email, user.password))).toBe('200');
+  });
+});
+
+describe('common passwords at sign-up', () => {
+  it('refuses the most common passwords with 422 on `password`, and takes a strong passphrase', async () => {
+    const ip = '127.0.6.1';
+    for (const password of ['password', '12345678', 'qwerty123', 'PASSWORD']) {
+      const res = await post(ip, '/api/auth/signup', { email: freshEmail('common'), password, firstName: 'C', lastName: 'P' });
+      expect(res.status, password).toBe(422);
+      expect(res.body.error.code).toBe('validation_failed');
+      expect(Object.keys(res.body.error.fields)).toEqual(['password']);
+    }
+    const strong = await post(ip, '/api/auth/signup', { email: freshEmail('strong'), password: 'plaid walrus orbits quietly', firstName: 'S', lastName: 'P' });
+    expect(strong.status).toBe(201);
+  });
+});

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { db } from '../../lib/db/service.ts';
+import { type TestUser, addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
+
+/**
+ * DynamoDB requests per endpoint, counted by an SDK middleware on the client the handlers use
+ * (the local server runs them in this process). The session check rides in each request's first
+ * read, so no authenticated endpoint pays a request for it. These counts are the contract of
+ * docs/data-model.md; a change that adds a request shows up here.
+ */
+const api = useApi();
+let counted: string[] = [];
+
+beforeAll(() => {
+  db().documents.middlewareStack.add(
+    (next, context) => (args) => {
+      counted.push(context.commandName as string);
+      return next(args);
+    },
+    { step: 'initialize', name: 'countRequests' },
+  );
+});
+afterAll(() => db().documents.middlewareStack.remove('countRequests'));
+
+const requestsOf = async (call: () => Promise<{ status: number }>, status = 200) => {
+  counted = [];
+  const res = await call();
+  expect(res.status).toBe(status);
+  // Signing keys are cached per process; reading them is not part of a warm request.
+  return counted.map((name) => name.replace(/Command$/, ''));
+};
+
+describe('DynamoDB requests per endpoint (warm)', () => {
+  let owner: TestUser;
+  let member: TestUser;
+  let slug: string;
+  let memberId: number;
+  let inviteId: number;
+
+  beforeAll(async () => {
+    owner = await signUp(api);
+    member = await signUp(api);
+    slug = (await createTeam(api, owner)).slug;
+    memberId = await addMember(api, slug, owner, member, 'MEMBER');
+    await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: freshEmail(), role: 'MEMBER' } });
+    inviteId = (await api.call('GET', `/api/teams/${slug}/invites`, { token: owner.token })).body.data[0].id;
+    // Warm every handler module and key cache once.
+    await api.call('GET', '/api/auth/user', { token: owner.token });
+  });
+
+  it.each([
+    ['GET /api/auth/user', () => api.call('GET', '/api/auth/user', { token: owner.token }), ['BatchGetItem']],
+    ['GET /api/teams', () => api.call('GET', '/api/teams', { token: owner.token }), ['Query', 'BatchGetItem']],
+    ['GET /api/teams/{slug}', () => api.call('GET', `/api/teams/${slug}`, { token: owner.token }), ['BatchGetItem', 'BatchGetItem']],
+    ['GET /api/teams/{slug}/members', () => api.call('GET', `/api/teams/${slug}/members`, { token: owner.token }), ['BatchGetItem', 'BatchGetItem', 'Query', 'BatchGetItem']],
+    ['GET /api/teams/{slug}/invites', () => api.call('GET', `/api/teams/${slug}/invites`, { token: owner.token }), ['BatchGetItem', 'BatchGetItem', 'Query', 'BatchGetItem']],
+    ['GET /api/teams/{slug}/invites/{id}', () => api.call('GET', `/api/teams/${slug}/invites/${inviteId}`, { token: owner.token }), ['BatchGetItem', 'BatchGetItem', 'Query', 'BatchGetItem']],
+    ['GET /api/invites', () => api.call('GET', '/api/invites', { token: member.token }), ['Query', 'BatchGetItem']],
+    ['GET /api/auth/sessions', () => api.call('GET', '/api/auth/sessions', { token: owner.token }), ['BatchGetItem', 'Query']],
+    ['PUT /api/teams/{slug} (name)', () => api.call('PUT', `/api/teams/${slug}`, { token: owner.token, json: { name: 'Renamed', slug } }), ['BatchGetItem', 'BatchGetItem', 'TransactWriteItems']],
+    ['PUT …/members/{memberId}', () => api.call('PUT', `/api/teams/${slug}/members/${memberId}`, { token: owner.token, json: { role: 'ADMIN' } }), ['BatchGetItem', 'BatchGetItem', 'Query', 'TransactWriteItems']],
+  ] as const)('%s', async (_, call, expected) => {
+    expect(await requestsOf(call)).toEqual(expected);
+  });
+
+  it('POST /api/teams: the user and the session in one read, then one transaction', async () => {
+    expect(await requestsOf(() => api.call('POST', '/api/teams', { token: owner.token, json: { name: 'N', slug: `${slug}-x` } }), 201)).toEqual([
+      'BatchGetItem',
+      'TransactWriteItems',
+    ]);
+  });
+
+  it('accept: the invite, the user and the session in one read, then one transaction', async () => {
+    const guest = await signUp(api);
+    await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: guest.email, role: 'MEMBER' } });
+    const uuid = (await api.call('GET', '/api/invites', { token: guest.token })).body.data[0].uuid;
+    expect(await requestsOf(() => api.call('POST', `/api/invites/${uuid}/accept`, { token: guest.token }))).toEqual(['BatchGetItem', 'TransactWriteItems']);
+  });
+
+  it('refresh: the address bucket, the token, then its session and user, then one transaction', async () => {
+    const user = await signUp(api);
+    expect(await requestsOf(() => api.call('POST', '/api/auth/refresh', { json: { refresh_token: user.refreshToken } }))).toEqual([
+      'UpdateItem',
+      'GetItem',
+      'BatchGetItem',
+      'TransactWriteItems',
+    ]);
+  });
+
+  it('sign-in: two limiter updates, the e-mail and the user, the reset, then one transaction', async () => {
+    const user = await signUp(api);
+    expect(await requestsOf(() => api.call('POST', '/api/auth/signin', { json: { email: user.email, password: user.password } }))).toEqual([
+      'UpdateItem',
+      'UpdateItem',
+      'GetItem',
+      'GetItem',
+      'UpdateItem',
+      'TransactWriteItems',
+    ]);
+  });
+
+  it('sign-up: the address bucket, then one transaction', async () => {
+    const json = { email: freshEmail(), password: 'a sound passphrase', firstName: 'S', lastName: 'U' };
+    expect(await requestsOf(() => api.call('POST', '/api/auth/signup', { json }), 201)).toEqual(['UpdateItem', 'TransactWriteItems']);
+  });
+
+  it('sign-out: one conditional delete is both the session check and the sign-out', async () => {
+    const user = await signUp(api);
+    expect(await requestsOf(() => api.call('POST', '/api/auth/signout', { token: user.token }))).toEqual(['DeleteItem']);
+  });
+});
