@@ -10,8 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { type JsonWebKey, createPublicKey, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type CryptoKey, type JWK, SignJWT, createLocalJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+import { type CryptoKey, type JWK, createLocalJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Forgery, forgeToken } from '../helpers/forge.ts';
 import {
   LEEWAY_SECONDS,
   type PrivateKey,
@@ -55,20 +56,8 @@ let user: TestUser;
 /** The claims the server issued to `user`. */
 let issued: Record<string, unknown>;
 
-interface Forgery {
-  header?: Record<string, unknown>;
-  claims?: Record<string, unknown>;
-  omit?: string[];
-  key?: CryptoKey | Uint8Array;
-}
 /** A token like the server's for `user` (our key and kid unless told otherwise), with the changes given. */
-const forge = async ({ header = {}, claims = {}, omit = [], key }: Forgery = {}): Promise<string> => {
-  const payload = Object.fromEntries(
-    Object.entries({ ...issued, iat: epoch(), exp: epoch() + 600, ...claims }).filter(([name]) => !omit.includes(name)),
-  );
-  const signer = await currentSigningKey();
-  return new SignJWT(payload).setProtectedHeader({ alg: signer.alg, typ: 'at+jwt', kid: signer.kid, ...header }).sign(key ?? signer.key);
-};
+const forge = (forgery: Forgery = {}): Promise<string> => forgeToken({ ...issued, iat: epoch(), exp: epoch() + 600 }, forgery);
 
 const attackerKey = async (): Promise<{ key: CryptoKey; jwk: JWK }> => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');

@@ -13,6 +13,7 @@ import type { Actor } from '../../lib/auth/actor.ts';
 import { AUDIENCE, signAccessToken, tokenFromAuthorization, verifyAccessToken } from '../../lib/auth/tokens.ts';
 import { config } from '../../lib/config.ts';
 import { AppError } from '../../lib/errors.ts';
+import { type Forgery, forgeToken } from '../helpers/forge.ts';
 
 const RUNS = { seed: 42, numRuns: 100 } as const;
 
@@ -152,20 +153,8 @@ const goodClaims = (): Record<string, unknown> => ({
   session_id: randomUUID(),
 });
 
-interface Forgery {
-  header?: Record<string, unknown>;
-  claims?: Record<string, unknown>;
-  omit?: string[];
-  /** Another signing key (the header's alg must fit it). */
-  key?: CryptoKey | Uint8Array;
-}
-
-/** A token signed with jose like ours (our key, our kid), with the changes given; with none, the verifier accepts it. */
-const forge = async ({ header = {}, claims = {}, omit = [], key }: Forgery = {}): Promise<string> => {
-  const payload = Object.fromEntries(Object.entries({ ...goodClaims(), ...claims }).filter(([name]) => !omit.includes(name)));
-  const signer = await currentSigningKey();
-  return new SignJWT(payload).setProtectedHeader({ alg: signer.alg, typ: 'at+jwt', kid: signer.kid, ...header }).sign(key ?? signer.key);
-};
+/** A token like ours over good claims, with the changes given. */
+const forge = (forgery: Forgery = {}): Promise<string> => forgeToken(goodClaims(), forgery);
 
 /** Our published public key, as an attacker can fetch it. */
 const ourPublicJwk = async (): Promise<JWK> => {
