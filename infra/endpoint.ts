@@ -88,13 +88,15 @@ export class Endpoint extends NodejsFunction {
 
   /**
    * Exactly these DynamoDB actions on the table and on the named indexes (a Query on an index
-   * needs the index ARN). Not `table.grant*`: those add more actions and `<table>/index/*`.
+   * needs the index ARN). Not `table.grant*`: those add more actions and `<table>/index/*`. With
+   * `partitions`, only items whose partition key is one of these (`dynamodb:LeadingKeys`).
    */
-  allowTable(table: ITable, actions: readonly DynamoAction[], indexes: readonly IndexName[]): void {
+  allowTable(table: ITable, actions: readonly DynamoAction[], indexes: readonly IndexName[], partitions?: readonly string[]): void {
     this.addToRolePolicy(
       new PolicyStatement({
         actions: actions.map((action) => `dynamodb:${action}`),
         resources: [table.tableArn, ...indexes.map((index) => `${table.tableArn}/index/${index}`)],
+        ...(partitions ? { conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...partitions] } } } : {}),
       }),
     );
   }

@@ -16,6 +16,7 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { CfnRotationSchedule, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { signingKeysPartitionKey } from '../lib/db/entities/keys.ts';
 import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, TTL_ATTRIBUTE } from '../lib/db/table.ts';
 import { FALLBACK, ROUTES, type RouteName } from '../lib/http/routes.ts';
 import { Endpoint, LOG_RETENTION } from './endpoint.ts';
@@ -33,8 +34,11 @@ export const KEY_ROTATION_DAYS = 30;
 /** The function Secrets Manager calls to rotate the signing keys (functions/keys-rotate.ts); not a route. */
 export const KEY_ROTATION = 'keys-rotate';
 
-/** The routes that take a password: a flood there costs a password hash per request. */
-export const CREDENTIAL_ROUTES: readonly RouteName[] = ['auth-signup', 'auth-signin'];
+/**
+ * The routes that check a credential: a password (sign-up, sign-in, a password change, where a
+ * flood costs a password hash per request) or a refresh token. They get the stricter throttle.
+ */
+export const CREDENTIAL_ROUTES: readonly RouteName[] = ['auth-signup', 'auth-signin', 'auth-refresh', 'auth-user-update'];
 
 /** One JSON line per request. No header, query or body variable: those carry tokens and passwords. */
 export const ACCESS_LOG_FIELDS = {
@@ -185,13 +189,14 @@ export class RosterStack extends Stack {
 
   /**
    * The rotation function and its schedule. It may rotate this one secret (the four rotation
-   * actions) and write the public keys item (GetItem, PutItem); only Secrets Manager may invoke
-   * it, and only for this secret. Not CDK's RotationSchedule, which would also grant
-   * GetRandomPassword on `*` and let Secrets Manager invoke it for any secret.
+   * actions) and read and write the public keys item: GetItem and PutItem on that item's
+   * partition only (`dynamodb:LeadingKeys`, the value taken from the ElectroDB entity). Only
+   * Secrets Manager may invoke it, and only for this secret. Not CDK's RotationSchedule, which
+   * would also grant GetRandomPassword on `*` and let Secrets Manager invoke it for any secret.
    */
   private rotateKeys(secret: Secret, table: Table): Endpoint {
     const fn = new Endpoint(this, idOf(KEY_ROTATION), { name: KEY_ROTATION, environment: { TABLE_NAME: table.tableName } });
-    fn.allowTable(table, ['GetItem', 'PutItem'], []);
+    fn.allowTable(table, ['GetItem', 'PutItem'], [], [signingKeysPartitionKey()]);
     fn.allowSecretRotation(secret);
     fn.addPermission('SecretsManagerInvoke', {
       principal: new ServicePrincipal('secretsmanager.amazonaws.com'),

@@ -1,7 +1,7 @@
 import type { Actor } from './auth/actor.ts';
 import { hashPassword, verifyPassword } from './auth/passwords.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
-import { checkPasswordAttempt, limitRefresh, recordPasswordSuccess } from './auth/limits.ts';
+import { checkPasswordAttempt, limitPasswordChange, limitRefresh, recordPasswordSuccess } from './auth/limits.ts';
 import {
   type ClientInfo,
   type SessionItem,
@@ -33,16 +33,18 @@ export const getCurrentUser = async (db: Db, actor: Actor) => {
   return userView(u);
 };
 
-/** Ends the sessions whose ids are given (deleting a session revokes its access and refresh tokens). */
-const endSessions = (db: Db, sessionIds: string[]) =>
+/** Ends a user's sessions (deleting a session revokes its access and refresh tokens). */
+const endSessions = (db: Db, userUuid: string, sessionIds: string[]) =>
   untilProcessed(
-    sessionIds.map((sessionId) => ({ sessionId })),
+    sessionIds.map((sessionId) => ({ userUuid, sessionId })),
     (keys) => db.entities.session.delete(keys).go(),
   );
 
-/** Every session of a user, newest last; listed through gsi1, so one made a moment ago may be missing. */
+/** Every session of a user, oldest first: a strongly consistent Query of the user's partition. */
 const sessionsOf = async (db: Db, userUuid: string): Promise<SessionItem[]> =>
-  (await db.entities.session.query.byUser({ userUuid }).go({ pages: 'all', limit: 1000 })).data;
+  (await db.entities.session.query.primary({ userUuid }).go({ pages: 'all', consistent: true })).data.sort((a, b) =>
+    a.createdAt.localeCompare(b.createdAt),
+  );
 
 /**
  * Trades a refresh token for a new pair. The token is rotated: it stops working, and a retry
@@ -57,7 +59,7 @@ export const refresh = async (db: Db, input: RefreshInput, client: ClientInfo, n
   let token = (await db.entities.refreshToken.get({ tokenHash }).go({ consistent: true })).data;
   if (!token) throw expired();
   const [s, u] = await readTogether(db, [
-    [db.entities.session, { sessionId: token.sessionId }],
+    [db.entities.session, { userUuid: token.userUuid, sessionId: token.sessionId }],
     [db.entities.user, { userUuid: token.userUuid }],
   ] as const);
   if (!isRefreshable(s, now.getTime()) || !u || s.userUuid !== token.userUuid) throw expired();
@@ -97,7 +99,7 @@ export const refresh = async (db: Db, input: RefreshInput, client: ClientInfo, n
       return 'retry';
     },
   );
-  if (token?.status === 'ACTIVE') return sessionBody(u, s.sessionId, child, now);
+  if (token?.status === 'ACTIVE') return sessionBody(u, s, child, now);
   return answerRetry(db, parent, token, s, u, now);
 };
 
@@ -112,28 +114,28 @@ const answerRetry = async (
 ) => {
   const { rotatedAt, childSeal } = token ?? {};
   if (rotatedAt !== undefined && childSeal && now.getTime() - rotatedAt <= config.refreshGraceSeconds * 1000) {
-    return sessionBody(u, s.sessionId, openChild(parent, childSeal), new Date(rotatedAt));
+    return sessionBody(u, s, openChild(parent, childSeal), new Date(rotatedAt));
   }
-  await endSessions(db, [s.sessionId]);
+  await endSessions(db, s.userUuid, [s.sessionId]);
   throw new AppError('unauthorized', 'This refresh token was already used; the session has been ended. Sign in again.');
 };
 
 /**
  * Ends the current session, or with `global` every session of the user. The delete of the current
- * session is conditional on it being the caller's: that is the session check. Throws `unauthorized`.
+ * session is conditional on it existing and being live: that is the session check. Throws `unauthorized`.
  */
 export const signOut = async (db: Db, actor: Actor, scope: 'local' | 'global'): Promise<Record<string, never>> => {
   try {
     await db.entities.session
-      .delete({ sessionId: actor.sessionId })
-      .where((a, op) => op.eq(a.userUuid, actor.userUuid))
+      .remove({ userUuid: actor.userUuid, sessionId: actor.sessionId })
+      .where((a, op) => op.gt(a.expiresAt, Math.floor(Date.now() / 1000)))
       .go();
   } catch (error) {
     if (isConditionFailure(error)) throw new AppError('unauthorized');
     throw error;
   }
   actor.sessionChecked = true;
-  if (scope === 'global') await endSessions(db, (await sessionsOf(db, actor.userUuid)).map((s) => s.sessionId));
+  if (scope === 'global') await endSessions(db, actor.userUuid, (await sessionsOf(db, actor.userUuid)).map((s) => s.sessionId));
   return {};
 };
 
@@ -152,15 +154,15 @@ export const listSessions = async (db: Db, actor: Actor, now: Date) => {
     }));
 };
 
-/** Ends one of the caller's sessions. Another user's session id is simply not found. Throws `unauthorized`, `not_found`. */
+/**
+ * Ends one of the caller's sessions. Sessions live under their user's key, so another user's
+ * session id is simply not found. Throws `unauthorized`, `not_found`.
+ */
 export const revokeSession = async (db: Db, actor: Actor, sessionId: string): Promise<Record<string, never>> => {
   if (sessionId === actor.sessionId) return signOut(db, actor, 'local');
   await readAsActor(db, actor, [] as const);
   try {
-    await db.entities.session
-      .delete({ sessionId })
-      .where((a, op) => op.eq(a.userUuid, actor.userUuid))
-      .go();
+    await db.entities.session.remove({ userUuid: actor.userUuid, sessionId }).go();
   } catch (error) {
     if (isConditionFailure(error)) throw notFound('No session with that id.');
     throw error;
@@ -173,7 +175,7 @@ export const revokeSession = async (db: Db, actor: Actor, sessionId: string): Pr
  * session of the user; the current one goes on. Throws `unauthorized`, `validation_failed`,
  * `rate_limited`.
  */
-export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, now: Date) => {
+export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, client: ClientInfo, now: Date) => {
   const [u] = await readAsActor(db, actor, [[db.entities.user, { userUuid: actor.userUuid }]] as const);
   if (!u) throw new AppError('unauthorized');
   const changes: Partial<UserItem> = { updatedAt: isoMillis(now) };
@@ -181,8 +183,10 @@ export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, n
   if (input.lastName !== undefined) changes.lastName = input.lastName;
   if (input.password !== undefined) {
     if (isCommonPassword(input.password)) throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
-    // The current password is guessed under the same limits as a sign-in of this account.
-    const attempt = await checkPasswordAttempt(db, u.email, now);
+    // The current password is guessed under the same limits as a sign-in of this account, and
+    // the two hashes a change costs are capped per address.
+    await limitPasswordChange(db, client.ip, now);
+    const attempt = await checkPasswordAttempt(db, u.email, client.ip, now);
     if (!(await verifyPassword(u.passwordHash, input.currentPassword ?? ''))) {
       throw new AppError('validation_failed', undefined, { fields: { currentPassword: 'is not your current password' } });
     }
@@ -201,8 +205,9 @@ export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, n
     throw error;
   }
   if (input.password !== undefined) {
+    // Strongly consistent: every session committed before the new password is found and ended.
     const others = (await sessionsOf(db, u.userUuid)).filter((s) => s.sessionId !== actor.sessionId);
-    await endSessions(db, others.map((s) => s.sessionId));
+    await endSessions(db, u.userUuid, others.map((s) => s.sessionId));
   }
   return userView({ ...u, ...changes });
 };

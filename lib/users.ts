@@ -57,13 +57,14 @@ export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now
 
 /**
  * Checks the password and opens a session. An unknown e-mail spends the same hashing time as a
- * wrong password and gets the same answer. The source IP's bucket and the account's attempt limit
- * (keyed by e-mail, known or not) are checked before any password is: a limited caller gets 429
- * whatever the password. Throws `rate_limited`, `invalid_credentials`.
+ * wrong password and gets the same answer. The source IP's bucket and the account's attempt limits
+ * (keyed by e-mail, known or not: the back-off per source network, the hourly cap across all of
+ * them) are checked before any password is: a limited caller gets 429 whatever the password.
+ * Throws `rate_limited`, `invalid_credentials`.
  */
 export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now: Date) => {
   await limitSignIn(db, client.ip, now);
-  const attempt = await checkPasswordAttempt(db, input.email, now);
+  const attempt = await checkPasswordAttempt(db, input.email, client.ip, now);
   const claim = (await db.entities.emailClaim.get({ email: input.email }).go({ consistent: true })).data;
   // An unknown e-mail still reads a user (the nil UUID, never assigned): the same requests, the same time.
   const userUuid = claim?.userUuid ?? '00000000-0000-0000-0000-000000000000';
@@ -81,11 +82,17 @@ export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now
     () =>
       db.transaction
         .write((tx) => [
-          tx.user.patch({ userUuid: u.userUuid }).set({ lastSignInAt: signedIn.lastSignInAt }).commit(),
+          // Only while the password checked is still the stored one: a sign-in racing a password
+          // change never opens a session with the old password.
+          tx.user
+            .patch({ userUuid: u.userUuid })
+            .set({ lastSignInAt: signedIn.lastSignInAt })
+            .where((a, op) => op.eq(a.passwordHash, u.passwordHash))
+            .commit(),
           ...session.writes(tx),
         ])
         .go(),
-    // Only the patch has a condition (the user still exists); session ids are fresh UUIDs.
+    // Only the patch has a condition (the user exists with that password); session ids are fresh UUIDs.
     () => new AppError('invalid_credentials'),
   );
   return session.body;

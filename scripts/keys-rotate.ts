@@ -1,9 +1,10 @@
 /**
- * `npm run keys:rotate`: rotates the LOCAL access-token signing keys (docs/keys.md). Adds a new
- * Ed25519 key to DATA_DIR/signing-keys.json and to the public keys item on DynamoDB Local (that
- * first, so no token is signed by a key verifiers cannot find), retires the old one, and drops
- * keys whose tokens have all expired. A running server signs with the new key within 5 minutes;
- * tokens of the old key keep working until they expire. Deployed keys rotate in Secrets Manager.
+ * `npm run keys:rotate`: rotates the LOCAL access-token signing keys in one step (docs/keys.md).
+ * Adds a new Ed25519 key to DATA_DIR/signing-keys.json and to the public keys item on DynamoDB
+ * Local (that first, so no token is signed by a key verifiers cannot find), retires the old one at
+ * now + 10 minutes, and drops keys whose tokens have all expired. A running server signs with the
+ * new key once it has been published for 70 s and its 5-minute key cache has expired; tokens of the
+ * old key keep working until they expire. Deployed keys rotate in Secrets Manager.
  */
 import { resolve } from 'node:path';
 
@@ -24,13 +25,23 @@ if (!endpoint) {
 process.env.DATA_DIR = resolve(process.env.DATA_DIR ?? '.data');
 
 // Imported only now: the modules read the environment when they load.
-const { rotateLocalKeys, signingKeyOf } = await import('../lib/auth/keys.ts');
+const { PUBLICATION_LEAD_MS, newestKeyOf, readPublishedKeys, rotateLocalKeys, signingKeyOf } = await import('../lib/auth/keys.ts');
 const { config } = await import('../lib/config.ts');
 const { db } = await import('../lib/db/service.ts');
 
-const keyset = await rotateLocalKeys(db(), config.dataDir, new Date());
+const now = new Date();
+const keyset = await rotateLocalKeys(db(), config.dataDir, now);
+const published = (await readPublishedKeys(db(), true)) ?? [];
+const signing = signingKeyOf(keyset, published, now);
+const added = newestKeyOf(keyset.keys);
+const from = new Date(now.getTime() + PUBLICATION_LEAD_MS).toISOString();
 console.log(`Rotated the signing keys in ${config.dataDir} and table ${config.tableName} at ${endpoint}.`);
 for (const key of keyset.keys) {
-  const state = key === signingKeyOf(keyset) ? 'signs' : `retired ${key.retiredAt ?? ''}, verifies until its tokens expire`;
+  const state =
+    key === added && key !== signing
+      ? `new: signs from ${from} (once published ${PUBLICATION_LEAD_MS / 1000} s), in a running server within 5 minutes after that`
+      : key === signing
+        ? `signs until the new key takes over${key.retiredAt ? `, at the latest ${key.retiredAt}` : ''}`
+        : `retired ${key.retiredAt ?? ''}, verifies until its tokens expire`;
   console.log(`  ${key.kid}  ${key.alg}  created ${key.createdAt}  ${state}`);
 }

@@ -6,16 +6,18 @@ import { join } from 'node:path';
 import { type CryptoKey, type JWK, calculateJwkThumbprint, importJWK } from 'jose';
 import * as z from 'zod/mini';
 import { config } from '../config.ts';
+import { SIGNING_KEYS_ITEM } from '../db/entities/keys.ts';
 import { type Db, db as sharedDb } from '../db/service.ts';
 import { AppError } from '../errors.ts';
 import { log } from '../log.ts';
 
 /**
- * The access-token signing keys (docs/keys.md). A keyset is a list of keys; the newest one not
- * retired signs, and verifiers accept every key not retired longer ago than a token lives. Private
- * halves: a Secrets Manager secret deployed (read only by the functions that sign), a 0600 file in
- * DATA_DIR locally. Public halves: one DynamoDB item, which every verifier and the JWKS route read.
- * A key is always published before it signs, and no key is ever taken from the token itself.
+ * The access-token signing keys (docs/keys.md). A keyset is a list of keys; signingKeyOf says
+ * which one signs (the newest published long enough, not retired), and verifiers accept every key
+ * not retired longer ago than a token lives. Private halves: a Secrets Manager secret deployed
+ * (read only by the functions that sign), a 0600 file in DATA_DIR locally. Public halves: one
+ * DynamoDB item, which every verifier, the JWKS route and the signers read. A key signs only once
+ * it is published, and no key is ever taken from the token itself.
  */
 
 export const ALGORITHM_PARAMS = {
@@ -50,10 +52,19 @@ export const JWKS_CACHE_MS = 10_000;
 /** Cache-Control max-age of the JWKS document, in seconds. */
 export const JWKS_MAX_AGE_SECONDS = 60;
 /**
- * A retired key may still sign for this long after its rotation: signers keep the old keyset up to
- * CACHE_MAX_AGE_MS, plus time for the rotation's own steps.
+ * How long a key must have been published before it signs, while an older key can still sign: a
+ * JWKS document read just before the key was published may be served by the route's cache for
+ * JWKS_CACHE_MS and then kept by HTTP caches for JWKS_MAX_AGE_SECONDS. A verifier elsewhere behind
+ * such a cache refuses the new kid until then. signingKeyOf applies this.
  */
-export const RETIREMENT_GRACE_MS = CACHE_MAX_AGE_MS + 5 * 60_000;
+export const PUBLICATION_LEAD_MS = JWKS_MAX_AGE_SECONDS * 1000 + JWKS_CACHE_MS;
+/**
+ * A key's retirement is recorded as retiredAt = (when the rotation finishes) + this: until the new
+ * key has been published PUBLICATION_LEAD_MS, signers may choose the old one, and they keep their
+ * choice for CACHE_MAX_AGE_MS (signingKeyOf never chooses a key due to retire sooner than that).
+ * 10 minutes: those 6 min 10 s and a margin.
+ */
+export const RETIREMENT_GRACE_MS = 10 * 60_000;
 
 const KID = /^[A-Za-z0-9_-]{1,64}$/;
 const ISO = z.string().check(z.refine((s) => !Number.isNaN(Date.parse(s)), { error: 'must be a timestamp' }));
@@ -81,6 +92,8 @@ export interface PublicKey {
   x: string;
   y?: string;
   createdAt: string;
+  /** When the key was first written to the item (absent on items written before this was recorded: createdAt then). */
+  publishedAt?: string;
   retiredAt?: string;
 }
 
@@ -105,22 +118,86 @@ const acceptedSince = (now: Date): number => now.getTime() - (config.accessToken
 export const stillVerifies = (key: { retiredAt?: string | undefined }, now: Date): boolean =>
   key.retiredAt === undefined || Date.parse(key.retiredAt) > acceptedSince(now);
 
-/** The newest key not retired, of an algorithm we use. */
-export const signingKeyOf = (keyset: Keyset): PrivateKey | undefined =>
-  keyset.keys
-    .filter((k) => k.retiredAt === undefined && ALGORITHMS.includes(k.alg))
-    .reduce<PrivateKey | undefined>((newest, k) => (!newest || k.createdAt >= newest.createdAt ? k : newest), undefined);
+/** The earlier of two optional timestamps. */
+const earliest = (a: string | undefined, b: string | undefined): string | undefined =>
+  a === undefined ? b : b === undefined || Date.parse(a) <= Date.parse(b) ? a : b;
+
+const publishedAtOf = (key: PublicKey): string => key.publishedAt ?? key.createdAt;
+
+/** The item's entry for a private key: same kid, same public key, same algorithm. */
+const entryOf = (key: PrivateKey, published: readonly PublicKey[]): PublicKey | undefined =>
+  published.find((p) => p.kid === key.kid && p.x === key.privateJwk.x && p.alg === key.alg);
 
 /**
- * One rotation: drops keys whose tokens have all expired, retires the signing key (it may go on
- * signing in warm processes for RETIREMENT_GRACE_MS), and adds a new key, which will sign.
+ * THE signing rule (docs/keys.md, "Signing"), for the keyset and the published item a signer
+ * loaded at `now`. A key can sign if it is of an algorithm we use, published (in the item), and
+ * not retired, nor due to retire within CACHE_MAX_AGE_MS (the signer keeps its choice that long;
+ * the earlier retiredAt of the keyset and the item counts). Of those, the newest one published at
+ * least PUBLICATION_LEAD_MS ago signs. A key published more recently signs only if no key
+ * published earlier can sign (the very first key): then the oldest such key.
  */
-export const rotateKeyset = async (keyset: Keyset, now: Date, alg: Algorithm = ALGORITHMS[0] ?? 'EdDSA'): Promise<Keyset> => {
-  const retiredAt = new Date(now.getTime() + RETIREMENT_GRACE_MS).toISOString();
-  const kept = keyset.keys.filter((k) => stillVerifies(k, now)).map((k) => (k.retiredAt ? k : { ...k, retiredAt }));
-  return { keys: [...kept, await newKey(alg, now)] };
+export const signingKeyOf = (keyset: Keyset, published: readonly PublicKey[], now: Date): PrivateKey | undefined => {
+  const candidates = keyset.keys
+    .flatMap((key) => {
+      const entry = entryOf(key, published);
+      if (!entry || !ALGORITHMS.includes(key.alg)) return [];
+      const retiredAt = earliest(key.retiredAt, entry.retiredAt);
+      if (retiredAt !== undefined && Date.parse(retiredAt) - now.getTime() < CACHE_MAX_AGE_MS) return [];
+      return [{ key, publishedAt: Date.parse(publishedAtOf(entry)) }];
+    })
+    .reverse() // equal createdAt: the later in the keyset counts as newer
+    .sort((a, b) => b.key.createdAt.localeCompare(a.key.createdAt));
+  const ready = candidates.find((c) => now.getTime() - c.publishedAt >= PUBLICATION_LEAD_MS);
+  return (ready ?? candidates.at(-1))?.key;
 };
 
+/** The newest key (the one the last rotation added); on equal createdAt the later one. */
+export const newestKeyOf = <T extends { createdAt: string }>(keys: readonly T[]): T | undefined =>
+  keys.reduce<T | undefined>((newest, k) => (!newest || k.createdAt >= newest.createdAt ? k : newest), undefined);
+
+/**
+ * Records the retirement of the keys named: retiredAt = now + RETIREMENT_GRACE_MS on each that has
+ * none yet. A retirement already recorded is kept, so doing this again changes nothing.
+ */
+export const retireKeys = <T extends { kid: string; retiredAt?: string | undefined }>(
+  keys: readonly T[],
+  kids: ReadonlySet<string>,
+  now: Date,
+): T[] => {
+  const retiredAt = new Date(now.getTime() + RETIREMENT_GRACE_MS).toISOString();
+  return keys.map((k) => (kids.has(k.kid) && k.retiredAt === undefined ? { ...k, retiredAt } : k));
+};
+
+/**
+ * The keyset with the retirements the item records (deployed, finishSecret records them in the
+ * item; createSecret copies them into the next keyset): each key's retiredAt is the earlier of the two.
+ */
+export const withPublishedRetirements = (keyset: Keyset, published: readonly PublicKey[]): Keyset => ({
+  keys: keyset.keys.map((key) => {
+    const retiredAt = earliest(key.retiredAt, entryOf(key, published)?.retiredAt);
+    return retiredAt === undefined ? key : { ...key, retiredAt };
+  }),
+});
+
+/**
+ * The first half of a rotation: drops the keys whose tokens have all expired and adds a new key.
+ * It retires nothing: the key signing now goes on signing until its retirement is recorded.
+ */
+export const addKey = async (keyset: Keyset, now: Date, alg: Algorithm = ALGORITHMS[0] ?? 'EdDSA'): Promise<Keyset> => ({
+  keys: [...keyset.keys.filter((k) => stillVerifies(k, now)), await newKey(alg, now)],
+});
+
+/**
+ * A whole rotation in one step (`keys:rotate`): addKey, then every other key retired at
+ * now + RETIREMENT_GRACE_MS. The new key signs once it has been published PUBLICATION_LEAD_MS.
+ */
+export const rotateKeyset = async (keyset: Keyset, now: Date, alg: Algorithm = ALGORITHMS[0] ?? 'EdDSA'): Promise<Keyset> => {
+  const next = await addKey(keyset, now, alg);
+  const older = new Set(next.keys.slice(0, -1).map((k) => k.kid));
+  return { keys: retireKeys(next.keys, older, now) };
+};
+
+/** The public halves of a keyset (never a private member), without publication dates. */
 export const publicKeysOf = (keyset: Keyset): PublicKey[] =>
   keyset.keys.map(({ kid, alg, createdAt, retiredAt, privateJwk: { kty, crv, x, y } }) => ({
     kid,
@@ -132,6 +209,20 @@ export const publicKeysOf = (keyset: Keyset): PublicKey[] =>
     createdAt,
     ...(retiredAt ? { retiredAt } : {}),
   }));
+
+/**
+ * What to write to the item for these keys, given what it holds now: each key keeps the
+ * publishedAt the item has for it and gets the earlier retiredAt of the two, so rewriting the item
+ * neither restarts a key's publication lead nor undoes a retirement. Keys new to the item have no
+ * publishedAt (publishKeys stamps it). Keys only the item holds are not carried over.
+ */
+export const mergePublished = (keys: readonly PublicKey[], published: readonly PublicKey[]): PublicKey[] =>
+  keys.map((key) => {
+    const entry = published.find((p) => p.kid === key.kid && p.x === key.x);
+    if (!entry) return key;
+    const retiredAt = earliest(key.retiredAt, entry.retiredAt);
+    return { ...key, publishedAt: publishedAtOf(entry), ...(retiredAt ? { retiredAt } : {}) };
+  });
 
 /** The public JWK of a key: these members and no others, so no private member can slip out. */
 const publicJwk = ({ kid, alg, kty, crv, x, y }: PublicKey): JWK => ({ kty, crv, x, ...(y ? { y } : {}), kid, alg, use: 'sig' });
@@ -148,12 +239,14 @@ export const jwksOf = (keys: readonly PublicKey[], now: Date): { keys: JWK[] } =
 // Stores: the table item (public), the local file and the secret (private).
 
 export const readPublishedKeys = async (database: Db, consistent = false): Promise<PublicKey[] | null> => {
-  const { data } = await database.entities.signingKeys.get({ purpose: 'access-token' }).go({ consistent });
+  const { data } = await database.entities.signingKeys.get(SIGNING_KEYS_ITEM).go({ consistent });
   return data ? (data.keys as PublicKey[]) : null;
 };
 
+/** Writes the item as given (a whole replacement); a key without publishedAt is stamped `now`. */
 export const publishKeys = async (database: Db, keys: readonly PublicKey[], now: Date): Promise<void> => {
-  await database.entities.signingKeys.put({ purpose: 'access-token', keys: [...keys], updatedAt: now.toISOString() }).go();
+  const stamped = keys.map((k) => ({ ...k, publishedAt: k.publishedAt ?? now.toISOString() }));
+  await database.entities.signingKeys.put({ ...SIGNING_KEYS_ITEM, keys: stamped, updatedAt: now.toISOString() }).go();
 };
 
 const KEYSET_FILE = 'signing-keys.json';
@@ -207,10 +300,15 @@ export const localKeyset = async (database: Db, dir: string, now: Date): Promise
   return keyset;
 };
 
-/** `npm run keys:rotate`: publishes the rotated public keys first, then makes the new key the signing one. */
+/**
+ * `npm run keys:rotate`, one step: rotateKeyset, the public keys published first (the new key, and
+ * the old ones retired at now + RETIREMENT_GRACE_MS), then the file replaced. Signers take the new
+ * key once it has been published PUBLICATION_LEAD_MS (signingKeyOf).
+ */
 export const rotateLocalKeys = async (database: Db, dir: string, now: Date): Promise<Keyset> => {
   const next = await rotateKeyset(await localKeyset(database, dir, now), now);
-  await publishKeys(database, publicKeysOf(next), now);
+  const published = (await readPublishedKeys(database, true)) ?? [];
+  await publishKeys(database, mergePublished(publicKeysOf(next), published), now);
   await placeKeysetFile(dir, next, 'replace');
   forgetCachedKeys(); // this process knows at once; others within CACHE_MAX_AGE_MS
   return next;
@@ -283,8 +381,10 @@ const signers = new KeyCache<Signer>(async () => {
   if (arn) keyset = parseKeyset(await secretString(secretsManager(), { SecretId: arn }));
   else if (isLocal()) keyset = await localKeyset(sharedDb(), config.dataDir, new Date());
   else throw new Error('SIGNING_KEY_SECRET_ARN is not set: this function cannot sign');
-  const key = signingKeyOf(keyset);
-  if (!key) throw new Error('the keyset has no key to sign with');
+  // The item says which keys are published, and since when: a key signs only once published.
+  const published = (await readPublishedKeys(sharedDb(), true)) ?? [];
+  const key = signingKeyOf(keyset, published, new Date());
+  if (!key) throw new Error('no key of the keyset is published and unretired: none can sign');
   return { kid: key.kid, alg: key.alg, key: (await importJWK(key.privateJwk, key.alg)) as CryptoKey };
 });
 

@@ -13,35 +13,57 @@ import { log } from '../log.ts';
  * one atomic write, never a read followed by a separate write.
  *
  * Per source IP (API Gateway's `sourceIp`, never a header; IPv6 by its /64), one token bucket per
- * scope (sign-in, sign-up, refresh): `burst` tokens, one back every `refillSeconds / refill`
- * seconds, never more than `burst`. Stored as GCRA: `tat`, the time at which the bucket would be
- * full again. With T = refillSeconds * 1000 / refill (ms, rounded up) and tau = (burst - 1) * T, a
- * request at `now` is admitted when tat <= now + tau, which then becomes max(tat, now) + T. Two
- * conditional writes cover the two cases of max(), so neither needs the value read first:
+ * scope (sign-in, sign-up, refresh, password change): `burst` tokens, one back every
+ * `refillSeconds / refill` seconds, never more than `burst`. Stored as GCRA: `tat`, the time at
+ * which the bucket would be full again. With T = refillSeconds * 1000 / refill (ms, rounded up)
+ * and tau = (burst - 1) * T, a request at `now` is admitted when tat <= now + tau, which then
+ * becomes max(tat, now) + T. Two conditional writes cover the two cases of max(), so neither needs
+ * the value read first:
  *   idle: `attribute_not_exists(tat) OR tat <= now`  ->  SET tat = now + T
  *   busy: `tat > now AND tat <= now + tau`            ->  ADD tat T
  * A failed condition returns the item as it was (ReturnValuesOnConditionCheckFailure: ALL_OLD),
  * which picks the other case or the answer 429, Retry-After = the wait until tat - tau.
  *
- * Per account (keyed by the SHA-256 of the normalised e-mail, so unknown e-mails count exactly
- * like known ones), one item: `fails` (consecutive failures), `until` (end of the back-off, epoch
- * ms) and `recent` (a number set, one member per failed or in-flight attempt of the last hour).
- * An attempt is counted as a failure when it is admitted, before the password is checked, so
- * concurrent attempts cannot overtake the count; a success takes it back. An attempt at `now` is
- * admitted unless now < until, or `recent` already holds `hourlyFailures` members younger than an
- * hour (a sliding window: never more than that many failures in any 60 minutes). Admission adds 1
- * to `fails` and the attempt to `recent`, and the attempt that brings `fails` to n >= freeFailures
- * sets until = now + min(backoffSeconds * 2^(n - freeFailures), backoffMaxSeconds) s. With the
- * defaults: 5 attempts in a row, then one per 1 s, 2 s, 4 s ... up to one per 15 minutes. Writes:
- *   free (n < freeFailures):  ADD fails 1, recent {a}   if fails < freeFailures - 1 AND until <= now
- *                                                          AND size(recent) < hourlyFailures
- *   back-off:                 ADD fails 1, recent {a}, SET until   if fails = (value read) AND the same
- * The first try assumes `free`; a failed condition returns the item as it was (ALL_OLD), which picks
- * the next write or the 429. Only the back-off write compares a value read, and at most one attempt
- * per back-off window can win it, so contention stays low. Entries older than an hour are deleted
- * when the set is full. A success sets fails = 0 and until = 0 and deletes its own entry (failures
- * stay in `recent` for their hour). Nothing locks an account for good; a state untouched for 12
- * hours is forgotten (its `ttl`, compared in code: DynamoDB's TTL sweep is only housekeeping).
+ * Password checks (sign-in, and a password change by a signed-in user) are limited by two items.
+ * The account is keyed by the SHA-256 of the normalised e-mail, so unknown e-mails count exactly
+ * like known ones; the network is what `clientNetwork` makes of the source IP.
+ *
+ *  - Per (account, network), scope `account-net`: `fails` (consecutive failures from that
+ *    network), `until` (end of that network's back-off, epoch ms) and `last` (a random token of the
+ *    attempt that last counted). An attempt at `now` passes unless now < until; passing adds 1 to
+ *    `fails`, and the attempt that brings `fails` to n >= freeFailures sets
+ *    until = now + min(backoffSeconds * 2^(n - freeFailures), backoffMaxSeconds) s. With the
+ *    defaults: 5 attempts in a row, then one per 1 s, 2 s, 4 s ... up to one per 15 minutes, from
+ *    that network only: a guesser backing off on one network does not hold up the owner on another.
+ *    Writes (each also SET last = the attempt's token):
+ *      free (n < freeFailures):  ADD fails 1              if fails < freeFailures - 1 AND until <= now
+ *      back-off:                 ADD fails 1, SET until   if fails = (value read) AND until <= now
+ *  - Per account, scope `account`: `recent`, a number set, one member per failed or in-flight
+ *    attempt of the last hour from any network. The hard ceiling (ASVS 2.2.1): an attempt that
+ *    passed its network's check is admitted only if `recent` holds fewer than `hourlyFailures`
+ *    members younger than an hour (a sliding window: never more than that many failures of one
+ *    account in any 60 minutes, whatever the networks). An entry is the admission time in ms times
+ *    1000 plus a random 0-999; a set holds a member once, so an entry already there would not
+ *    grow it and is refused (the attempt retries with another). Write:
+ *      add:  ADD recent {a}   if size(recent) < hourlyFailures AND NOT contains(recent, a)
+ *    Entries older than an hour are deleted when the set is full (then `add` again). When the cap
+ *    refuses, the attempt takes back its own network count: ADD fails -1, SET until = 0 if last =
+ *    its token (nothing counted since; otherwise the count stays, erring on the strict side).
+ *
+ * Each first try assumes the usual case (`free`, `add`); a failed condition returns the item as it
+ * was (ALL_OLD), which picks the next write or the 429. Only the back-off write compares a value
+ * read, and at most one attempt per back-off window can win it, so contention stays low. An
+ * attempt is counted as a failure when it is admitted, before the password is checked, so
+ * concurrent attempts cannot overtake the count; a success sets its network's fails = 0 and
+ * until = 0 and deletes its own `recent` entry (failures stay in `recent` for their hour). Nothing
+ * locks an account for good; a state untouched for 12 hours is forgotten (its `ttl`; for the
+ * network items compared in code, while `recent` entries carry their own times: DynamoDB's TTL
+ * sweep is only housekeeping).
+ *
+ * The accepted trade-off: the hourly cap is per account, so an attacker who spends
+ * `hourlyFailures` guesses an hour, spread over enough networks (with the defaults one network
+ * gets at most 17 guesses in its first hour and 4 an hour after that), also refuses the owner for
+ * as long as the window stays full: until the oldest of those guesses is an hour old.
  *
  * Any failure of the limiter's own DynamoDB calls answers 503 (fail closed).
  */
@@ -105,6 +127,9 @@ export const clientNetwork = (ip: string): string => {
 
 export const ipSubject = (ip: string): string => sha256(clientNetwork(ip));
 
+/** The key of one account's attempts from one network (see `clientNetwork`). */
+export const accountNetworkSubject = (email: string, ip: string): string => sha256(`${accountSubject(email)} ${clientNetwork(ip)}`);
+
 const rateLimited = (waitMs: number): AppError =>
   new AppError('rate_limited', undefined, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) } });
 
@@ -119,6 +144,7 @@ export interface LimitState {
   fails?: number;
   until?: number;
   recent?: number[];
+  last?: number;
   ttl?: number;
 }
 
@@ -134,7 +160,7 @@ const decode = (item: Record<string, unknown> | undefined): LimitState => {
   const set = item.recent;
   const members = Array.isArray(set) ? set : set instanceof Set ? [...set] : set !== null && typeof set === 'object' && 'NS' in set ? (set as { NS: unknown[] }).NS : [];
   const recent = members.map((m) => (typeof m === 'string' ? Number(m) : num(m))).filter((n): n is number => n !== undefined && Number.isFinite(n));
-  return { tat: num(item.tat), fails: num(item.fails), until: num(item.until), recent, ttl: num(item.ttl) };
+  return { tat: num(item.tat), fails: num(item.fails), until: num(item.until), recent, last: num(item.last), ttl: num(item.ttl) };
 };
 
 /** After a failed write: the item as it was when its condition failed, or 503 for any other failure. */
@@ -170,7 +196,9 @@ export const planBucket = (tat: number | undefined, now: number, s: BucketSettin
   return { kind: 'limited', waitMs: tat - tolerance - now };
 };
 
-const takeToken = async (db: Db, scope: Exclude<LimitScope, 'account'>, ip: string, now: Date, s: BucketSettings): Promise<void> => {
+type BucketScope = Exclude<LimitScope, 'account' | 'account-net'>;
+
+const takeToken = async (db: Db, scope: BucketScope, ip: string, now: Date, s: BucketSettings): Promise<void> => {
   const entity = db.entities.rateLimit;
   const key = { scope, subject: ipSubject(ip) };
   const t = now.getTime();
@@ -221,132 +249,239 @@ export const limitSignUp = (db: Db, clientIp: string, now: Date, s: BucketSettin
 export const limitRefresh = (db: Db, clientIp: string, now: Date, s: BucketSettings = IP_LIMITS): Promise<void> =>
   takeToken(db, 'refresh-ip', clientIp, now, s);
 
+/**
+ * For a password change (PUT /api/auth/user with `password`): takes a token from the caller's
+ * password-change bucket (its own bucket, with the same settings as sign-in). Call it once the
+ * request is known to change the password and its new password has passed validation, before
+ * `checkPasswordAttempt` and before any hashing, with `call.client.ip` (API Gateway's source IP)
+ * and `call.now`. Throws 429 `rate_limited` with `Retry-After` when the bucket is empty, 503
+ * `unavailable` when DynamoDB cannot be reached.
+ */
+export const limitPasswordChange = (db: Db, clientIp: string, now: Date, s: BucketSettings = IP_LIMITS): Promise<void> =>
+  takeToken(db, 'password-ip', clientIp, now, s);
+
 // ---------------------------------------------------------------------------------------------
-// Per account: consecutive failures with back-off, and a sliding hourly cap
+// Password checks: consecutive failures per (account, network) with back-off, and a sliding
+// hourly cap per account
 
 /** An entry of `recent`: the admission time in ms, times 1000, plus a random 0-999 (set members differ). */
 const stampAt = (t: number): number => t * 1000 + randomInt(1000);
 const stampMs = (stamp: number): number => Math.floor(stamp / 1000);
 
-/** Seconds an account waits after its `fails`-th consecutive failure (0 before the back-off starts). */
+/** Seconds a network waits after its `fails`-th consecutive failure on an account (0 before the back-off starts). */
 export const backoffSeconds = (fails: number, s: AccountSettings): number =>
   fails < s.freeFailures ? 0 : Math.min(s.backoffSeconds * 2 ** (fails - s.freeFailures), s.backoffMaxSeconds);
 
-export type AttemptPlan =
+export type BackoffPlan =
   /** Refused: wait this long. */
   | { kind: 'limited'; waitMs: number }
   /** The state is past its `ttl`: start afresh (condition: still expired). */
   | { kind: 'reset'; until: number }
-  /** At the hourly cap only because of entries older than an hour: delete them, then plan again. */
-  | { kind: 'prune'; stale: number[] }
   /** Within the free failures: ADD fails 1 (condition: fails < freeFailures - 1). */
   | { kind: 'free' }
   /** The attempt that starts or continues the back-off (condition: fails = `fails`, as read). */
   | { kind: 'backoff'; fails: number; until: number };
 
-/** What an attempt at `now` (epoch ms) does to an account state as stored. */
-export const planAttempt = (state: LimitState, now: number, s: AccountSettings): AttemptPlan => {
+/** What an attempt at `now` (epoch ms) does to an (account, network) state as stored. */
+export const planBackoff = (state: LimitState, now: number, s: AccountSettings): BackoffPlan => {
   if (state.ttl !== undefined && state.ttl <= Math.floor(now / 1000)) {
     const wait = backoffSeconds(1, s);
     return { kind: 'reset', until: wait > 0 ? now + wait * 1000 : 0 };
   }
-  const entries = state.recent ?? [];
-  const live = entries.filter((stamp) => stampMs(stamp) > now - HOUR_MS).sort((a, b) => a - b);
-  const capFreesAt = live.length >= s.hourlyFailures ? stampMs(live[live.length - s.hourlyFailures] as number) + HOUR_MS : 0;
-  const blockedUntil = Math.max(state.until ?? 0, capFreesAt);
-  if (blockedUntil > now) return { kind: 'limited', waitMs: blockedUntil - now };
-  if (entries.length >= s.hourlyFailures) return { kind: 'prune', stale: entries.filter((stamp) => !live.includes(stamp)) };
+  const until = state.until ?? 0;
+  if (until > now) return { kind: 'limited', waitMs: until - now };
   const fails = state.fails ?? 0;
   if (fails + 1 < s.freeFailures) return { kind: 'free' };
   return { kind: 'backoff', fails, until: now + backoffSeconds(fails + 1, s) * 1000 };
 };
 
+export type HourlyPlan =
+  /** Refused: the account is at its hourly cap for this long. */
+  | { kind: 'limited'; waitMs: number }
+  /** At the hourly cap only because of entries older than an hour: delete them, then plan again. */
+  | { kind: 'prune'; stale: number[] }
+  /** Below the cap: ADD recent {stamp} (condition: size(recent) < hourlyFailures, stamp not in recent). */
+  | { kind: 'add' };
+
+/** What an attempt at `now` (epoch ms) does to an account's `recent` set as stored. */
+export const planHourly = (recent: number[] | undefined, now: number, s: AccountSettings): HourlyPlan => {
+  const entries = recent ?? [];
+  const live = entries.filter((stamp) => stampMs(stamp) > now - HOUR_MS).sort((a, b) => a - b);
+  if (live.length >= s.hourlyFailures) return { kind: 'limited', waitMs: stampMs(live[live.length - s.hourlyFailures] as number) + HOUR_MS - now };
+  if (entries.length >= s.hourlyFailures) return { kind: 'prune', stale: entries.filter((stamp) => !live.includes(stamp)) };
+  return { kind: 'add' };
+};
+
 /** An admitted password attempt: hand it to `recordPasswordSuccess` when the password was right. */
 export interface PasswordAttempt {
+  /** The account's key (its `recent` set). */
   readonly subject: string;
+  /** The (account, network) key (its consecutive failures). */
+  readonly network: string;
   /** Its entry in the account's `recent` set. */
   readonly stamp: number;
 }
 
-/** Runs one planned write; throws what DynamoDB threw (a failed condition included). */
-const admit = async (db: Db, subject: string, plan: Exclude<AttemptPlan, { kind: 'limited' }>, stamp: number, now: number, s: AccountSettings) => {
+const ttlAfter = (ms: number) => epochSeconds(ms + FORGET_MS);
+
+/**
+ * Runs one planned write on the (account, network) item, leaving `token` as its `last`; throws what
+ * DynamoDB threw (a failed condition included).
+ */
+const countOnNetwork = async (db: Db, subject: string, plan: Exclude<BackoffPlan, { kind: 'limited' }>, token: number, now: number, s: AccountSettings) => {
   const entity = db.entities.rateLimit;
-  const key = { scope: 'account' as const, subject };
+  const key = { scope: 'account-net' as const, subject };
   const nowSec = Math.floor(now / 1000);
-  const ttl = (until: number) => epochSeconds(Math.max(until, now) + FORGET_MS);
   switch (plan.kind) {
-    case 'prune':
-      return entity.update(key).delete({ recent: plan.stale }).go(WRITE);
     case 'reset':
       return entity
         .update(key)
-        .set({ fails: 1, until: plan.until, recent: [stamp], ttl: ttl(plan.until) })
+        .set({ fails: 1, until: plan.until, last: token, ttl: ttlAfter(Math.max(plan.until, now)) })
         .where(({ ttl }, { lte }) => lte(ttl, nowSec))
         .go(WRITE);
     case 'free':
       return entity
         .update(key)
-        .add({ fails: 1, recent: [stamp] })
-        .set({ ttl: ttl(now) })
+        .add({ fails: 1 })
+        .set({ last: token, ttl: ttlAfter(now) })
         .where(
-          ({ fails, until, recent, ttl }, { notExists, lt, lte, gt, name, escape }) =>
+          ({ fails, until, ttl }, { notExists, lt, lte, gt }) =>
             `(${notExists(fails)} OR ${lt(fails, s.freeFailures - 1)}) AND (${notExists(until)} OR ${lte(until, now)}) AND ` +
-            `(${notExists(recent)} OR size(${name(recent)}) < ${escape(s.hourlyFailures)}) AND (${notExists(ttl)} OR ${gt(ttl, nowSec)})`,
+            `(${notExists(ttl)} OR ${gt(ttl, nowSec)})`,
         )
         .go(WRITE);
     case 'backoff':
       return entity
         .update(key)
-        .add({ fails: 1, recent: [stamp] })
-        .set({ until: plan.until, ttl: ttl(plan.until) })
+        .add({ fails: 1 })
+        .set({ until: plan.until, last: token, ttl: ttlAfter(plan.until) })
         .where(
-          ({ fails, until, recent, ttl }, { notExists, eq, lte, gt, name, escape }) =>
+          ({ fails, until, ttl }, { notExists, eq, lte, gt }) =>
             `(${plan.fails === 0 ? `${notExists(fails)} OR ` : ''}${eq(fails, plan.fails)}) AND (${notExists(until)} OR ${lte(until, now)}) AND ` +
-            `(${notExists(recent)} OR size(${name(recent)}) < ${escape(s.hourlyFailures)}) AND (${notExists(ttl)} OR ${gt(ttl, nowSec)})`,
+            `(${notExists(ttl)} OR ${gt(ttl, nowSec)})`,
         )
         .go(WRITE);
   }
 };
 
-/**
- * Admits one password check for the account of `email` (sign-in, or a password change by a
- * signed-in user, which shares the sign-in counter): call it BEFORE verifying the password, and
- * do not verify when it throws. The attempt counts as a failure from now on, so a failed check
- * needs no further call; after a successful check, call `recordPasswordSuccess(db, attempt)`.
- * Throws 429 `rate_limited` with `Retry-After` while the account is backing off or at its hourly
- * cap (the same answer whatever the password), 503 `unavailable` when DynamoDB cannot be reached.
- */
-export const checkPasswordAttempt = async (db: Db, email: string, now: Date, s: AccountSettings = ACCOUNT_LIMITS): Promise<PasswordAttempt> => {
-  const subject = accountSubject(email);
-  const t = now.getTime();
-  const stamp = stampAt(t);
-  // First guess: within the free failures (the usual case); a wrong guess costs one failed write.
-  let plan: AttemptPlan = { kind: 'free' };
+/** Runs one planned write on the account item; throws what DynamoDB threw (a failed condition included). */
+const countOnAccount = async (db: Db, subject: string, plan: Exclude<HourlyPlan, { kind: 'limited' }>, stamp: number, now: number, s: AccountSettings) => {
+  const entity = db.entities.rateLimit;
+  const key = { scope: 'account' as const, subject };
+  if (plan.kind === 'prune') return entity.update(key).delete({ recent: plan.stale }).go(WRITE);
+  // A set holds a member once: a stamp already there (same millisecond, same random part) would
+  // not grow it, so it fails the condition and the attempt retries with another.
+  return entity
+    .update(key)
+    .add({ recent: [stamp] })
+    .set({ ttl: ttlAfter(now) })
+    .where(
+      ({ recent }, { notExists, name, escape }) =>
+        `${notExists(recent)} OR (size(${name(recent)}) < ${escape(s.hourlyFailures)} AND NOT contains(${name(recent)}, ${escape(stamp)}))`,
+    )
+    .go(WRITE);
+};
+
+/** Passes the network's back-off check and counts the attempt there, marked `token`. Throws 429 or 503. */
+const passNetwork = async (db: Db, subject: string, token: number, now: number, s: AccountSettings): Promise<void> => {
+  let plan: BackoffPlan = { kind: 'free' };
   for (let tries = 0; tries < MAX_TRIES; tries++) {
     if (plan.kind === 'limited') throw rateLimited(plan.waitMs);
     try {
-      await admit(db, subject, plan, stamp, t, s);
-      if (plan.kind !== 'prune') return { subject, stamp };
-      plan = { kind: 'free' };
+      await countOnNetwork(db, subject, plan, token, now, s);
+      return;
     } catch (error) {
-      plan = planAttempt(stateOnConditionFailure(error), t, s);
+      plan = planBackoff(stateOnConditionFailure(error), now, s);
+    }
+  }
+  throw rateLimited(1000);
+};
+
+/** Takes a place under the account's hourly cap; answers the attempt's entry in `recent`. Throws 429 or 503. */
+const passHourly = async (db: Db, subject: string, now: number, s: AccountSettings): Promise<number> => {
+  let plan: HourlyPlan = { kind: 'add' };
+  for (let tries = 0; tries < MAX_TRIES; tries++) {
+    if (plan.kind === 'limited') throw rateLimited(plan.waitMs);
+    const stamp = stampAt(now);
+    try {
+      await countOnAccount(db, subject, plan, stamp, now, s);
+      if (plan.kind === 'add') return stamp;
+      plan = { kind: 'add' };
+    } catch (error) {
+      plan = planHourly(stateOnConditionFailure(error).recent, now, s);
     }
   }
   throw rateLimited(1000);
 };
 
 /**
- * After a successful password check admitted by `checkPasswordAttempt`: resets the consecutive
- * failures (and the back-off) and takes this attempt out of the hourly count. One unconditional
- * update. Throws 503 `unavailable` when DynamoDB cannot be reached.
+ * An attempt the hourly cap refused takes back its count on its network, if nothing has counted
+ * there since (`last` is still its token). Best effort: the answer is a 429 or 503 either way, and
+ * a count left behind only errs on the strict side.
  */
-export const recordPasswordSuccess = async (db: Db, attempt: PasswordAttempt): Promise<void> => {
+const takeBackNetworkCount = async (db: Db, subject: string, token: number): Promise<void> => {
   try {
     await db.entities.rateLimit
-      .update({ scope: 'account', subject: attempt.subject })
-      .set({ fails: 0, until: 0, ttl: epochSeconds(stampMs(attempt.stamp) + FORGET_MS) })
-      .delete({ recent: [attempt.stamp] })
+      .update({ scope: 'account-net', subject })
+      .add({ fails: -1 })
+      .set({ until: 0 })
+      .where(({ last }, { eq }) => eq(last, token))
       .go({ response: 'none' });
+  } catch (error) {
+    if (!isConditionFailure(error)) log.error('rate limiter could not take back a count', error);
+  }
+};
+
+/**
+ * Admits one password check for the account of `email` from the source IP `clientIp` (sign-in,
+ * or a password change by a signed-in user, which shares the sign-in counters): call it BEFORE
+ * verifying the password, and do not verify when it throws. The consecutive failures and their
+ * back-off count per (account, source network), so a guesser on one network does not hold up the
+ * owner on another; the hourly cap counts the account's failures from every network. The attempt
+ * counts as a failure from now on, so a failed check needs no further call; after a successful
+ * check, call `recordPasswordSuccess(db, attempt)`. Throws 429 `rate_limited` with `Retry-After`
+ * while this network is backing off on the account or the account is at its hourly cap (the same
+ * answer whatever the password), 503 `unavailable` when DynamoDB cannot be reached.
+ */
+export const checkPasswordAttempt = async (
+  db: Db,
+  email: string,
+  clientIp: string,
+  now: Date,
+  s: AccountSettings = ACCOUNT_LIMITS,
+): Promise<PasswordAttempt> => {
+  const subject = accountSubject(email);
+  const network = accountNetworkSubject(email, clientIp);
+  const token = randomInt(2 ** 48 - 1);
+  await passNetwork(db, network, token, now.getTime(), s);
+  try {
+    return { subject, network, stamp: await passHourly(db, subject, now.getTime(), s) };
+  } catch (error) {
+    await takeBackNetworkCount(db, network, token);
+    throw error;
+  }
+};
+
+/**
+ * After a successful password check admitted by `checkPasswordAttempt`: resets the consecutive
+ * failures (and the back-off) of the attempt's network on the account, and takes this attempt out
+ * of the account's hourly count. Two unconditional updates. Throws 503 `unavailable` when
+ * DynamoDB cannot be reached.
+ */
+export const recordPasswordSuccess = async (db: Db, attempt: PasswordAttempt): Promise<void> => {
+  const entity = db.entities.rateLimit;
+  try {
+    await Promise.all([
+      entity
+        .update({ scope: 'account-net', subject: attempt.network })
+        .set({ fails: 0, until: 0, ttl: ttlAfter(stampMs(attempt.stamp)) })
+        .remove(['last'])
+        .go({ response: 'none' }),
+      entity
+        .update({ scope: 'account', subject: attempt.subject })
+        .delete({ recent: [attempt.stamp] })
+        .go({ response: 'none' }),
+    ]);
   } catch (error) {
     throw unavailable(error);
   }

@@ -39,9 +39,9 @@ export const readAsActor = async <const T extends readonly Read[]>(
   actor: Actor,
   reads: T,
 ): Promise<{ -readonly [I in keyof T]: EntityItem<T[I][0]> | null }> => {
-  const results = await readTogether(db, [...reads, [db.entities.session, { sessionId: actor.sessionId }]] as const);
-  const own = results[results.length - 1] as SessionItem | null;
-  if (!isLive(own, Date.now()) || own.userUuid !== actor.userUuid) throw new AppError('unauthorized');
+  const own = [db.entities.session, { userUuid: actor.userUuid, sessionId: actor.sessionId }] as const;
+  const results = await readTogether(db, [...reads, own] as const);
+  if (!isLive(results[results.length - 1] as SessionItem | null, Date.now())) throw new AppError('unauthorized');
   actor.sessionChecked = true;
   return results.slice(0, -1) as { -readonly [I in keyof T]: EntityItem<T[I][0]> | null };
 };
@@ -50,8 +50,9 @@ export const readAsActor = async <const T extends readonly Read[]>(
  * The `data.session` body. Signing the same claims with the same Ed25519 key gives the same token,
  * so a refresh retried inside the grace window answers exactly the pair it answered first.
  */
-export const sessionBody = async (u: UserItem, sessionId: string, refresh: string, issuedAt: Date) => {
-  const access = await signAccessToken({ userUuid: u.userUuid, email: u.email, sessionId }, issuedAt);
+export const sessionBody = async (u: UserItem, s: { sessionId: string; expiresAt: number }, refresh: string, issuedAt: Date) => {
+  // An access token never outlives its session, even for verifiers that never ask Roster.
+  const access = await signAccessToken({ userUuid: u.userUuid, email: u.email, sessionId: s.sessionId }, issuedAt, s.expiresAt);
   return {
     session: {
       access_token: access.token,
@@ -91,7 +92,7 @@ export const newSession = async (u: UserItem, client: ClientInfo, now: Date) => 
       .create({ tokenHash: hashRefreshToken(refresh), sessionId, userUuid: u.userUuid, status: 'ACTIVE', createdAt, expiresAt, ttl })
       .commit(),
   ];
-  return { writes, body: await sessionBody(u, sessionId, refresh, now) };
+  return { writes, body: await sessionBody(u, { sessionId, expiresAt }, refresh, now) };
 };
 
 /**
@@ -118,7 +119,7 @@ export const openChild = (parent: string, seal: string): string => {
 /** Items to write when a session is used (refreshed): its idle timeout starts again. */
 export const touchSession = (tx: Tx, s: SessionItem, now: Date) =>
   tx.session
-    .patch({ sessionId: s.sessionId })
+    .patch({ userUuid: s.userUuid, sessionId: s.sessionId })
     .set({ lastUsedAt: isoMillis(now), ttl: ttlOf(s.expiresAt, now) })
     .where((a, op) => op.gt(a.expiresAt, epochSeconds(now)))
     .commit();

@@ -13,9 +13,14 @@ export const AUDIENCE = 'authenticated';
  * Signs with the current key of lib/auth/keys.ts (Ed25519 by default), naming it in `kid`. No
  * random member: the same claims and key give the same token (refresh retries rely on it).
  */
-export const signAccessToken = async (actor: Omit<Actor, 'sessionChecked'>, now: Date): Promise<{ token: string; expiresAt: number }> => {
+/** Signs an access token for `actor`, valid from `now` for the configured lifetime, but never past `notAfter` (epoch s). */
+export const signAccessToken = async (
+  actor: Omit<Actor, 'sessionChecked'>,
+  now: Date,
+  notAfter = Number.POSITIVE_INFINITY,
+): Promise<{ token: string; expiresAt: number }> => {
   const iat = Math.floor(now.getTime() / 1000);
-  const expiresAt = iat + config.accessTokenSeconds;
+  const expiresAt = Math.min(iat + config.accessTokenSeconds, notAfter);
   const signer = await currentSigningKey();
   const token = await new SignJWT({ email: actor.email, role: AUDIENCE, session_id: actor.sessionId })
     .setProtectedHeader({ alg: signer.alg, typ: TYPE, kid: signer.kid })

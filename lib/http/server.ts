@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
@@ -12,6 +13,9 @@ type Handler = (event: Event, context: Context) => Promise<Result>;
 const GATEWAY_MAX_BYTES = 10 * 1024 * 1024;
 
 const handlers = new Map<string, Promise<Handler>>();
+
+/** The function the local server is running in this async context: lets tests attribute each DynamoDB request to its function. */
+export const invocation = new AsyncLocalStorage<{ functionName: string }>();
 
 /** The very module CDK bundles for this function, imported once like a warm Lambda. */
 const loadHandler = (name: string): Promise<Handler> => {
@@ -61,7 +65,8 @@ const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> =
     found?.params,
   );
   const context = lambdaContext(`roster-${name}`, FUNCTION_DEFAULTS.timeoutSeconds * 1000, event.requestContext.requestId);
-  send(res, await (await loadHandler(name))(event, context));
+  const handler = await loadHandler(name);
+  send(res, await invocation.run({ functionName: name }, () => handler(event, context)));
 };
 
 export interface LocalServer {

@@ -15,12 +15,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Forgery, forgeToken } from '../helpers/forge.ts';
 import {
   LEEWAY_SECONDS,
+  PUBLICATION_LEAD_MS,
   type PrivateKey,
   currentSigningKey,
   forgetCachedKeys,
   publicKeysOf,
   publishKeys,
   readKeysetFile,
+  readPublishedKeys,
   rotateLocalKeys,
 } from '../../lib/auth/keys.ts';
 import { AUDIENCE, verifyAccessToken } from '../../lib/auth/tokens.ts';
@@ -310,20 +312,33 @@ describe('G9 rotation', () => {
   const jwksKids = async (): Promise<string[]> =>
     ((await api.call('GET', '/.well-known/jwks.json')).body.keys as { kid: string }[]).map((k) => k.kid);
 
-  it('keeps old tokens working, signs new ones with the new key, refuses a kid swap, and ends old tokens once the key is pruned', async () => {
+  it('keeps old tokens working, signs new ones with the new key once every JWKS cache has it, refuses a kid swap, and ends old tokens once the key is pruned', async () => {
     const before = await signIn();
     const oldKid = decodeProtectedHeader(before).kid as string;
 
     const rotated = await rotateLocalKeys(db(), config.dataDir, new Date());
     const oldKey = rotated.keys.find((k) => k.kid === oldKid) as PrivateKey;
     expect(oldKey.retiredAt).toBeDefined();
+    const newKid = (rotated.keys.find((k) => k.kid !== oldKid) as PrivateKey).kid;
 
     await expectAccepted(before);
     await expectAccepted(user.token);
+    // Published at once (the JWKS has it), but it does not sign yet: a JWKS cached elsewhere just
+    // before the rotation may be served for PUBLICATION_LEAD_MS (max-age 60 s plus our 10 s cache).
+    expect((await jwksKids()).sort()).toEqual([oldKid, newKid].sort());
+    const during = await signIn();
+    expect(decodeProtectedHeader(during).kid).toBe(oldKid);
+    await expectAccepted(during);
+
+    // Time passes: the new key has been published that long. Backdate its publication in the item.
+    const published = (await readPublishedKeys(db(), true)) ?? [];
+    const ripe = new Date(Date.now() - PUBLICATION_LEAD_MS - 1000).toISOString();
+    await publishKeys(db(), published.map((k) => (k.kid === newKid ? { ...k, publishedAt: ripe } : k)), new Date());
+    forgetCachedKeys(); // as every process does within its cache age
     const after = await signIn();
-    const newKid = decodeProtectedHeader(after).kid as string;
-    expect(newKid).not.toBe(oldKid);
+    expect(decodeProtectedHeader(after).kid).toBe(newKid);
     await expectAccepted(after);
+    await expectAccepted(during);
     expect((await jwksKids()).sort()).toEqual([oldKid, newKid].sort());
 
     // The new kid on a token the old key signed.

@@ -1,14 +1,15 @@
 /**
  * Brute-force protection through the local server (SECURITY-TESTS.md A1, A3–A6, 1.2): the
- * per-account back-off and hourly cap, the per-IP buckets of sign-in and sign-up, a limiter that
- * cannot reach DynamoDB, and the common-password list at sign-up. Each test sends from its own
- * loopback address (127.0.N.M), which the local server passes on as API Gateway's sourceIp. The
- * server runs in this process, so freezing `Date` here freezes the handlers' clock.
+ * back-off per (account, source network) and the hourly cap per account across networks, the
+ * per-IP buckets of sign-in and sign-up, a limiter that cannot reach DynamoDB, and the
+ * common-password list at sign-up. Each test sends from its own loopback addresses (127.0.N.M),
+ * which the local server passes on as API Gateway's sourceIp; each IPv4 address is a network of
+ * its own. The server runs in this process, so freezing `Date` here freezes the handlers' clock.
  */
 import { request } from 'node:http';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { accountSubject } from '../../lib/auth/limits.ts';
+import { accountNetworkSubject, accountSubject } from '../../lib/auth/limits.ts';
 import { config } from '../../lib/config.ts';
 import { db } from '../../lib/db/service.ts';
 import { type Reply, freshEmail, signUp, useApi } from '../helpers/api.ts';
@@ -82,11 +83,18 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** Seeds an account's limiter state directly (for states that take an hour to reach). */
-const seedAccount = (email: string, state: { fails: number; until: number; recent?: number[] }) =>
+/** Seeds the consecutive failures of an account from the network of `ip` (for states that take long to reach). */
+const seedNetwork = (email: string, ip: string, state: { fails: number; until: number }) =>
+  db()
+    .entities.rateLimit.update({ scope: 'account-net', subject: accountNetworkSubject(email, ip) })
+    .set({ ...state, ttl: Math.ceil(Date.now() / 1000) + 86_400 })
+    .go();
+
+/** Seeds an account's failures of the last hour, from whatever networks (for states that take an hour to reach). */
+const seedHourly = (email: string, recent: number[]) =>
   db()
     .entities.rateLimit.update({ scope: 'account', subject: accountSubject(email) })
-    .set({ ...state, ttl: Math.ceil(Date.now() / 1000) + 86_400 })
+    .set({ recent, ttl: Math.ceil(Date.now() / 1000) + 86_400 })
     .go();
 
 describe('sign-in: one answer for unknown e-mails and wrong passwords (A1)', () => {
@@ -108,7 +116,7 @@ describe('sign-in: one answer for unknown e-mails and wrong passwords (A1)', () 
   });
 });
 
-describe('per-account back-off (A3)', () => {
+describe('back-off per account and network, hourly cap per account (A3)', () => {
   it('refuses after 5 failures with Retry-After, the right password too, and lets it through after the wait', async () => {
     const user = await signUp(api, 'backoff');
     const ip = '127.0.2.1';
@@ -147,35 +155,72 @@ describe('per-account back-off (A3)', () => {
     const victim = await signUp(api, 'lockout');
     const ip = '127.0.2.3';
     freeze();
-    await seedAccount(victim.email, { fails: 40, until: Date.now() + 900_000 });
+    await seedNetwork(victim.email, ip, { fails: 40, until: Date.now() + 900_000 });
     expect(outcome(await signIn(ip, victim.email, victim.password))).toBe('429 rate_limited 900');
     advance(900_000);
     expect(outcome(await signIn(ip, victim.email, victim.password))).toBe('200');
   });
 
-  it('takes no more than 100 failures in any 60 minutes', async () => {
+  it('lets the owner on another network sign in while a guesser\'s network is backing off', async () => {
+    const victim = await signUp(api, 'owner');
+    const guesser = '127.0.2.5';
+    const owner = '127.0.2.6';
+    freeze();
+    for (let i = 0; i < 5; i++) expect(outcome(await signIn(guesser, victim.email, WRONG))).toBe('401 invalid_credentials');
+    expect(outcome(await signIn(guesser, victim.email, WRONG))).toBe('429 rate_limited 1');
+    expect(outcome(await signIn(owner, victim.email, victim.password))).toBe('200');
+    // A guesser that keeps its network at the longest back-off, each guess sent when Retry-After says.
+    await seedNetwork(victim.email, guesser, { fails: 40, until: Date.now() + 900_000 });
+    expect(outcome(await signIn(guesser, victim.email, victim.password))).toBe('429 rate_limited 900');
+    expect(outcome(await signIn(owner, victim.email, victim.password))).toBe('200');
+    // The owner's successes reset only the owner's network.
+    expect(outcome(await signIn(guesser, victim.email, WRONG))).toBe('429 rate_limited 900');
+  });
+
+  it('takes no more than 100 failures in any 60 minutes, from whatever networks', async () => {
     const victim = await signUp(api, 'hourly');
     const ip = '127.0.2.4';
     freeze();
     const now = Date.now();
-    // 100 failures in the last hour, the oldest 59 minutes ago, and no back-off running.
+    // 100 failures in the last hour, the oldest 59 minutes ago, and no back-off running on any network.
     const recent = Array.from({ length: 100 }, (_, i) => (now - 59 * 60_000 + i * 1000) * 1000 + i);
-    await seedAccount(victim.email, { fails: 0, until: 0, recent });
+    await seedHourly(victim.email, recent);
     expect(outcome(await signIn(ip, victim.email, victim.password))).toBe('429 rate_limited 60');
+    expect(outcome(await signIn('127.0.2.7', victim.email, victim.password))).toBe('429 rate_limited 60');
     advance(60_000);
     expect(outcome(await signIn(ip, victim.email, victim.password))).toBe('200');
   });
 
-  it('evaluates at most 5 of 200 concurrent wrong passwords for one account, with no 5xx (A5)', async () => {
+  it('evaluates at most 5 per network of 200 concurrent wrong passwords for one account, with no 5xx (A5)', async () => {
     const victim = await signUp(api, 'race');
     freeze();
-    // 10 addresses × 20 requests: every per-IP bucket has room, so only the account limit binds.
+    // 10 addresses × 20 requests: every per-IP bucket has room, so only the account limits bind.
     const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => signIn(`127.0.3.${1 + (i % 10)}`, victim.email, WRONG)));
     const counts = tally(replies);
     expect(replies.filter((r) => r.status >= 500), JSON.stringify(counts)).toEqual([]);
-    expect(counts['401 invalid_credentials']).toBeLessThanOrEqual(config.accountFreeFailures);
-    expect(counts).toEqual({ '401 invalid_credentials': 5, '429 rate_limited 1': 195 });
-    expect(outcome(await signIn('127.0.3.11', victim.email, victim.password))).toBe('429 rate_limited 1');
+    for (let n = 0; n < 10; n++) {
+      const fromNetwork = tally(replies.filter((_, i) => i % 10 === n));
+      expect(fromNetwork['401 invalid_credentials'] ?? 0, `127.0.3.${1 + n}`).toBeLessThanOrEqual(config.accountFreeFailures);
+      expect(fromNetwork, `127.0.3.${1 + n}`).toEqual({ '401 invalid_credentials': 5, '429 rate_limited 1': 15 });
+    }
+    expect(outcome(await signIn('127.0.3.1', victim.email, victim.password))).toBe('429 rate_limited 1');
+    // 50 failures are under the hourly cap: the owner on a network of its own signs in.
+    expect(outcome(await signIn('127.0.3.11', victim.email, victim.password))).toBe('200');
+  });
+
+  it('evaluates exactly 100 of 200 concurrent wrong passwords from 40 networks: the hourly cap binds (A3, A5)', async () => {
+    const victim = await signUp(api, 'spread');
+    freeze();
+    // 40 addresses × 5 requests: within every network's free failures, so only the hourly cap binds.
+    const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => signIn(`127.0.7.${1 + (i % 40)}`, victim.email, WRONG)));
+    const counts = tally(replies);
+    expect(replies.filter((r) => r.status >= 500), JSON.stringify(counts)).toEqual([]);
+    expect(counts['401 invalid_credentials'], JSON.stringify(counts)).toBe(config.accountHourlyFailures);
+    expect(Object.keys(counts).filter((k) => !['401 invalid_credentials', '429 rate_limited 3600', '429 rate_limited 1'].includes(k))).toEqual([]);
+    // The accepted trade-off: the owner, on a network of its own, waits until the first of them is an hour old.
+    expect(outcome(await signIn('127.0.7.41', victim.email, victim.password))).toBe('429 rate_limited 3600');
+    advance(3_600_000);
+    expect(outcome(await signIn('127.0.7.41', victim.email, victim.password))).toBe('200');
   });
 });
 

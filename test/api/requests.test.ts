@@ -87,13 +87,17 @@ describe('DynamoDB requests per endpoint (warm)', () => {
     ]);
   });
 
-  it('sign-in: two limiter updates, the e-mail and the user, the reset, then one transaction', async () => {
+  it('sign-in: three limiter updates, the e-mail and the user, two resets, then one transaction', async () => {
     const user = await signUp(api);
+    // Address bucket; account+network back-off; account hourly set; then, after the password, the
+    // network's reset and the hourly entry's removal.
     expect(await requestsOf(() => api.call('POST', '/api/auth/signin', { json: { email: user.email, password: user.password } }))).toEqual([
       'UpdateItem',
       'UpdateItem',
+      'UpdateItem',
       'GetItem',
       'GetItem',
+      'UpdateItem',
       'UpdateItem',
       'TransactWriteItems',
     ]);

@@ -86,7 +86,7 @@ describe('POST /api/auth/refresh', () => {
     const idle = await signUp(api);
     const session = (await db().entities.refreshToken.get({ tokenHash: hashRefreshToken(idle.refreshToken) }).go()).data;
     await db()
-      .entities.session.patch({ sessionId: session?.sessionId as string })
+      .entities.session.patch({ userUuid: idle.uuid, sessionId: session?.sessionId as string })
       .set({ lastUsedAt: new Date(Date.now() - 8 * 86_400_000).toISOString() })
       .go();
     expect((await refresh(idle.refreshToken)).status).toBe(401);
@@ -94,7 +94,7 @@ describe('POST /api/auth/refresh', () => {
     const old = await signUp(api);
     const oldSession = (await db().entities.refreshToken.get({ tokenHash: hashRefreshToken(old.refreshToken) }).go()).data;
     await db()
-      .entities.session.patch({ sessionId: oldSession?.sessionId as string })
+      .entities.session.patch({ userUuid: old.uuid, sessionId: oldSession?.sessionId as string })
       .set({ expiresAt: Math.floor(Date.now() / 1000) - 1 })
       .go();
     expect((await refresh(old.refreshToken)).status).toBe(401);
@@ -196,6 +196,20 @@ describe('PUT /api/auth/user', () => {
     expect(old.status).toBe(401);
     const fresh = await api.call('POST', '/api/auth/signin', { json: { email: user.email, password: 'a brand new passphrase' } });
     expect(fresh.status).toBe(200);
+  });
+
+  it('leaves no session opened with the old password, even by sign-ins racing the change', async () => {
+    const user = await signUp(api);
+    const [change, ...signIns] = await Promise.all([
+      api.call('PUT', '/api/auth/user', { token: user.token, json: { password: 'a raced new passphrase', currentPassword: user.password } }),
+      ...Array.from({ length: 4 }, () => api.call('POST', '/api/auth/signin', { json: { email: user.email, password: user.password } })),
+    ]);
+    expect(change?.status).toBe(200);
+    for (const res of signIns) {
+      expect([200, 401, 429]).toContain(res.status);
+      if (res.status === 200) expect((await me(res.body.data.session.access_token)).status).toBe(401);
+    }
+    expect((await me(user.token)).status).toBe(200);
   });
 
   it('refuses a password change without or with a wrong current password (422), changing nothing', async () => {

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ESBUILD } from '../../infra/endpoint.ts';
 import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, KEY_ROTATION, KEY_ROTATION_DAYS, RosterStack, THROTTLE } from '../../infra/stack.ts';
-import { createTableInput, TTL_ATTRIBUTE } from '../../lib/db/table.ts';
+import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '../../lib/db/entities/keys.ts';
+import { KEYS, createTableInput, TTL_ATTRIBUTE } from '../../lib/db/table.ts';
 import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '../../lib/http/routes.ts';
 
 /**
@@ -27,6 +28,7 @@ interface Statement {
   Effect: string;
   Action: string | string[];
   Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
 }
 
 const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -224,6 +226,26 @@ describe('environment and secret', () => {
     const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
     expect(dynamo.flatMap(actionsOf).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
     expect(resourcesOf(dynamo)).toEqual(['table']);
+    // Only the public keys item's partition: every dynamo statement carries the condition.
+    for (const statement of dynamo) {
+      expect(statement.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [signingKeysPartitionKey()] } });
+    }
+  });
+
+  it('scopes the rotation function to the partition key ElectroDB gives the signingKeys item', () => {
+    // What the entity writes (test/unit/keys.test.ts checks the stored item against it too).
+    const { Item } = signingKeys()
+      .put({ ...SIGNING_KEYS_ITEM, keys: [], updatedAt: '2026-01-01T00:00:00.000Z' })
+      .params<{ Item: Record<string, unknown> }>({ table: 'any' });
+    expect(signingKeysPartitionKey()).toBe(Item[KEYS.pk]);
+    expect(signingKeysPartitionKey()).toBe('$roster#purpose_access-token');
+    // No wildcard or other partition: the policy names exactly this one value.
+    const text = JSON.stringify(statementsOf(KEY_ROTATION).filter((s) => s.Condition));
+    expect(text).not.toMatch(/StringLike|\*/);
+  });
+
+  it('scopes no other function by partition: their routes span many', () => {
+    for (const name of allNames) expect(statementsOf(name).filter((s) => s.Condition), name).toEqual([]);
   });
 });
 
@@ -303,7 +325,7 @@ describe('HTTP API (K3)', () => {
     expect(integrationTarget(fallback)).toBe(logicalId(FALLBACK));
   });
 
-  it('throttles the stage, and the credential routes more strictly', () => {
+  it('throttles the stage, and the credential routes (sign-up, sign-in, refresh, password change) more strictly', () => {
     expect(stage.Properties.StageName).toBe('$default');
     expect(stage.Properties.AutoDeploy).toBe(true);
     expect(stage.Properties.DefaultRouteSettings).toEqual({
@@ -312,7 +334,8 @@ describe('HTTP API (K3)', () => {
     });
     const settings = stage.Properties.RouteSettings as Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }>;
     const credentialKeys = ROUTES.filter((r) => CREDENTIAL_ROUTES.includes(r.name)).map((r) => `${r.method} ${r.path}`);
-    expect(credentialKeys.sort()).toEqual(['POST /api/auth/signin', 'POST /api/auth/signup']);
+    expect(credentialKeys.sort()).toEqual(['POST /api/auth/refresh', 'POST /api/auth/signin', 'POST /api/auth/signup', 'PUT /api/auth/user']);
+    expect([...CREDENTIAL_ROUTES].sort()).toEqual(['auth-refresh', 'auth-signin', 'auth-signup', 'auth-user-update']);
     expect(Object.keys(settings).sort()).toEqual(credentialKeys);
     for (const key of credentialKeys) {
       expect(settings[key]?.ThrottlingRateLimit).toBeLessThan(THROTTLE.stage.rateLimit);

@@ -18,37 +18,48 @@ import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SignJWT, calculateJwkThumbprint, importJWK, jwtVerify } from 'jose';
+import { SignJWT, calculateJwkThumbprint, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { describe, expect, inject, it } from 'vitest';
-import { rotationStep } from '../../functions/keys-rotate.ts';
+import { PENDING_MAX_AGE_MS, rotationStep } from '../../functions/keys-rotate.ts';
 import { ensureTable } from '../../infra/dynamodb-local.ts';
 import {
   CACHE_MAX_AGE_MS,
   type Keyset,
   KeyCache,
+  JWKS_CACHE_MS,
+  JWKS_MAX_AGE_SECONDS,
   LEEWAY_SECONDS,
+  PUBLICATION_LEAD_MS,
   type PrivateKey,
+  type PublicKey,
   RELOAD_MIN_INTERVAL_MS,
   RETIREMENT_GRACE_MS,
+  addKey,
   algorithmsFrom,
   currentSigningKey,
   forgetCachedKeys,
   jwksOf,
   localKeyset,
+  mergePublished,
   newKey,
+  newestKeyOf,
   parseKeyset,
   publicKeysOf,
   publishKeys,
   readKeysetFile,
   readPublishedKeys,
+  retireKeys,
   rotateKeyset,
   rotateLocalKeys,
   signingKeyOf,
   stillVerifies,
   verificationKey,
+  withPublishedRetirements,
 } from '../../lib/auth/keys.ts';
 import { config } from '../../lib/config.ts';
 import { createDocumentClient } from '../../lib/db/client.ts';
+import { signingKeysPartitionKey } from '../../lib/db/entities/keys.ts';
+import { KEYS } from '../../lib/db/table.ts';
 import { type Db, createDb, db } from '../../lib/db/service.ts';
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'];
@@ -108,25 +119,49 @@ describe('keys', () => {
   });
 });
 
+/** The item for a keyset as if every key had been published at `publishedAt` (long ago unless told). */
+const publishedAs = (keyset: Keyset, publishedAt = at('2000-01-01T00:00:00.000Z')): PublicKey[] =>
+  publicKeysOf(keyset).map((k) => ({ ...k, publishedAt: publishedAt.toISOString() }));
+/** The signing key of a keyset whose keys were all published long ago. */
+const signerOf = (keyset: Keyset, now = T0): PrivateKey | undefined => signingKeyOf(keyset, publishedAs(keyset), now);
+
 describe('rotation of a keyset', () => {
   it('starts from nothing with one signing key', async () => {
     const keyset = await rotateKeyset({ keys: [] }, T0);
     expect(keyset.keys).toHaveLength(1);
-    expect(signingKeyOf(keyset)).toBe(keyset.keys[0]);
+    expect(signerOf(keyset)).toBe(keyset.keys[0]);
   });
 
-  it('adds a key that signs and retires the old one, which keeps signing in warm processes for the grace time', async () => {
+  it('in one step (keys:rotate): adds a key that signs and retires the old one, which keeps signing in warm processes for the grace time', async () => {
     const first = await rotateKeyset({ keys: [] }, T0);
     const t1 = later(T0, 30 * 86_400_000);
     const second = await rotateKeyset(first, t1);
     const [old, added] = second.keys as [PrivateKey, PrivateKey];
     expect(old.kid).toBe(first.keys[0]?.kid);
     expect(old.retiredAt).toBe(later(t1, RETIREMENT_GRACE_MS).toISOString());
-    expect(RETIREMENT_GRACE_MS).toBeGreaterThanOrEqual(CACHE_MAX_AGE_MS);
-    expect(signingKeyOf(second)).toBe(added);
+    expect(signerOf(second, t1)).toBe(added);
     expect(added.createdAt).toBe(t1.toISOString());
     // The old key still verifies for a full token lifetime after it stops signing.
     expect(stillVerifies(old, later(t1, RETIREMENT_GRACE_MS + LIFETIME_MS - 1))).toBe(true);
+  });
+
+  it('in two halves (deployed): addKey adds a key and retires nothing; retireKeys records a retirement once', async () => {
+    const first = await rotateKeyset({ keys: [] }, T0);
+    const t1 = later(T0, 1000);
+    const next = await addKey(first, t1);
+    const [old, added] = next.keys as [PrivateKey, PrivateKey];
+    expect(old).toEqual(first.keys[0]);
+    expect(old.retiredAt).toBeUndefined();
+    expect(added.createdAt).toBe(t1.toISOString());
+    expect(newestKeyOf(next.keys)).toBe(added);
+    // The old key is still a signing key: nothing stops it however long the rest takes.
+    expect(signingKeyOf({ keys: [old] }, publishedAs(next), later(t1, 365 * 86_400_000))).toBe(old);
+    const t2 = later(t1, 3 * 3_600_000);
+    const retired = retireKeys(next.keys, new Set([old.kid]), t2);
+    expect(retired[0]?.retiredAt).toBe(later(t2, RETIREMENT_GRACE_MS).toISOString());
+    expect(retired[1]).toBe(added);
+    // Again, later: the retirement already recorded stands.
+    expect(retireKeys(retired, new Set([old.kid]), later(t2, 86_400_000))).toEqual(retired);
   });
 
   it('prunes a key at the next rotation once its tokens have all expired, not before', async () => {
@@ -139,15 +174,75 @@ describe('rotation of a keyset', () => {
     const afterwards = await rotateKeyset(second, new Date(retiredAt + LIFETIME_MS));
     expect(afterwards.keys.map((k) => k.kid)).not.toContain(first.keys[0]?.kid);
     expect(afterwards.keys).toHaveLength(2);
+    // The same for addKey, with the retirement the item records.
+    const recorded = withPublishedRetirements(await addKey(first, t1), publishedAs(second));
+    expect((await addKey(recorded, new Date(retiredAt + LIFETIME_MS))).keys.map((k) => k.kid)).not.toContain(first.keys[0]?.kid);
   });
 
-  it('signs with the newest key that is not retired, and never with a retired one', async () => {
+  it('signs with the newest published key that is not retired, and never with a retired or unpublished one', async () => {
     const a = await newKey('EdDSA', T0);
     const b = await newKey('EdDSA', later(T0, 1000));
-    expect(signingKeyOf({ keys: [b, a] })).toBe(b);
-    expect(signingKeyOf({ keys: [a, { ...b, retiredAt: later(T0, 9e9).toISOString() }] })).toBe(a);
-    expect(signingKeyOf({ keys: [{ ...a, retiredAt: T0.toISOString() }] })).toBeUndefined();
-    expect(signingKeyOf({ keys: [] })).toBeUndefined();
+    const now = later(T0, 86_400_000);
+    expect(signerOf({ keys: [b, a] }, now)).toBe(b);
+    expect(signerOf({ keys: [a, { ...b, retiredAt: T0.toISOString() }] }, now)).toBe(a);
+    expect(signerOf({ keys: [{ ...a, retiredAt: T0.toISOString() }] }, now)).toBeUndefined();
+    expect(signerOf({ keys: [] }, now)).toBeUndefined();
+    // Retired in the item only (as the deployed rotation records it): the same.
+    const both = { keys: [a, b] };
+    const itemRetired = publishedAs(both).map((k) => (k.kid === b.kid ? { ...k, retiredAt: T0.toISOString() } : k));
+    expect(signingKeyOf(both, itemRetired, now)).toBe(a);
+    // A key the item does not hold (or holds with another public key) never signs.
+    expect(signingKeyOf(both, publishedAs({ keys: [a] }), now)).toBe(a);
+    expect(signingKeyOf(both, publishedAs(both).map((k) => (k.kid === b.kid ? { ...k, x: a.privateJwk.x } : k)), now)).toBe(a);
+    expect(signingKeyOf(both, [], now)).toBeUndefined();
+    // A key due to retire within a signer's cache age is not chosen: the signer would keep it past its retirement.
+    const soon = { ...b, retiredAt: later(now, CACHE_MAX_AGE_MS - 1).toISOString() };
+    expect(signerOf({ keys: [a, soon] }, now)).toBe(a);
+    expect(signerOf({ keys: [a, { ...b, retiredAt: later(now, CACHE_MAX_AGE_MS).toISOString() }] }, now)?.kid).toBe(b.kid);
+  });
+
+  it(`signs with a new key only once it has been published ${PUBLICATION_LEAD_MS / 1000} s (JWKS max-age plus its server cache), unless no older key can sign`, async () => {
+    expect(PUBLICATION_LEAD_MS).toBe(JWKS_MAX_AGE_SECONDS * 1000 + JWKS_CACHE_MS);
+    // A signer may keep choosing the old key until the new one is ripe, and then for its cache age: the grace covers both.
+    expect(RETIREMENT_GRACE_MS).toBeGreaterThanOrEqual(CACHE_MAX_AGE_MS + PUBLICATION_LEAD_MS + 60_000);
+    const old = await newKey('EdDSA', T0);
+    const t1 = later(T0, 86_400_000);
+    const fresh = await newKey('EdDSA', t1);
+    const keyset = { keys: [old, fresh] };
+    const published = [...publishedAs({ keys: [old] }), ...publishedAs({ keys: [fresh] }, t1)];
+    expect(signingKeyOf(keyset, published, t1)).toBe(old);
+    expect(signingKeyOf(keyset, published, later(t1, PUBLICATION_LEAD_MS - 1))).toBe(old);
+    expect(signingKeyOf(keyset, published, later(t1, PUBLICATION_LEAD_MS))).toBe(fresh);
+    // The old key retired in one step (keys:rotate) still signs until the new one is ripe.
+    const retiring = { keys: [{ ...old, retiredAt: later(t1, RETIREMENT_GRACE_MS).toISOString() }, fresh] };
+    expect(signingKeyOf(retiring, published, later(t1, PUBLICATION_LEAD_MS - 1))?.kid).toBe(old.kid);
+    expect(signingKeyOf(retiring, published, later(t1, PUBLICATION_LEAD_MS))).toBe(fresh);
+    // No older key that can sign: the fresh one signs at once (the very first key, or the old one gone).
+    expect(signingKeyOf({ keys: [fresh] }, published, t1)).toBe(fresh);
+    expect(signingKeyOf({ keys: [{ ...old, retiredAt: T0.toISOString() }, fresh] }, published, t1)).toBe(fresh);
+    // Two fresh keys and none ripe: the one published first.
+    const fresher = await newKey('EdDSA', later(t1, 5000));
+    const three = [...publishedAs({ keys: [fresh] }, t1), ...publishedAs({ keys: [fresher] }, later(t1, 5000))];
+    expect(signingKeyOf({ keys: [fresh, fresher] }, three, later(t1, 10_000))).toBe(fresh);
+    // An item written before publishedAt was recorded: a key counts as published when it was created.
+    const legacy = publicKeysOf(keyset);
+    expect(signingKeyOf(keyset, legacy, later(t1, PUBLICATION_LEAD_MS - 1))).toBe(old);
+    expect(signingKeyOf(keyset, legacy, later(t1, PUBLICATION_LEAD_MS))).toBe(fresh);
+  });
+
+  it('rewrites the item keeping each key\'s publication date and the earlier retirement, dropping keys only the item holds', async () => {
+    const [a, b, c] = [await newKey('EdDSA', T0), await newKey('EdDSA', later(T0, 1)), await newKey('EdDSA', later(T0, 2))];
+    const item: PublicKey[] = [
+      { ...publishedAs({ keys: [a] }, T0)[0], retiredAt: later(T0, 5000).toISOString() } as PublicKey,
+      ...publishedAs({ keys: [c] }, T0),
+    ];
+    const merged = mergePublished(publicKeysOf({ keys: [{ ...a, retiredAt: later(T0, 9000).toISOString() }, b] }), item);
+    expect(merged.map((k) => k.kid)).toEqual([a.kid, b.kid]);
+    expect(merged[0]).toMatchObject({ publishedAt: T0.toISOString(), retiredAt: later(T0, 5000).toISOString() });
+    expect(merged[1]).not.toHaveProperty('publishedAt');
+    // The private side retired earlier: that wins (a retirement is never undone).
+    const earlier = mergePublished(publicKeysOf({ keys: [{ ...a, retiredAt: T0.toISOString() }] }), item);
+    expect(earlier[0]?.retiredAt).toBe(T0.toISOString());
   });
 
   it('publishes public members only, and the JWKS holds exactly the keys that still verify, newest first', async () => {
@@ -242,9 +337,11 @@ describe('local keyset (DATA_DIR and DynamoDB Local)', () => {
     expect(keyset.keys).toHaveLength(1);
     expect(statSync(join(dir, 'signing-keys.json')).mode & 0o777).toBe(0o600);
     expect(await readKeysetFile(dir)).toEqual(keyset);
-    expect(await readPublishedKeys(database, true)).toEqual(publicKeysOf(keyset));
+    expect(await readPublishedKeys(database, true)).toEqual(publishedAs(keyset, T0));
     const raw = await rawItemText(database);
     expect(raw).toContain(keyset.keys[0]?.kid);
+    // The partition the rotation function's IAM policy is scoped to (infra/stack.ts) is the one ElectroDB writes.
+    expect(JSON.parse(raw)).toMatchObject({ [KEYS.pk]: signingKeysPartitionKey() });
     expect(raw).not.toContain(keyset.keys[0]?.privateJwk.d);
     expect(JSON.parse(raw)).not.toHaveProperty('keys.0.d');
     // The second use reads the same keys and writes nothing new.
@@ -268,11 +365,16 @@ describe('local keyset (DATA_DIR and DynamoDB Local)', () => {
     const after = await rotateLocalKeys(database, dir, later(T0, 1000));
     const [old, added] = after.keys as [PrivateKey, PrivateKey];
     expect(old.kid).toBe(before.keys[0]?.kid);
-    expect(old.retiredAt).toBeDefined();
-    expect(signingKeyOf(after)).toBe(added);
+    expect(old.retiredAt).toBe(later(T0, 1000 + RETIREMENT_GRACE_MS).toISOString());
     expect(await readKeysetFile(dir)).toEqual(after);
     expect(statSync(join(dir, 'signing-keys.json')).mode & 0o777).toBe(0o600);
-    expect((await readPublishedKeys(database, true))?.map((k) => k.kid)).toEqual([old.kid, added.kid]);
+    const published = (await readPublishedKeys(database, true)) ?? [];
+    expect(published.map((k) => k.kid)).toEqual([old.kid, added.kid]);
+    // The old key keeps its publication date; the new one is published now, and signs once ripe.
+    expect(published.map((k) => k.publishedAt)).toEqual([T0.toISOString(), later(T0, 1000).toISOString()]);
+    expect(published[0]?.retiredAt).toBe(old.retiredAt);
+    expect(signingKeyOf(after, published, later(T0, 1000))?.kid).toBe(old.kid);
+    expect(signingKeyOf(after, published, later(T0, 1000 + PUBLICATION_LEAD_MS))).toBe(added);
   });
 
   it('finds a key published after this process loaded the keys, by reloading on its unknown kid', async () => {
@@ -340,7 +442,8 @@ describe('deployed stores fail closed (503, no key made up)', () => {
 
 /**
  * The Secrets Manager API as the rotation function uses it, and nothing more: versions with
- * staging labels, RotateSecret's empty AWSPENDING version, and the end of a rotation.
+ * staging labels (a version's value never changes), RotateSecret's empty AWSPENDING version (refused
+ * while another version holds AWSPENDING), and the end of a rotation.
  */
 class SecretsDouble {
   readonly id = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:roster-signing-AbCdEf';
@@ -369,15 +472,17 @@ class SecretsDouble {
         };
       }
       if (command instanceof GetSecretValueCommand) {
-        const { VersionId, VersionStage = 'AWSCURRENT' } = command.input;
-        const found = [...this.versions].find(([id, v]) => (!VersionId || id === VersionId) && v.stages.includes(VersionStage));
+        const { VersionId, VersionStage = VersionId ? undefined : 'AWSCURRENT' } = command.input;
+        const found = [...this.versions].find(([id, v]) => (!VersionId || id === VersionId) && (!VersionStage || v.stages.includes(VersionStage)));
         if (!found?.[1].value) throw this.notFound();
         return { VersionId: found[0], SecretString: found[1].value };
       }
       if (command instanceof PutSecretValueCommand) {
         const { ClientRequestToken: id = '', SecretString, VersionStages = [] } = command.input;
         const existing = this.versions.get(id);
-        if (existing?.value !== undefined) throw new Error('a version with this token already exists');
+        if (existing?.value !== undefined && existing.value !== SecretString) {
+          throw Object.assign(new Error('a version with this token already exists'), { name: 'ResourceExistsException' });
+        }
         this.puts++;
         this.versions.set(id, { value: SecretString as string, stages: existing?.stages ?? [] });
         for (const stage of VersionStages) this.move(stage, id);
@@ -385,8 +490,12 @@ class SecretsDouble {
       }
       if (command instanceof UpdateSecretVersionStageCommand) {
         const { VersionStage = '', MoveToVersionId, RemoveFromVersionId } = command.input;
-        const current = this.versions.get(RemoveFromVersionId ?? '');
-        if (VersionStage !== 'AWSCURRENT' || !current?.stages.includes('AWSCURRENT')) throw new Error('unexpected stage update');
+        const from = this.versions.get(RemoveFromVersionId ?? '');
+        if (VersionStage === 'AWSPENDING' && !MoveToVersionId && from?.stages.includes('AWSPENDING')) {
+          this.move('AWSPENDING', undefined);
+          return {};
+        }
+        if (VersionStage !== 'AWSCURRENT' || !from?.stages.includes('AWSCURRENT')) throw new Error('unexpected stage update');
         this.move('AWSPREVIOUS', RemoveFromVersionId);
         this.move('AWSCURRENT', MoveToVersionId);
         return {};
@@ -397,6 +506,8 @@ class SecretsDouble {
 
   /** RotateSecret: a new version, labelled AWSPENDING, without a value yet. */
   startRotation(token: string): void {
+    const busy = [...this.versions.values()].some((v) => v.stages.includes('AWSPENDING') && !v.stages.includes('AWSCURRENT'));
+    if (busy) throw new Error("A previous rotation isn't complete. That rotation will be reattempted.");
     this.versions.set(token, { stages: [] });
     this.move('AWSPENDING', token);
   }
@@ -414,22 +525,45 @@ class SecretsDouble {
 
 const STEPS = ['createSecret', 'setSecret', 'testSecret', 'finishSecret'] as const;
 
+const stepper = (sm: SecretsDouble, database: Db, token: string) => (Step: string, now: Date) =>
+  rotationStep(sm.client, database, { Step, SecretId: sm.id, ClientRequestToken: token }, now);
+
 const rotate = async (sm: SecretsDouble, database: Db, now: Date, token = randomUUID()): Promise<string> => {
   sm.startRotation(token);
-  for (const Step of STEPS) await rotationStep(sm.client, database, { Step, SecretId: sm.id, ClientRequestToken: token }, now);
+  for (const Step of STEPS) await stepper(sm, database, token)(Step, now);
   sm.endRotation();
   return token;
 };
 
-/** Signs like signAccessToken with the current signing key, and verifies with the published key of its kid. */
-const roundTrip = async (keyset: Keyset, database: Db, now: Date): Promise<void> => {
-  const key = signingKeyOf(keyset) as PrivateKey;
-  const token = await new SignJWT({ sub: 'u' }).setProtectedHeader({ alg: key.alg, kid: key.kid }).sign(await importJWK(key.privateJwk, key.alg));
-  const published = (await readPublishedKeys(database, true)) ?? [];
-  const match = published.find((p) => p.kid === key.kid && stillVerifies(p, now));
-  if (!match) throw new Error('signing key not published');
+const item = async (database: Db): Promise<PublicKey[]> => (await readPublishedKeys(database, true)) ?? [];
+
+/** A token as signAccessToken makes it: signed at `now` by the key a signer loading now chooses, living a token lifetime. */
+const signAt = async (keyset: Keyset, database: Db, now: Date): Promise<{ kid: string; token: string; exp: Date }> => {
+  const key = signingKeyOf(keyset, await item(database), now);
+  if (!key) throw new Error('no key can sign');
+  const exp = later(now, config.accessTokenSeconds * 1000);
+  const token = await new SignJWT({ sub: 'u' })
+    .setProtectedHeader({ alg: key.alg, kid: key.kid })
+    .setExpirationTime(Math.floor(exp.getTime() / 1000))
+    .sign(await importJWK(key.privateJwk, key.alg));
+  return { kid: key.kid, token, exp };
+};
+
+/** Verifies like verificationKey: only a published key of the token's kid that verifies at `now`. */
+const verifyAt = async (token: string, database: Db, now: Date): Promise<void> => {
+  const { kid } = decodeProtectedHeader(token);
+  const match = (await item(database)).find((p) => p.kid === kid && stillVerifies(p, now));
+  if (!match) throw new Error(`key ${String(kid)} is not accepted at ${now.toISOString()}`);
   const { kty, crv, x } = match;
-  await jwtVerify(token, await importJWK({ kty, crv, x }, match.alg), { algorithms: ['EdDSA'] });
+  await jwtVerify(token, await importJWK({ kty, crv, x }, match.alg), { algorithms: ['EdDSA'], currentDate: now });
+};
+
+/** A token signed now verifies now and until just before it expires. */
+const roundTrip = async (keyset: Keyset, database: Db, now: Date): Promise<string> => {
+  const { token, exp, kid } = await signAt(keyset, database, now);
+  await verifyAt(token, database, now);
+  await verifyAt(token, database, later(exp, -1000));
+  return kid;
 };
 
 describe('rotation function (functions/keys-rotate.ts) against DynamoDB Local', () => {
@@ -439,12 +573,13 @@ describe('rotation function (functions/keys-rotate.ts) against DynamoDB Local', 
     await rotate(sm, database, T0);
     const keyset = sm.keyset();
     expect(keyset.keys).toHaveLength(1);
-    expect(await readPublishedKeys(database, true)).toEqual(publicKeysOf(keyset));
-    await roundTrip(keyset, database, T0);
+    expect(await item(database)).toEqual(publishedAs(keyset, T0));
+    // The very first key signs at once: there is no older one.
+    expect(await roundTrip(keyset, database, T0)).toBe(keyset.keys[0]?.kid);
     expect(await rawItemText(database)).not.toContain(keyset.keys[0]?.privateJwk.d);
   });
 
-  it('publishes the new key before it becomes current, and keeps the old one verifying', async () => {
+  it('publishes the new key with the old one unretired, makes it current, then retires the old key from the finish', async () => {
     const sm = new SecretsDouble();
     const database = await freshDb();
     await rotate(sm, database, T0);
@@ -452,40 +587,188 @@ describe('rotation function (functions/keys-rotate.ts) against DynamoDB Local', 
     const t1 = later(T0, 30 * 86_400_000);
     const token = randomUUID();
     sm.startRotation(token);
-    const step = (Step: string) => rotationStep(sm.client, database, { Step, SecretId: sm.id, ClientRequestToken: token }, t1);
-    await step('createSecret');
-    await step('setSecret');
-    // Published, but not yet the signing key anywhere: AWSCURRENT still holds the first key alone.
-    const next = signingKeyOf(sm.keyset('AWSPENDING')) as PrivateKey;
-    expect((await readPublishedKeys(database, true))?.map((k) => k.kid)).toEqual([first.kid, next.kid]);
-    expect(signingKeyOf(sm.keyset())?.kid).toBe(first.kid);
-    await step('testSecret');
-    await step('finishSecret');
+    const run = stepper(sm, database, token);
+    await run('createSecret', t1);
+    // The pending keyset retires nothing.
+    const pending = sm.keyset('AWSPENDING');
+    expect(pending.keys.map((k) => k.retiredAt)).toEqual([undefined, undefined]);
+    const next = newestKeyOf(pending.keys) as PrivateKey;
+    const t2 = later(t1, 2000);
+    await run('setSecret', t2);
+    // Published, the old key unretired, and not yet signing anywhere: AWSCURRENT still holds the first key alone.
+    expect(await item(database)).toEqual([...publishedAs({ keys: [first] }, T0), ...publishedAs({ keys: [next] }, t2)]);
+    expect(signingKeyOf(sm.keyset(), await item(database), t2)?.kid).toBe(first.kid);
+    await run('testSecret', t2);
+    // The finish comes much later than the start (a slow or retried rotation): the retirement counts from the finish.
+    const t3 = later(t1, 3 * 3_600_000);
+    await run('finishSecret', t3);
     sm.endRotation();
     const current = sm.keyset();
-    expect(signingKeyOf(current)?.kid).toBe(next.kid);
-    expect(current.keys.find((k) => k.kid === first.kid)?.retiredAt).toBe(later(t1, RETIREMENT_GRACE_MS).toISOString());
-    await roundTrip(current, database, t1);
-    // The retired key's tokens still verify against the item.
-    await roundTrip({ keys: [{ ...first }] }, database, t1);
+    expect(current.keys.map((k) => k.kid)).toEqual([first.kid, next.kid]);
+    const published = await item(database);
+    expect(published.map((k) => [k.kid, k.publishedAt, k.retiredAt])).toEqual([
+      [first.kid, T0.toISOString(), later(t3, RETIREMENT_GRACE_MS).toISOString()],
+      [next.kid, t2.toISOString(), undefined],
+    ]);
+    // The new key signs once published PUBLICATION_LEAD_MS (here long since); tokens of the old key signed until its retirement still verify until they expire.
+    expect(await roundTrip(current, database, t3)).toBe(next.kid);
+    expect(await roundTrip({ keys: [first] }, database, later(t3, RETIREMENT_GRACE_MS - CACHE_MAX_AGE_MS))).toBe(first.kid);
   });
 
-  it('is safe to retry: createSecret again with the same token keeps the pending keyset', async () => {
+  it('does not let a new key sign until it has been published for the JWKS cache time, however fast the steps run', async () => {
     const sm = new SecretsDouble();
     const database = await freshDb();
+    await rotate(sm, database, T0);
+    const [first] = sm.keyset().keys as [PrivateKey];
+    const t1 = later(T0, 86_400_000);
+    await rotate(sm, database, t1); // all four steps at once
+    const current = sm.keyset();
+    const next = newestKeyOf(current.keys) as PrivateKey;
+    expect(await roundTrip(current, database, t1)).toBe(first.kid);
+    expect(await roundTrip(current, database, later(t1, PUBLICATION_LEAD_MS - 1))).toBe(first.kid);
+    expect(await roundTrip(current, database, later(t1, PUBLICATION_LEAD_MS))).toBe(next.kid);
+  });
+
+  for (const [stall, ms] of [
+    ['3 seconds', 3000],
+    ['6 minutes', 6 * 60_000],
+    ['3 hours', 3 * 3_600_000],
+    ['3 days', 3 * 86_400_000],
+  ] as const) {
+    it(`accepts every token a signer issues, up to its expiry, when finishSecret comes ${stall} after createSecret`, async () => {
+      const sm = new SecretsDouble();
+      const database = await freshDb();
+      await rotate(sm, database, T0);
+      const t1 = later(T0, 30 * 86_400_000);
+      const token = randomUUID();
+      sm.startRotation(token);
+      const run = stepper(sm, database, token);
+      /** What a signer loading at a time sees: AWSCURRENT and the item, as they were then. */
+      const states: { at: Date; keyset: Keyset; published: PublicKey[] }[] = [{ at: T0, keyset: sm.keyset(), published: await item(database) }];
+      const snap = async (time: Date) => states.push({ at: time, keyset: sm.keyset(), published: await item(database) });
+      await run('createSecret', t1);
+      await run('setSecret', later(t1, 1000));
+      await snap(later(t1, 1000));
+      await run('testSecret', later(t1, 2000));
+      const finish = later(t1, ms);
+      await run('finishSecret', finish);
+      sm.endRotation();
+      await snap(finish);
+      const final = await item(database);
+      // A signer loading at `load` keeps its choice for CACHE_MAX_AGE_MS; its last token expires a lifetime later.
+      for (let load = later(t1, -60_000); load <= later(finish, 20 * 60_000); load = later(load, ms > 3_600_000 ? 600_000 : 15_000)) {
+        const state = states.filter((s) => s.at <= load).at(-1) as (typeof states)[number];
+        const key = signingKeyOf(state.keyset, state.published, load);
+        expect(key, load.toISOString()).toBeDefined();
+        const lastExpiry = later(load, CACHE_MAX_AGE_MS + config.accessTokenSeconds * 1000);
+        // The item only ever gets stricter (retirement recorded at the finish): the final one is the test.
+        const entry = final.find((p) => p.kid === key?.kid);
+        expect(entry && stillVerifies(entry, lastExpiry), `${key?.kid} chosen at ${load.toISOString()}`).toBe(true);
+        // A new key signs only once published long enough for every JWKS cache to hold it.
+        const old = state.keyset.keys.find((k) => k.kid !== key?.kid);
+        if (key && old && key.createdAt > old.createdAt) {
+          expect(load.getTime() - Date.parse(entry?.publishedAt ?? '')).toBeGreaterThanOrEqual(PUBLICATION_LEAD_MS);
+        }
+      }
+    });
+  }
+
+  it('leaves the old key signing while a rotation stalls, abandons a pending keyset over an hour old, and rotates afresh', async () => {
+    const sm = new SecretsDouble();
+    const database = await freshDb();
+    await rotate(sm, database, T0);
+    const [first] = sm.keyset().keys as [PrivateKey];
+    const t1 = later(T0, 86_400_000);
     const token = randomUUID();
     sm.startRotation(token);
-    const event = { Step: 'createSecret', SecretId: sm.id, ClientRequestToken: token };
-    await rotationStep(sm.client, database, event, T0);
+    const run = stepper(sm, database, token);
+    await run('createSecret', t1);
+    await run('setSecret', t1);
+    const abandoned = newestKeyOf(sm.keyset('AWSPENDING').keys) as PrivateKey;
+    // testSecret and finishSecret never succeed. Hours later the first key still signs, and its tokens verify to the end.
+    const t2 = later(t1, PENDING_MAX_AGE_MS + 1);
+    expect(await roundTrip(sm.keyset(), database, t2)).toBe(first.kid);
+    // A new RotateSecret is refused while AWSPENDING sits on the stalled version; Secrets Manager reattempts it instead.
+    expect(() => sm.startRotation(randomUUID())).toThrow(/previous rotation/);
+    await expect(run('createSecret', t2)).rejects.toThrow(/over 60 minutes ago.*AWSPENDING label is removed/);
+    expect(Object.values(Object.fromEntries([...sm.versions].map(([id, v]) => [id, v.stages]))).flat()).not.toContain('AWSPENDING');
+    await expect(run('setSecret', t2)).rejects.toThrow(/not AWSPENDING/);
+    expect(sm.puts).toBe(2);
+    // The next rotation starts afresh, from the keys as they are now.
+    await rotate(sm, database, t2);
+    const current = sm.keyset();
+    const next = newestKeyOf(current.keys) as PrivateKey;
+    expect(current.keys.map((k) => k.kid)).toEqual([first.kid, next.kid]);
+    expect(next.createdAt).toBe(t2.toISOString());
+    // The abandoned key never signed; it leaves the item. The first key retires from this finish.
+    const published = await item(database);
+    expect(published.map((k) => k.kid)).toEqual([first.kid, next.kid]);
+    expect(published[0]?.retiredAt).toBe(later(t2, RETIREMENT_GRACE_MS).toISOString());
+    expect(published.map((k) => k.kid)).not.toContain(abandoned.kid);
+  });
+
+  it('reuses a pending keyset up to an hour old', async () => {
+    const sm = new SecretsDouble();
+    const database = await freshDb();
+    await rotate(sm, database, T0);
+    const token = randomUUID();
+    sm.startRotation(token);
+    const run = stepper(sm, database, token);
+    await run('createSecret', T0);
     const pending = sm.keyset('AWSPENDING');
-    await rotationStep(sm.client, database, event, later(T0, 5000));
+    await run('createSecret', later(T0, PENDING_MAX_AGE_MS));
     expect(sm.keyset('AWSPENDING')).toEqual(pending);
-    expect(sm.puts).toBe(1);
-    // Steps of a version already current do nothing.
-    for (const Step of STEPS) await rotationStep(sm.client, database, { Step, SecretId: sm.id, ClientRequestToken: token }, T0);
+    expect(sm.puts).toBe(2);
+  });
+
+  it('is safe to retry: every step twice, and every step again once the version is current, gives what running each once does', async () => {
+    const sm = new SecretsDouble();
+    const database = await freshDb();
+    await rotate(sm, database, T0);
+    const t1 = later(T0, 86_400_000);
+    const token = randomUUID();
+    sm.startRotation(token);
+    const run = stepper(sm, database, token);
+    await run('createSecret', t1);
+    const pending = sm.keyset('AWSPENDING');
+    await run('createSecret', later(t1, 5000));
+    expect(sm.keyset('AWSPENDING')).toEqual(pending);
+    expect(sm.puts).toBe(2);
+    await run('setSecret', t1);
+    const published = await item(database);
+    await run('setSecret', later(t1, 60_000));
+    expect(await item(database)).toEqual(published); // the publication date stands: the lead does not restart
+    await run('testSecret', t1);
+    await run('testSecret', t1);
+    const t2 = later(t1, 120_000);
+    await run('finishSecret', t2);
+    const finished = await item(database);
+    await run('finishSecret', later(t2, 3_600_000)); // retried after it moved AWSCURRENT
+    expect(await item(database)).toEqual(finished);
     sm.endRotation();
-    for (const Step of STEPS) await rotationStep(sm.client, database, { Step, SecretId: sm.id, ClientRequestToken: token }, T0);
-    expect(sm.puts).toBe(1);
+    for (const Step of STEPS) await run(Step, later(t2, 86_400_000));
+    expect(await item(database)).toEqual(finished);
+    expect(sm.keyset()).toEqual(pending);
+    expect(sm.puts).toBe(2);
+  });
+
+  it('records the retirement when finishSecret is retried after moving AWSCURRENT but before writing the item', async () => {
+    const sm = new SecretsDouble();
+    const database = await freshDb();
+    await rotate(sm, database, T0);
+    const [first] = sm.keyset().keys as [PrivateKey];
+    const t1 = later(T0, 86_400_000);
+    const token = randomUUID();
+    sm.startRotation(token);
+    const run = stepper(sm, database, token);
+    for (const Step of ['createSecret', 'setSecret', 'testSecret']) await run(Step, t1);
+    // The first attempt moved the label and then failed.
+    const from = [...sm.versions].find(([, v]) => v.stages.includes('AWSCURRENT'))?.[0];
+    await sm.client.send(new UpdateSecretVersionStageCommand({ SecretId: sm.id, VersionStage: 'AWSCURRENT', MoveToVersionId: token, RemoveFromVersionId: from }));
+    expect((await item(database)).find((k) => k.kid === first.kid)?.retiredAt).toBeUndefined();
+    const t2 = later(t1, 600_000);
+    await run('finishSecret', t2);
+    expect((await item(database)).find((k) => k.kid === first.kid)?.retiredAt).toBe(later(t2, RETIREMENT_GRACE_MS).toISOString());
   });
 
   it('fails testSecret, and so never finishes, when the new key is not published', async () => {
@@ -494,10 +777,26 @@ describe('rotation function (functions/keys-rotate.ts) against DynamoDB Local', 
     await rotate(sm, database, T0);
     const token = randomUUID();
     sm.startRotation(token);
-    const step = (Step: string) => rotationStep(sm.client, database, { Step, SecretId: sm.id, ClientRequestToken: token }, T0);
-    await step('createSecret');
-    await expect(step('testSecret')).rejects.toThrow(/not published/);
-    expect(signingKeyOf(sm.keyset())?.kid).toBe(sm.keyset().keys[0]?.kid);
+    const run = stepper(sm, database, token);
+    await run('createSecret', T0);
+    await expect(run('testSecret', T0)).rejects.toThrow(/not published/);
+    expect(sm.keyset().keys).toHaveLength(1);
+  });
+
+  it('fails testSecret when the pending keyset would drop a key whose tokens may be valid, and setSecret keeps that key published', async () => {
+    const sm = new SecretsDouble();
+    const database = await freshDb();
+    await rotate(sm, database, T0);
+    const [first] = sm.keyset().keys as [PrivateKey];
+    const token = randomUUID();
+    sm.startRotation(token);
+    // A pending keyset not made from AWSCURRENT (written by hand, say): the first key is missing.
+    const stray = { keys: [await newKey('EdDSA', T0)] };
+    await sm.client.send(new PutSecretValueCommand({ SecretId: sm.id, ClientRequestToken: token, SecretString: JSON.stringify(stray), VersionStages: ['AWSPENDING'] }));
+    const run = stepper(sm, database, token);
+    await run('setSecret', T0);
+    expect((await item(database)).map((k) => k.kid)).toEqual([first.kid, stray.keys[0]?.kid]);
+    await expect(run('testSecret', T0)).rejects.toThrow(new RegExp(`lacks keys.*${first.kid}`));
   });
 
   it('refuses a secret without rotation, a token without a version, and one not pending', async () => {
@@ -520,11 +819,20 @@ describe('rotation function (functions/keys-rotate.ts) against DynamoDB Local', 
     const first = sm.keyset().keys[0] as PrivateKey;
     const t1 = later(T0, 1000);
     await rotate(sm, database, t1);
+    // The first key retired at t1 (the second finish) + grace; its tokens are all expired a lifetime after.
     const t2 = later(t1, RETIREMENT_GRACE_MS + LIFETIME_MS);
-    await rotate(sm, database, t2);
+    // The third rotation, its setSecret and finishSecret retried: a pruned key is not brought back.
+    const token = randomUUID();
+    sm.startRotation(token);
+    const run = stepper(sm, database, token);
+    for (const Step of ['createSecret', 'setSecret', 'setSecret', 'testSecret', 'finishSecret', 'finishSecret']) await run(Step, t2);
+    sm.endRotation();
+    await run('finishSecret', t2);
     const kids = sm.keyset().keys.map((k) => k.kid);
     expect(kids).toHaveLength(2);
     expect(kids).not.toContain(first.kid);
-    expect((await readPublishedKeys(database, true))?.map((k) => k.kid)).toEqual(kids);
+    expect((await item(database)).map((k) => k.kid)).toEqual(kids);
+    // The retirements live in the item: the second key's counts from the third finish.
+    expect((await item(database))[0]?.retiredAt).toBe(later(t2, RETIREMENT_GRACE_MS).toISOString());
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The limiter of lib/auth/limits.ts (SECURITY-TESTS.md 1.2, A3–A5): its decisions as pure
  * functions, then its conditional writes against this file's DynamoDB Local table, with time
- * passed in explicitly.
+ * passed in explicitly. Password attempts back off per (account, source network) and are capped
+ * per account across every network.
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
@@ -9,6 +10,7 @@ import { freePort } from '../../infra/dynamodb-local.ts';
 import {
   ACCOUNT_LIMITS,
   type AccountSettings,
+  accountNetworkSubject,
   accountSubject,
   backoffSeconds,
   bucketTimes,
@@ -16,11 +18,13 @@ import {
   clientNetwork,
   IP_LIMITS,
   ipSubject,
+  limitPasswordChange,
   limitRefresh,
   limitSignIn,
   limitSignUp,
-  planAttempt,
+  planBackoff,
   planBucket,
+  planHourly,
   recordPasswordSuccess,
 } from '../../lib/auth/limits.ts';
 import { config } from '../../lib/config.ts';
@@ -61,8 +65,13 @@ const freshIp = (() => {
   return () => `10.${Math.floor(++n / 250)}.${n % 250}.7`;
 })();
 
+/** The account's item: its hourly `recent` set, from every network. */
 const stored = async (email: string) =>
   (await db().entities.rateLimit.get({ scope: 'account', subject: accountSubject(email) }).go({ consistent: true })).data;
+
+/** The (account, network) item: consecutive failures and back-off. */
+const storedNet = async (email: string, ip: string) =>
+  (await db().entities.rateLimit.get({ scope: 'account-net', subject: accountNetworkSubject(email, ip) }).go({ consistent: true })).data;
 
 describe('defaults', () => {
   it('are the issue\'s: 5 free failures, 1 s doubling to 15 min, 100 an hour; 30 per IP refilling 30 per 5 min', () => {
@@ -108,32 +117,41 @@ describe('backoffSeconds', () => {
   });
 });
 
-describe('planAttempt', () => {
+describe('planBackoff (per account and network)', () => {
   const s = ACCOUNT_LIMITS;
-  const stamp = (ms: number, nonce = 0) => ms * 1000 + nonce;
 
   it('admits the free failures without reading, then starts the back-off on the fifth', () => {
-    expect(planAttempt({}, T0, s)).toEqual({ kind: 'free' });
-    expect(planAttempt({ fails: 3 }, T0, s)).toEqual({ kind: 'free' });
-    expect(planAttempt({ fails: 4 }, T0, s)).toEqual({ kind: 'backoff', fails: 4, until: T0 + 1000 });
-    expect(planAttempt({ fails: 9, until: T0 }, T0, s)).toEqual({ kind: 'backoff', fails: 9, until: T0 + 32_000 });
+    expect(planBackoff({}, T0, s)).toEqual({ kind: 'free' });
+    expect(planBackoff({ fails: 3 }, T0, s)).toEqual({ kind: 'free' });
+    expect(planBackoff({ fails: 4 }, T0, s)).toEqual({ kind: 'backoff', fails: 4, until: T0 + 1000 });
+    expect(planBackoff({ fails: 9, until: T0 }, T0, s)).toEqual({ kind: 'backoff', fails: 9, until: T0 + 32_000 });
   });
 
   it('refuses within the back-off, with the time left', () => {
-    expect(planAttempt({ fails: 5, until: T0 + 1000 }, T0, s)).toEqual({ kind: 'limited', waitMs: 1000 });
-    expect(planAttempt({ fails: 5, until: T0 + 1000 }, T0 + 999, s)).toEqual({ kind: 'limited', waitMs: 1 });
+    expect(planBackoff({ fails: 5, until: T0 + 1000 }, T0, s)).toEqual({ kind: 'limited', waitMs: 1000 });
+    expect(planBackoff({ fails: 5, until: T0 + 1000 }, T0 + 999, s)).toEqual({ kind: 'limited', waitMs: 1 });
+  });
+
+  it('forgets a state past its ttl', () => {
+    expect(planBackoff({ fails: 40, until: T0 + 1000, ttl: T0 / 1000 }, T0, s)).toEqual({ kind: 'reset', until: 0 });
+  });
+});
+
+describe('planHourly (per account, every network)', () => {
+  const s = ACCOUNT_LIMITS;
+  const stamp = (ms: number, nonce = 0) => ms * 1000 + nonce;
+
+  it('adds below the cap, without reading', () => {
+    expect(planHourly(undefined, T0, s)).toEqual({ kind: 'add' });
+    expect(planHourly(Array.from({ length: 99 }, (_, i) => stamp(T0, i)), T0, s)).toEqual({ kind: 'add' });
   });
 
   it('caps failures in any 60 minutes (a sliding window) and says when the oldest leaves it', () => {
     const recent = Array.from({ length: 100 }, (_, i) => stamp(T0 - 59 * 60_000 + i * 1000, i));
-    expect(planAttempt({ fails: 0, recent }, T0, s)).toEqual({ kind: 'limited', waitMs: 60_000 });
-    expect(planAttempt({ fails: 0, recent: recent.slice(1) }, T0, s)).toEqual({ kind: 'free' });
+    expect(planHourly(recent, T0, s)).toEqual({ kind: 'limited', waitMs: 60_000 });
+    expect(planHourly(recent.slice(1), T0, s)).toEqual({ kind: 'add' });
     // An hour after the oldest, the full set first loses its stale entries.
-    expect(planAttempt({ fails: 0, recent }, T0 + 60_000, s)).toEqual({ kind: 'prune', stale: [recent[0]] });
-  });
-
-  it('forgets a state past its ttl', () => {
-    expect(planAttempt({ fails: 40, until: T0 + 1000, ttl: T0 / 1000 }, T0, s)).toEqual({ kind: 'reset', until: 0 });
+    expect(planHourly(recent, T0 + 60_000, s)).toEqual({ kind: 'prune', stale: [recent[0]] });
   });
 });
 
@@ -170,6 +188,9 @@ describe('per-IP token buckets in DynamoDB', () => {
     expect(await outcome(limitSignIn(db(), ip, at(0), s))).toBe('rate_limited 30');
     expect(await outcome(limitSignUp(db(), ip, at(0), s))).toBe('ok');
     expect(await outcome(limitRefresh(db(), ip, at(0), s))).toBe('ok');
+    expect(await outcome(limitPasswordChange(db(), ip, at(0), s))).toBe('ok');
+    expect(await outcome(limitPasswordChange(db(), ip, at(0), s))).toBe('ok');
+    expect(await outcome(limitPasswordChange(db(), ip, at(0), s))).toBe('rate_limited 30');
     expect(await outcome(limitSignIn(db(), freshIp(), at(0), s))).toBe('ok');
   });
 
@@ -181,75 +202,167 @@ describe('per-IP token buckets in DynamoDB', () => {
   });
 });
 
-describe('per-account attempts in DynamoDB', () => {
-  it('admits 5, then backs off 1 s, 2 s, 4 s ... up to 15 minutes', async () => {
+describe('password attempts in DynamoDB', () => {
+  it('admits 5 from a network, then backs it off 1 s, 2 s, 4 s ... up to 15 minutes', async () => {
     const email = freshEmail();
+    const ip = freshIp();
     let t = 0;
-    for (let i = 0; i < 5; i++) expect(await outcome(checkPasswordAttempt(db(), email, at(t)))).toBe('ok');
+    for (let i = 0; i < 5; i++) expect(await outcome(checkPasswordAttempt(db(), email, ip, at(t)))).toBe('ok');
     const waits: number[] = [];
     for (let i = 0; i < 13; i++) {
-      const refused = await outcome(checkPasswordAttempt(db(), email, at(t)));
+      const refused = await outcome(checkPasswordAttempt(db(), email, ip, at(t)));
       const wait = Number(refused.split(' ')[1]);
       waits.push(wait);
-      expect(await outcome(checkPasswordAttempt(db(), email, at(t + wait * 1000 - 1)))).toBe(`rate_limited 1`);
+      expect(await outcome(checkPasswordAttempt(db(), email, ip, at(t + wait * 1000 - 1)))).toBe(`rate_limited 1`);
       t += wait * 1000;
-      expect(await outcome(checkPasswordAttempt(db(), email, at(t)))).toBe('ok');
+      expect(await outcome(checkPasswordAttempt(db(), email, ip, at(t)))).toBe('ok');
     }
     expect(waits).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 900, 900, 900]);
-    expect(await stored(email)).toMatchObject({ fails: 18, until: T0 + t + 900_000 });
+    expect(await storedNet(email, ip)).toMatchObject({ fails: 18, until: T0 + t + 900_000 });
+    // Every admitted attempt is in the account's hourly count; the refused ones are not.
+    expect((await stored(email))?.recent).toHaveLength(18);
   });
 
   it('counts an unknown or known e-mail by its normalised form', async () => {
     const email = freshEmail();
-    for (let i = 0; i < 5; i++) await checkPasswordAttempt(db(), i % 2 ? `  ${email.toUpperCase()} ` : email, at(0));
-    expect(await outcome(checkPasswordAttempt(db(), email, at(0)))).toBe('rate_limited 1');
+    const ip = freshIp();
+    for (let i = 0; i < 5; i++) await checkPasswordAttempt(db(), i % 2 ? `  ${email.toUpperCase()} ` : email, ip, at(0));
+    expect(await outcome(checkPasswordAttempt(db(), email, ip, at(0)))).toBe('rate_limited 1');
   });
 
-  it('forgets the consecutive failures on a success, but not the hourly count', async () => {
+  it('keeps a network\'s back-off to that network: another network is admitted meanwhile', async () => {
     const email = freshEmail();
-    const attempts = [];
-    for (let i = 0; i < 5; i++) attempts.push(await checkPasswordAttempt(db(), email, at(0)));
-    await recordPasswordSuccess(db(), attempts[4] as (typeof attempts)[number]);
-    const after = await stored(email);
-    expect(after).toMatchObject({ fails: 0, until: 0 });
-    expect(after?.recent).toHaveLength(4);
-    expect(after?.recent).not.toContain(attempts[4]?.stamp);
-    for (let i = 0; i < 5; i++) expect(await outcome(checkPasswordAttempt(db(), email, at(0)))).toBe('ok');
-    expect(await outcome(checkPasswordAttempt(db(), email, at(0)))).toBe('rate_limited 1');
+    const guesser = freshIp();
+    let t = 0;
+    // The guesser keeps its network at the longest back-off, each wrong guess sent the moment Retry-After says.
+    for (let i = 0; i < 5; i++) await checkPasswordAttempt(db(), email, guesser, at(t));
+    for (let i = 0; i < 14; i++) {
+      const wait = Number((await outcome(checkPasswordAttempt(db(), email, guesser, at(t)))).split(' ')[1]);
+      t += wait * 1000;
+      expect(await outcome(checkPasswordAttempt(db(), email, guesser, at(t)))).toBe('ok');
+    }
+    expect(await outcome(checkPasswordAttempt(db(), email, guesser, at(t)))).toBe('rate_limited 900');
+    // The owner, on another network, is admitted at once, and has its own 5 free failures.
+    const owner = freshIp();
+    for (let i = 0; i < 5; i++) expect(await outcome(checkPasswordAttempt(db(), email, owner, at(t))), `owner ${i + 1}`).toBe('ok');
+    expect(await outcome(checkPasswordAttempt(db(), email, owner, at(t)))).toBe('rate_limited 1');
+    expect(await outcome(checkPasswordAttempt(db(), email, guesser, at(t + 899_999)))).toBe('rate_limited 1');
   });
 
-  it('never admits more than 100 failures in any 60 minutes, and admits again as they age out', async () => {
+  it('takes an IPv6 /64 as one network', async () => {
+    const email = freshEmail();
+    for (let i = 0; i < 5; i++) await checkPasswordAttempt(db(), email, `2001:db8:7:7::${i + 1}`, at(0));
+    expect(await outcome(checkPasswordAttempt(db(), email, '2001:db8:7:7:ffff:1:2:3', at(0)))).toBe('rate_limited 1');
+    expect(await outcome(checkPasswordAttempt(db(), email, '2001:db8:7:8::1', at(0)))).toBe('ok');
+  });
+
+  it('forgets the consecutive failures of the succeeding network only, and not the hourly count', async () => {
+    const email = freshEmail();
+    const owner = freshIp();
+    const guesser = freshIp();
+    const attempts = [];
+    for (let i = 0; i < 5; i++) attempts.push(await checkPasswordAttempt(db(), email, owner, at(0)));
+    for (let i = 0; i < 5; i++) await checkPasswordAttempt(db(), email, guesser, at(0));
+    await recordPasswordSuccess(db(), attempts[4] as (typeof attempts)[number]);
+    expect(await storedNet(email, owner)).toMatchObject({ fails: 0, until: 0 });
+    expect(await storedNet(email, guesser)).toMatchObject({ fails: 5, until: T0 + 1000 });
+    const recent = (await stored(email))?.recent;
+    expect(recent).toHaveLength(9);
+    expect(recent).not.toContain(attempts[4]?.stamp);
+    expect(await outcome(checkPasswordAttempt(db(), email, guesser, at(0)))).toBe('rate_limited 1');
+    for (let i = 0; i < 5; i++) expect(await outcome(checkPasswordAttempt(db(), email, owner, at(0)))).toBe('ok');
+    expect(await outcome(checkPasswordAttempt(db(), email, owner, at(0)))).toBe('rate_limited 1');
+  });
+
+  it('never admits more than 100 failures in any 60 minutes from one network, and admits again as they age out', async () => {
     // A back-off of at most 1 s lets 100 failures fit into an hour.
     const s: AccountSettings = { freeFailures: 5, backoffSeconds: 1, backoffMaxSeconds: 1, hourlyFailures: 100 };
     const email = freshEmail();
+    const ip = freshIp();
     let t = 0;
     for (let i = 0; i < 100; i++) {
-      expect(await outcome(checkPasswordAttempt(db(), email, at(t), s)), `attempt ${i + 1}`).toBe('ok');
+      expect(await outcome(checkPasswordAttempt(db(), email, ip, at(t), s)), `attempt ${i + 1}`).toBe('ok');
       t += 1000;
     }
     // The first was admitted at 0: it leaves the window at 3600 s.
-    expect(await outcome(checkPasswordAttempt(db(), email, at(t), s))).toBe(`rate_limited ${3600 - t / 1000}`);
-    expect(await outcome(checkPasswordAttempt(db(), email, at(HOUR - 1), s))).toBe('rate_limited 1');
-    expect(await outcome(checkPasswordAttempt(db(), email, at(HOUR), s))).toBe('ok');
-    expect(await outcome(checkPasswordAttempt(db(), email, at(HOUR), s))).toBe('rate_limited 1');
+    expect(await outcome(checkPasswordAttempt(db(), email, ip, at(t), s))).toBe(`rate_limited ${3600 - t / 1000}`);
+    expect(await outcome(checkPasswordAttempt(db(), email, ip, at(HOUR - 1), s))).toBe('rate_limited 1');
+    expect(await outcome(checkPasswordAttempt(db(), email, ip, at(HOUR), s))).toBe('ok');
+    expect(await outcome(checkPasswordAttempt(db(), email, ip, at(HOUR), s))).toBe('rate_limited 1');
     expect((await stored(email))?.recent).toHaveLength(100);
   });
 
-  it('evaluates exactly 5 of 100 concurrent attempts on one account', async () => {
+  it('caps the account at 100 failures an hour across all networks, the owner\'s included', async () => {
     const email = freshEmail();
-    const results = await Promise.all(Array.from({ length: 100 }, () => outcome(checkPasswordAttempt(db(), email, at(0)))));
-    expect(tally(results)).toEqual({ ok: 5, 'rate_limited 1': 95 });
-    expect(await stored(email)).toMatchObject({ fails: 5, until: T0 + 1000 });
+    const networks = Array.from({ length: 20 }, () => freshIp());
+    // 20 networks, 5 free failures each, one per 30 s: the 100th at 49.5 minutes.
+    let t = 0;
+    for (const ip of networks) {
+      for (let i = 0; i < 5; i++) {
+        expect(await outcome(checkPasswordAttempt(db(), email, ip, at(t)))).toBe('ok');
+        t += 30_000;
+      }
+    }
+    t -= 30_000;
+    const owner = freshIp();
+    expect(await outcome(checkPasswordAttempt(db(), email, owner, at(t)))).toBe(`rate_limited ${(HOUR - t) / 1000}`);
+    // A refused attempt leaves no count on its network: the owner keeps all 5 free failures.
+    expect(await storedNet(email, owner)).toMatchObject({ fails: 0, until: 0 });
+    expect(await outcome(checkPasswordAttempt(db(), email, owner, at(HOUR - 1)))).toBe('rate_limited 1');
+    // The first failure leaves the window at 60 minutes: one place, taken by the owner.
+    expect(await outcome(checkPasswordAttempt(db(), email, owner, at(HOUR)))).toBe('ok');
+    expect(await outcome(checkPasswordAttempt(db(), email, freshIp(), at(HOUR)))).toBe('rate_limited 30');
+    expect(await storedNet(email, owner)).toMatchObject({ fails: 1 });
   });
 
-  it('starts afresh once the state is past its ttl', async () => {
+  it('evaluates exactly 5 of 100 concurrent attempts from one network', async () => {
     const email = freshEmail();
+    const ip = freshIp();
+    const results = await Promise.all(Array.from({ length: 100 }, () => outcome(checkPasswordAttempt(db(), email, ip, at(0)))));
+    expect(tally(results)).toEqual({ ok: 5, 'rate_limited 1': 95 });
+    expect(await storedNet(email, ip)).toMatchObject({ fails: 5, until: T0 + 1000 });
+    expect((await stored(email))?.recent).toHaveLength(5);
+  });
+
+  it('evaluates exactly 5 per network of 200 concurrent attempts from 10 networks', async () => {
+    const email = freshEmail();
+    const networks = Array.from({ length: 10 }, () => freshIp());
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => outcome(checkPasswordAttempt(db(), email, networks[i % 10] as string, at(0))).then((o) => [i % 10, o] as const)),
+    );
+    for (let n = 0; n < 10; n++) expect(tally(results.filter(([k]) => k === n).map(([, o]) => o)), `network ${n}`).toEqual({ ok: 5, 'rate_limited 1': 15 });
+    expect((await stored(email))?.recent).toHaveLength(50);
+  });
+
+  it('evaluates exactly 100 of 200 concurrent attempts from 40 networks (the hourly cap binds)', async () => {
+    const email = freshEmail();
+    // 5 from each network: all within its free failures, so only the hourly cap binds.
+    const networks = Array.from({ length: 40 }, () => freshIp());
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => outcome(checkPasswordAttempt(db(), email, networks[i % 40] as string, at(0))).then((o) => [i % 40, o] as const)),
+    );
+    const counts = tally(results.map(([, o]) => o));
+    expect(counts.ok).toBe(100);
+    // The rest wait for their network's back-off (1 s) or for the cap (the oldest failure leaves the window in an hour).
+    expect(Object.keys(counts).filter((k) => !['ok', 'rate_limited 1', 'rate_limited 3600'].includes(k))).toEqual([]);
+    expect((await stored(email))?.recent).toHaveLength(100);
+    for (let n = 0; n < 40; n++) {
+      const admitted = results.filter(([k, o]) => k === n && o === 'ok').length;
+      expect(admitted).toBeLessThanOrEqual(5);
+      // A count the cap refused is taken back unless another attempt counted after it: never below the admitted ones.
+      expect((await storedNet(email, networks[n] as string))?.fails ?? 0).toBeGreaterThanOrEqual(admitted);
+    }
+  });
+
+  it('starts a network afresh once its state is past its ttl', async () => {
+    const email = freshEmail();
+    const ip = freshIp();
     await db()
-      .entities.rateLimit.update({ scope: 'account', subject: accountSubject(email) })
-      .set({ fails: 40, until: T0 + 600_000, recent: [T0 * 1000], ttl: T0 / 1000 })
+      .entities.rateLimit.update({ scope: 'account-net', subject: accountNetworkSubject(email, ip) })
+      .set({ fails: 40, until: T0 + 600_000, ttl: T0 / 1000 })
       .go();
-    expect(await outcome(checkPasswordAttempt(db(), email, at(0)))).toBe('ok');
-    expect(await stored(email)).toMatchObject({ fails: 1, until: 0 });
+    expect(await outcome(checkPasswordAttempt(db(), email, ip, at(0)))).toBe('ok');
+    expect(await storedNet(email, ip)).toMatchObject({ fails: 1, until: 0 });
   });
 });
 
@@ -259,7 +372,12 @@ describe('when DynamoDB cannot be reached', () => {
     expect(await outcome(limitSignIn(down, freshIp(), at(0)))).toBe('unavailable 1');
     expect(await outcome(limitSignUp(down, freshIp(), at(0)))).toBe('unavailable 1');
     expect(await outcome(limitRefresh(down, freshIp(), at(0)))).toBe('unavailable 1');
-    expect(await outcome(checkPasswordAttempt(down, freshEmail(), at(0)))).toBe('unavailable 1');
-    expect(await outcome(recordPasswordSuccess(down, { subject: accountSubject(freshEmail()), stamp: 1 }))).toBe('unavailable 1');
+    expect(await outcome(limitPasswordChange(down, freshIp(), at(0)))).toBe('unavailable 1');
+    expect(await outcome(checkPasswordAttempt(down, freshEmail(), freshIp(), at(0)))).toBe('unavailable 1');
+    const email = freshEmail();
+    const ip = freshIp();
+    expect(await outcome(recordPasswordSuccess(down, { subject: accountSubject(email), network: accountNetworkSubject(email, ip), stamp: 1 }))).toBe(
+      'unavailable 1',
+    );
   });
 });

@@ -27,6 +27,8 @@ export const signingKeys = () =>
             /** EC keys only. */
             y: { type: 'string' },
             createdAt: { type: 'string', required: true },
+            /** When the key was first written to this item: it signs only PUBLICATION_LEAD_MS after (lib/auth/keys.ts). */
+            publishedAt: { type: 'string' },
             /** When the key stopped (or will stop) signing; verifiers accept it for a token lifetime after. */
             retiredAt: { type: 'string' },
           },
@@ -38,3 +40,18 @@ export const signingKeys = () =>
       primary: { pk: { field: KEYS.pk, composite: ['purpose'] }, sk: { field: KEYS.sk, composite: [] } },
     },
   });
+
+/** The one signingKeys item there is: the access-token keys. */
+export const SIGNING_KEYS_ITEM = { purpose: 'access-token' } as const;
+
+/**
+ * The partition key value of that item, as ElectroDB writes it (`$roster#purpose_access-token`):
+ * the rotation function may touch only this partition (infra/stack.ts, `dynamodb:LeadingKeys`).
+ * Taken from the entity itself, so a change to the model changes the policy with it.
+ */
+export const signingKeysPartitionKey = (): string => {
+  const { Key } = signingKeys().get(SIGNING_KEYS_ITEM).params<{ Key: Record<string, unknown> }>({ table: 'unused' });
+  const pk = Key[KEYS.pk];
+  if (typeof pk !== 'string') throw new Error('the signingKeys entity has no string partition key');
+  return pk;
+};

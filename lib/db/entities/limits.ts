@@ -1,14 +1,19 @@
 import { Entity } from 'electrodb';
 import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
 
-/** What a rate-limit item counts: a per-address token bucket, or one account's password attempts. */
-export const LIMIT_SCOPES = ['signin-ip', 'signup-ip', 'refresh-ip', 'account'] as const;
+/**
+ * What a rate-limit item counts: a per-address token bucket (sign-in, sign-up, refresh, password
+ * change), one account's failed password attempts of the last hour from every network (`account`),
+ * or one account's consecutive failures from one source network (`account-net`).
+ */
+export const LIMIT_SCOPES = ['signin-ip', 'signup-ip', 'refresh-ip', 'password-ip', 'account', 'account-net'] as const;
 export type LimitScope = (typeof LIMIT_SCOPES)[number];
 
 /**
- * One rate-limit state item per (scope, subject); the subject is the SHA-256 hex of the source IP
- * or of the normalised e-mail (hex survives ElectroDB's key lowercasing). Every change is one
- * conditional UpdateItem (lib/auth/limits.ts), so concurrent Lambda instances never lose a count.
+ * One rate-limit state item per (scope, subject); the subject is the SHA-256 hex of the source
+ * network, of the normalised e-mail, or of both (hex survives ElectroDB's key lowercasing). Every
+ * change is one conditional UpdateItem (lib/auth/limits.ts), so concurrent Lambda instances never
+ * lose a count.
  * `ttl` is housekeeping only: the code treats a state past its time as empty.
  */
 export const rateLimit = () =>
@@ -19,13 +24,18 @@ export const rateLimit = () =>
       subject: { type: 'string', required: true, readOnly: true },
       /** Token bucket (GCRA): the theoretical arrival time, epoch milliseconds. */
       tat: { type: 'number' },
-      /** Account: consecutive attempts not followed by a success (each counts from its admission). */
+      /** Account-net: consecutive attempts from the network not followed by a success (each counts from its admission). */
       fails: { type: 'number' },
-      /** Account: epoch milliseconds before which no attempt is admitted (the back-off). */
+      /** Account-net: epoch milliseconds before which no attempt from the network is admitted (the back-off). */
       until: { type: 'number' },
       /**
-       * Account: one entry per failed or in-flight attempt of the last hour, its admission time in
-       * epoch ms times 1000 plus a random 0-999 (set members must differ).
+       * Account-net: a random token of the attempt that last counted here, so that an attempt the
+       * hourly cap refused can take back its own count (only if nothing counted since).
+       */
+      last: { type: 'number' },
+      /**
+       * Account: one entry per failed or in-flight attempt of the last hour from any network, its
+       * admission time in epoch ms times 1000 plus a random 0-999 (set members must differ).
        */
       recent: { type: 'set', items: 'number' },
       ttl: { type: 'number', field: TTL_ATTRIBUTE },

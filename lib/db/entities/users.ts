@@ -1,5 +1,5 @@
 import { Entity } from 'electrodb';
-import { INDEXES, KEYS, TTL_ATTRIBUTE } from '../table.ts';
+import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
 
 const idPadding = { length: 16, char: '0' } as const;
 
@@ -64,13 +64,10 @@ export const session = () =>
     ip: { type: 'string' },
     ttl: { type: 'number', field: TTL_ATTRIBUTE },
   },
+  // Under the user's partition: "every session of this user" is a strongly consistent Query, so
+  // a global sign-out or a password change misses none, however recent.
   indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['sessionId'] }, sk: { field: KEYS.sk, composite: [] } },
-    byUser: {
-      index: 'gsi1',
-      pk: { field: INDEXES.gsi1.pk, composite: ['userUuid'] },
-      sk: { field: INDEXES.gsi1.sk, composite: ['createdAt'] },
-    },
+    primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: ['sessionId'] } },
   },
 });
 
