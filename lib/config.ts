@@ -41,4 +41,19 @@ export const config = {
   tokenAlgorithms: process.env.TOKEN_ALGORITHMS ?? 'EdDSA',
   /** Local mode keeps DynamoDB Local's files and the private signing keys here. */
   dataDir: process.env.DATA_DIR ?? '.data',
+  // Mail: lib/mail/ and docs/mail.md.
+  /** Base of the links in e-mails (`{PUBLIC_URL}/invites/{uuid}`), without a trailing slash. */
+  publicUrl: (process.env.PUBLIC_URL || `http://localhost:${process.env.PORT || 3000}`).replace(/\/+$/, ''),
+  /** `smtp`, `ses` or `log`; unset: `smtp` when SMTP_URL is set, else `log`. */
+  mailTransport: process.env.MAIL_TRANSPORT || undefined,
+  /** Sender of every message; its domain also names the Message-ID. */
+  mailFrom: process.env.MAIL_FROM || 'Roster <roster@localhost>',
+  /** nodemailer connection URL, e.g. smtps://user:pass@smtp.example.com:465. */
+  smtpUrl: process.env.SMTP_URL || undefined,
+  /** Bounds each SMTP phase: connecting, the greeting, and any silence on the socket. */
+  smtpTimeoutMs: int('SMTP_TIMEOUT_MS', 5000),
+  /** Bounds one whole SMTP send, however the server trickles. */
+  smtpSendTimeoutMs: int('SMTP_SEND_TIMEOUT_MS', 15000),
+  /** Directory with template overrides (invitation.subject.txt, invitation.txt, invitation.html, declined.*). */
+  mailTemplateDir: process.env.MAIL_TEMPLATE_DIR || undefined,
 } as const;

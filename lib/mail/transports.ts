@@ -1,0 +1,155 @@
+import { SendEmailCommand, type SendEmailCommandInput, SESv2Client } from '@aws-sdk/client-sesv2';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { createTransport } from 'nodemailer';
+import { config } from '../config.ts';
+import { log } from '../log.ts';
+import { checkMessage, type MailMessage, messageIdHeader, parseSender, type Sender } from './safety.ts';
+
+export { MailRefusedError, type MailMessage } from './safety.ts';
+
+/**
+ * One way to send, three transports (docs/mail.md). Every send first passes checkMessage(), which
+ * throws MailRefusedError for a recipient, subject or id that could break a header; only then does
+ * a transport library see the message.
+ */
+export interface Mailer {
+  readonly kind: 'smtp' | 'ses' | 'log';
+  send(message: MailMessage): Promise<void>;
+}
+
+export interface MailSettings {
+  /** `smtp`, `ses`, `log`, or undefined: `smtp` when smtpUrl is set, else `log`. */
+  transport: string | undefined;
+  from: string;
+  smtpUrl: string | undefined;
+  smtpTimeoutMs: number;
+  smtpSendTimeoutMs: number;
+  region: string;
+}
+
+export const mailSettings: MailSettings = {
+  transport: config.mailTransport,
+  from: config.mailFrom,
+  smtpUrl: config.smtpUrl,
+  smtpTimeoutMs: config.smtpTimeoutMs,
+  smtpSendTimeoutMs: config.smtpSendTimeoutMs,
+  region: config.region,
+};
+
+/** The mailer the settings choose; throws on an unknown transport or `smtp` without SMTP_URL. */
+export const createMailer = (settings: MailSettings = mailSettings): Mailer => {
+  const kind = settings.transport ?? (settings.smtpUrl ? 'smtp' : 'log');
+  if (kind === 'smtp') return smtpMailer(settings);
+  if (kind === 'ses') return sesMailer(settings);
+  if (kind === 'log') return logMailer(settings);
+  throw new Error('MAIL_TRANSPORT must be smtp, ses or log');
+};
+
+const withDeadline = <T>(work: Promise<T>, ms: number, what: string): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+};
+
+/**
+ * nodemailer over SMTP_URL. Each phase (connect, greeting, any silence) is bounded by smtpTimeoutMs
+ * and the whole send by smtpSendTimeoutMs, so a hung server fails the send instead of the function.
+ * The envelope is set explicitly: the server is told exactly one recipient, whatever the headers say.
+ */
+export const smtpMailer = (settings: Pick<MailSettings, 'from' | 'smtpUrl' | 'smtpTimeoutMs' | 'smtpSendTimeoutMs'>): Mailer => {
+  if (!settings.smtpUrl) throw new Error('the smtp transport needs SMTP_URL');
+  const sender = parseSender(settings.from);
+  const transporter = createTransport({
+    url: settings.smtpUrl,
+    connectionTimeout: settings.smtpTimeoutMs,
+    greetingTimeout: settings.smtpTimeoutMs,
+    socketTimeout: settings.smtpTimeoutMs,
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  });
+  return {
+    kind: 'smtp',
+    send: async (message) => {
+      const m = checkMessage(message);
+      const sending = transporter.sendMail({
+        from: sender,
+        to: { name: '', address: m.to },
+        envelope: { from: sender.address, to: [m.to] },
+        subject: m.subject,
+        text: m.text,
+        html: m.html,
+        messageId: messageIdHeader(m.messageId, sender),
+      });
+      await withDeadline(sending, settings.smtpSendTimeoutMs, 'SMTP send');
+    },
+  };
+};
+
+/** A display name as SES wants it: quoted ASCII, or an RFC 2047 encoded word. */
+const sesFrom = ({ name, address }: Sender): string => {
+  if (name === '') return address;
+  const display = /^[\u0020-\u007e]*$/u.test(name)
+    ? `"${name.replace(/["\\]/gu, '\\$&')}"`
+    : `=?UTF-8?B?${Buffer.from(name, 'utf8').toString('base64')}?=`;
+  return `${display} <${address}>`;
+};
+
+/**
+ * The SESv2 SendEmail input of a message. SES replaces any Message-ID with its own, so the stable id
+ * travels in `X-Roster-Message-Id` (same `<id@domain>` value the SMTP transport uses as Message-ID).
+ */
+export const sesSendEmailInput = (message: MailMessage, from: string): SendEmailCommandInput => {
+  const m = checkMessage(message);
+  const sender = parseSender(from);
+  const utf8 = (Data: string) => ({ Data, Charset: 'UTF-8' });
+  return {
+    FromEmailAddress: sesFrom(sender),
+    Destination: { ToAddresses: [m.to] },
+    Content: {
+      Simple: {
+        Subject: utf8(m.subject),
+        Body: { Text: utf8(m.text), Html: utf8(m.html) },
+        Headers: [{ Name: 'X-Roster-Message-Id', Value: messageIdHeader(m.messageId, sender) }],
+      },
+    },
+  };
+};
+
+/** Amazon SES (SESv2 SendEmail) from MAIL_FROM; the stack grants the send on that identity. */
+export const sesMailer = (
+  settings: Pick<MailSettings, 'from' | 'region'>,
+  client = new SESv2Client({
+    region: settings.region,
+    maxAttempts: 3,
+    requestHandler: new NodeHttpHandler({ connectionTimeout: 1000, requestTimeout: 5000, throwOnRequestTimeout: true }),
+  }),
+): Mailer => {
+  parseSender(settings.from);
+  return {
+    kind: 'ses',
+    send: async (message) => {
+      await client.send(new SendEmailCommand(sesSendEmailInput(message, settings.from)));
+    },
+  };
+};
+
+const LINKS = /https?:\/\/[^\s<>"]+/gu;
+
+/** The local default: nothing is sent; the log line shows who would get what, with its links. */
+export const logMailer = (settings: Pick<MailSettings, 'from'>): Mailer => {
+  const sender = parseSender(settings.from);
+  return {
+    kind: 'log',
+    send: async (message) => {
+      const m = checkMessage(message);
+      log.info('mail (log transport, not sent)', {
+        to: m.to,
+        subject: m.subject,
+        messageId: messageIdHeader(m.messageId, sender),
+        links: m.text.match(LINKS) ?? [],
+      });
+    },
+  };
+};
