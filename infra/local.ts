@@ -30,11 +30,15 @@ const server = await startLocalServer(port, process.env.HOST ?? '127.0.0.1').cat
   process.exit(1);
 });
 console.log(`Roster API on ${server.url} (table ${tableName} at ${endpoint}); Ctrl-C stops it.`);
+// The mailer, as Lambda would run it: from the table's stream (infra/stream-poller.ts).
+const { startStreamPoller } = await import('./stream-poller.ts');
+const poller = await startStreamPoller({ endpoint, tableName, dataDir });
 
 let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;
+  await poller.stop();
   await server.close();
   dynamo?.stop();
   process.exit(0);

@@ -22,6 +22,20 @@ export const NAG_ACKNOWLEDGEMENTS = {
       'public keys only, and the default route only answers 404/405 without touching data. All are throttled ' +
       '(credential routes more strictly; the token routes also have reserved concurrency).',
   },
+  streamListing: {
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason:
+      'dynamodb:ListStreams, which the mailer\'s stream mapping needs, takes no resource narrower than *; ' +
+      'it only lists stream ARNs. Every other action of the mailer names the table, its stream, the ' +
+      'dead-letter queue or the SES identity.',
+  },
+  deadLetterQueue: {
+    id: 'AwsSolutions-SQS3',
+    reason:
+      'This queue is itself the dead-letter destination of the mailer\'s stream mapping: it holds records ' +
+      'that failed every retry, raises an alarm, and is drained by a person; a dead-letter queue of its own ' +
+      'would only move them again.',
+  },
 } as const satisfies Record<string, Acknowledgment>;
 
 export type NagAcknowledgement = keyof typeof NAG_ACKNOWLEDGEMENTS;

@@ -9,15 +9,19 @@ import {
   BillingMode,
   Operation,
   ProjectionType,
+  StreamViewType,
   Table,
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
-import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { CfnRotationSchedule, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { signingKeysPartitionKey } from '../lib/db/entities/keys.ts';
-import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, TTL_ATTRIBUTE } from '../lib/db/table.ts';
+import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '../lib/db/table.ts';
 import { FALLBACK, ROUTES, type RouteName } from '../lib/http/routes.ts';
 import { Endpoint, LOG_RETENTION } from './endpoint.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
@@ -30,6 +34,13 @@ export const THROTTLE = {
 
 /** Secrets Manager rotates the signing keys this often (docs/keys.md); old keys verify until their tokens expire. */
 export const KEY_ROTATION_DAYS = 30;
+
+/** The function the table's stream calls to send outbox e-mails (functions/mailer.ts); not a route. */
+export const MAILER = 'mailer';
+/** The mailer's DynamoDB grants: it claims and settles outbox messages and reads the invite, team and inviter. */
+export const MAILER_ACTIONS = ['GetItem', 'UpdateItem'] as const;
+/** How often a failed stream record is retried before it goes to the dead-letter queue. */
+export const MAIL_RETRY_ATTEMPTS = 8;
 
 /** The function Secrets Manager calls to rotate the signing keys (functions/keys-rotate.ts); not a route. */
 export const KEY_ROTATION = 'keys-rotate';
@@ -83,6 +94,8 @@ export class RosterStack extends Stack {
   readonly endpoints = new Map<string, Endpoint>();
   /** The signing-key rotation function (KEY_ROTATION). */
   readonly keyRotation: Endpoint;
+  /** The outbox's mailer (MAILER), fed by the table's stream. */
+  readonly mailer: Endpoint;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -96,6 +109,8 @@ export class RosterStack extends Stack {
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
       timeToLiveAttribute: TTL_ATTRIBUTE,
+      // The outbox's delivery: the mailer reads new messages from the stream (same view as local).
+      stream: StreamViewType[STREAM_VIEW_TYPE],
     });
     for (const [indexName, index] of Object.entries(INDEXES)) {
       table.addGlobalSecondaryIndex({
@@ -168,9 +183,10 @@ export class RosterStack extends Stack {
     }
     (stage.node.defaultChild as CfnStage).routeSettings = routeSettings;
     acknowledge('publicRoute', api.node.findChild('DefaultRoute'));
+    this.mailer = this.deliverMail(table, stage.url);
 
     this.alarm('Api5xx', 'The API answered 5xx', api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }));
-    for (const [name, fn] of [...this.endpoints, [KEY_ROTATION, this.keyRotation] as const]) {
+    for (const [name, fn] of [...this.endpoints, [KEY_ROTATION, this.keyRotation] as const, [MAILER, this.mailer] as const]) {
       this.alarm(`${fn.node.id}Errors`, `The ${name} function failed`, fn.metricErrors({ period: Duration.minutes(5) }));
     }
     const ops = { operations: operations(), period: Duration.minutes(5) };
@@ -212,6 +228,60 @@ export class RosterStack extends Stack {
     });
     // Secrets Manager calls the function at once, so its permission and policy must exist first.
     schedule.node.addDependency(fn, fn.role ?? fn);
+    return fn;
+  }
+
+  /**
+   * The mailer (functions/mailer.ts) on the table's stream, only for new outbox messages (a filter,
+   * so it is not invoked for other writes). Failed records are retried with backoff, halving the
+   * batch to isolate a bad one; after the last attempt they go to a dead-letter queue that raises
+   * an alarm. It sends through SES, allowed for the configured identity only (CDK context
+   * `sesIdentity`, `mailFrom`, `publicUrl`: docs/mail.md).
+   */
+  private deliverMail(table: Table, apiUrl: string): Endpoint {
+    const context = (key: string, fallback: string): string => (this.node.tryGetContext(key) as string | undefined) ?? fallback;
+    const identity = context('sesIdentity', 'example.com');
+    const fn = new Endpoint(this, idOf(MAILER), {
+      name: MAILER,
+      environment: {
+        TABLE_NAME: table.tableName,
+        MAIL_TRANSPORT: 'ses',
+        MAIL_FROM: context('mailFrom', `Roster <no-reply@${identity.replace(/^.*@/, '')}>`),
+        PUBLIC_URL: context('publicUrl', apiUrl),
+      },
+    });
+    fn.allowTable(table, MAILER_ACTIONS, []);
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['ses:SendEmail'],
+        resources: [`arn:${this.partition}:ses:${this.region}:${this.account}:identity/${identity}`],
+      }),
+    );
+    const deadLetters = new Queue(this, 'MailDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledge('deadLetterQueue', deadLetters);
+    fn.addEventSource(
+      new DynamoEventSource(table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 10,
+        bisectBatchOnError: true,
+        retryAttempts: MAIL_RETRY_ATTEMPTS,
+        maxRecordAge: Duration.hours(6),
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(deadLetters),
+        filters: [
+          FilterCriteria.filter({
+            eventName: FilterRule.isEqual('INSERT'),
+            dynamodb: { NewImage: { __edb_e__: { S: FilterRule.isEqual('outboxMessage') } } },
+          }),
+        ],
+      }),
+    );
+    acknowledge('streamListing', fn.role?.node.tryFindChild('DefaultPolicy') ?? fn);
+    this.alarm('MailDeadLetters', 'An e-mail could not be delivered after every retry', deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }));
     return fn;
   }
 

@@ -12,6 +12,9 @@ export const config = {
   /** Only set locally (DynamoDB Local); the deployed functions use the regional endpoint. */
   dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT,
   region: process.env.AWS_REGION ?? 'us-east-1',
+  /** Bounds on each DynamoDB attempt (3 attempts), well inside the function timeout. */
+  dynamodbConnectTimeoutMs: int('DYNAMODB_CONNECT_TIMEOUT_MS', 1000),
+  dynamodbRequestTimeoutMs: int('DYNAMODB_REQUEST_TIMEOUT_MS', 2000),
   issuer: process.env.TOKEN_ISSUER ?? 'roster',
   accessTokenSeconds: int('ACCESS_TOKEN_TTL_SECONDS', 3600),
   refreshTokenDays: int('REFRESH_TOKEN_TTL_DAYS', 30),
@@ -23,6 +26,10 @@ export const config = {
   /** How long ended invites stay readable (for 409 invite_not_pending) before TTL removes them. */
   endedInviteRetentionDays: int('ENDED_INVITE_RETENTION_DAYS', 30),
   passwordMinLength: int('PASSWORD_MIN_LENGTH', 8),
+  /** Invitation e-mails (create, re-invite, resend) one team may send per hour. */
+  teamMailsPerHour: int('INVITE_MAILS_PER_TEAM_HOUR', 50),
+  /** Whether the inviter gets a short notice when an invite is declined. */
+  declineNotice: (process.env.INVITE_DECLINE_NOTICE ?? 'true') !== 'false',
   // Brute-force protection: lib/auth/limits.ts and README "Brute-force protection".
   /** Consecutive failed sign-ins of one account before the back-off starts. */
   accountFreeFailures: int('RATE_LIMIT_ACCOUNT_FAILURES', 5),

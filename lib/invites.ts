@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Actor } from './auth/actor.ts';
 import { config } from './config.ts';
+import { limitTeamMail } from './auth/limits.ts';
 import { readAsActor } from './auth/sessions.ts';
 import { hydrate } from './db/lookups.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
@@ -25,6 +26,15 @@ const pendingTtl = (expiresAt: Date): number => epochSeconds(addDays(expiresAt, 
 
 const isExpired = (i: InviteItem, now: Date): boolean => i.expiresAt <= isoMillis(now);
 
+/**
+ * The outbox message that asks for an e-mail, written in the same transaction as the change that
+ * calls for it: the mailer (functions/mailer.ts) sends it from the table's stream.
+ */
+const mailFor = (tx: Tx, kind: 'invitation' | 'declined', inviteUuid: string, now: Date) =>
+  tx.outboxMessage
+    .create({ messageId: randomUUID(), kind, inviteUuid, status: 'PENDING', createdAt: isoMillis(now), ttl: endedTtl(now) })
+    .commit();
+
 const requireInviteManager = async (db: Db, actor: Actor, slug: string) => {
   const access = await requireMember(db, slug, actor);
   if (!canManageInvites(access.me.role)) throw new AppError('forbidden');
@@ -48,6 +58,7 @@ const lookUpPending = async (db: Db, teamId: number, email: string) => {
 export const createInvite = async (db: Db, actor: Actor, slug: string, input: InviteInput, now: Date): Promise<Record<string, never>> => {
   const { team: t, me } = await requireInviteManager(db, actor, slug);
   if (!canInviteAs(me.role, input.role)) throw new AppError('forbidden', 'Only an owner can invite an owner.');
+  await limitTeamMail(db, t.teamId, now);
   const stamp = isoMillis(now);
   const expires = addDays(now, config.inviteDays);
   const ttl = pendingTtl(expires);
@@ -86,6 +97,7 @@ export const createInvite = async (db: Db, actor: Actor, slug: string, input: In
               .set({ ttl })
               .where((a, op) => op.eq(a.inviteUuid, pending.inviteUuid))
               .commit(),
+            mailFor(tx, 'invitation', pending.inviteUuid, now),
           ])
           .go();
       }
@@ -104,6 +116,7 @@ export const createInvite = async (db: Db, actor: Actor, slug: string, input: In
           tx.invite
             .create({ inviteUuid, inviteId, teamId: t.teamId, email: input.email, status: 'PENDING', createdAt: stamp, ...changes })
             .commit(),
+          mailFor(tx, 'invitation', inviteUuid, now),
         ])
         .go();
     },
@@ -137,11 +150,46 @@ export const listTeamInvites = async (db: Db, actor: Actor, slug: string, reques
 };
 
 /** A pending invite of this team by its integer id; expired or ended invites are not found. */
-const findTeamInvite = async (db: Db, t: TeamItem, inviteId: number, now: Date): Promise<InviteItem> => {
+const findTeamInvite = async (db: Db, t: TeamItem, inviteId: number, now: Date, { expiredToo = false } = {}): Promise<InviteItem> => {
   const { data } = await db.entities.invite.query.byTeam({ teamId: t.teamId, status: 'PENDING', inviteId }).go({ limit: 1 });
   const found = data[0];
-  if (!found || isExpired(found, now)) throw notFound(NOT_FOUND);
+  if (!found || (isExpired(found, now) && !expiredToo)) throw notFound(NOT_FOUND);
   return found;
+};
+
+/**
+ * Sends a pending invite again, with a fresh expiry (an expired one comes back to life, as with a
+ * re-invite), under the team's mail limit. Resend follows the rights of inviting with that role.
+ * Throws `forbidden`, `not_found`, `rate_limited`, `conflict`.
+ */
+export const resendInvite = async (db: Db, actor: Actor, slug: string, inviteId: number, now: Date): Promise<Record<string, never>> => {
+  const { team: t, me } = await requireInviteManager(db, actor, slug);
+  const found = await findTeamInvite(db, t, inviteId, now, { expiredToo: true });
+  if (!canInviteAs(me.role, found.role)) throw new AppError('forbidden', 'Only an owner can resend an invite as owner.');
+  await limitTeamMail(db, t.teamId, now);
+  const expires = addDays(now, config.inviteDays);
+  const ttl = pendingTtl(expires);
+  await commit(
+    () =>
+      db.transaction
+        .write((tx) => [
+          tx.invite
+            .patch({ inviteUuid: found.inviteUuid })
+            .set({ expiresAt: isoMillis(expires), updatedAt: isoMillis(now), ttl })
+            .where((a, op) => op.eq(a.status, 'PENDING'))
+            .commit(),
+          tx.pendingInvite
+            .patch({ teamId: t.teamId, email: found.email })
+            .set({ ttl })
+            .where((a, op) => op.eq(a.inviteUuid, found.inviteUuid))
+            .commit(),
+          actorStillHolds(tx, me),
+          mailFor(tx, 'invitation', found.inviteUuid, now),
+        ])
+        .go(),
+    (index) => (index < 2 ? notFound(NOT_FOUND) : index === 2 ? new AppError('conflict') : 'retry'),
+  );
+  return {};
 };
 
 export const getTeamInvite = async (db: Db, actor: Actor, slug: string, inviteId: number, now: Date): Promise<InviteView> => {
@@ -290,7 +338,9 @@ export const declineInvite = async (db: Db, actor: Actor, inviteUuid: string, no
   await commit(
     async () => {
       if (readAgain) i = await readInviteAgain(db, actor, inviteUuid, now);
-      return db.transaction.write((tx) => endInvite(tx, i, 'DECLINED', now)).go();
+      return db.transaction
+        .write((tx) => [...endInvite(tx, i, 'DECLINED', now), ...(config.declineNotice ? [mailFor(tx, 'declined', i.inviteUuid, now)] : [])])
+        .go();
     },
     () => {
       readAgain = true;

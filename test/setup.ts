@@ -17,6 +17,10 @@ process.env.DYNAMODB_ENDPOINT = endpoint;
 // Every suite signs up many users from 127.0.0.1; the per-address limits are tested on their own
 // (test/api/limits.test.ts sets its own values).
 process.env.RATE_LIMIT_IP_BURST ??= '100000';
+// One DynamoDB Local serves every test file at once on two cores: give it the patience a
+// loaded emulator needs (the defaults are for DynamoDB itself).
+process.env.DYNAMODB_CONNECT_TIMEOUT_MS ??= '10000';
+process.env.DYNAMODB_REQUEST_TIMEOUT_MS ??= '20000';
 process.env.RATE_LIMIT_IP_REFILL ??= '100000';
 process.env.TABLE_NAME = `test-${randomUUID()}`;
 process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-test-'));

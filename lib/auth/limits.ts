@@ -198,9 +198,9 @@ export const planBucket = (tat: number | undefined, now: number, s: BucketSettin
 
 type BucketScope = Exclude<LimitScope, 'account' | 'account-net'>;
 
-const takeToken = async (db: Db, scope: BucketScope, ip: string, now: Date, s: BucketSettings): Promise<void> => {
+const takeToken = async (db: Db, scope: BucketScope, subject: string, now: Date, s: BucketSettings): Promise<void> => {
   const entity = db.entities.rateLimit;
-  const key = { scope, subject: ipSubject(ip) };
+  const key = { scope, subject };
   const t = now.getTime();
   const { interval, tolerance } = bucketTimes(s);
   // First guess: an idle bucket (the usual case); a wrong guess costs one failed write.
@@ -234,11 +234,11 @@ const takeToken = async (db: Db, scope: BucketScope, ip: string, now: Date, s: B
 
 /** Takes a token from the caller's sign-in bucket. Throws 429 `rate_limited` (with Retry-After) or 503. */
 export const limitSignIn = (db: Db, clientIp: string, now: Date, s: BucketSettings = IP_LIMITS): Promise<void> =>
-  takeToken(db, 'signin-ip', clientIp, now, s);
+  takeToken(db, 'signin-ip', ipSubject(clientIp), now, s);
 
 /** Takes a token from the caller's sign-up bucket. Throws 429 `rate_limited` (with Retry-After) or 503. */
 export const limitSignUp = (db: Db, clientIp: string, now: Date, s: BucketSettings = IP_LIMITS): Promise<void> =>
-  takeToken(db, 'signup-ip', clientIp, now, s);
+  takeToken(db, 'signup-ip', ipSubject(clientIp), now, s);
 
 /**
  * For POST /api/auth/refresh: takes a token from the caller's refresh bucket (its own bucket, with
@@ -247,7 +247,7 @@ export const limitSignUp = (db: Db, clientIp: string, now: Date, s: BucketSettin
  * `Retry-After` when the bucket is empty, 503 `unavailable` when DynamoDB cannot be reached.
  */
 export const limitRefresh = (db: Db, clientIp: string, now: Date, s: BucketSettings = IP_LIMITS): Promise<void> =>
-  takeToken(db, 'refresh-ip', clientIp, now, s);
+  takeToken(db, 'refresh-ip', ipSubject(clientIp), now, s);
 
 /**
  * For a password change (PUT /api/auth/user with `password`): takes a token from the caller's
@@ -258,7 +258,7 @@ export const limitRefresh = (db: Db, clientIp: string, now: Date, s: BucketSetti
  * `unavailable` when DynamoDB cannot be reached.
  */
 export const limitPasswordChange = (db: Db, clientIp: string, now: Date, s: BucketSettings = IP_LIMITS): Promise<void> =>
-  takeToken(db, 'password-ip', clientIp, now, s);
+  takeToken(db, 'password-ip', ipSubject(clientIp), now, s);
 
 // ---------------------------------------------------------------------------------------------
 // Password checks: consecutive failures per (account, network) with back-off, and a sliding
@@ -486,3 +486,13 @@ export const recordPasswordSuccess = async (db: Db, attempt: PasswordAttempt): P
     throw unavailable(error);
   }
 };
+
+/** Invitation e-mails one team may cause per hour (create, re-invite and resend each send one). */
+export const TEAM_MAIL_LIMITS: BucketSettings = { burst: config.teamMailsPerHour, refill: config.teamMailsPerHour, refillSeconds: 3600 };
+
+/**
+ * Takes a token from the team's invitation-mail bucket. Call it before a write that sends an
+ * invitation. Throws 429 `rate_limited` (with Retry-After) or 503.
+ */
+export const limitTeamMail = (db: Db, teamId: number, now: Date, s: BucketSettings = TEAM_MAIL_LIMITS): Promise<void> =>
+  takeToken(db, 'team-mail', String(teamId), now, s);

@@ -5,6 +5,7 @@ import { createDocumentClient } from './client.ts';
 import { signingKeys } from './entities/keys.ts';
 import { invite, membership, pendingInvite, slugClaim, team } from './entities/teams.ts';
 import { rateLimit } from './entities/limits.ts';
+import { outboxMessage } from './entities/outbox.ts';
 import { emailClaim, idClaim, refreshToken, session, user } from './entities/users.ts';
 
 /**
@@ -26,6 +27,7 @@ export const createDb = (client: DynamoDBDocumentClient, table: string) => {
       pendingInvite: pendingInvite(),
       rateLimit: rateLimit(),
       signingKeys: signingKeys(),
+      outboxMessage: outboxMessage(),
     },
     { client, table },
   );

@@ -19,10 +19,17 @@ export const ATTRIBUTE_DEFINITIONS = [KEYS.pk, KEYS.sk, ...Object.values(INDEXES
   (name) => ({ AttributeName: name, AttributeType: 'S' as const }),
 );
 
+/**
+ * The table's stream carries each changed item as it is after the change: the mailer
+ * (functions/mailer.ts) reads new outbox messages from it. The stack enables the same view.
+ */
+export const STREAM_VIEW_TYPE = 'NEW_IMAGE' as const;
+
 /** CreateTable input for DynamoDB Local (the stack declares the same keys and indexes in CDK). */
 export const createTableInput = (TableName: string) => ({
   TableName,
   BillingMode: 'PAY_PER_REQUEST' as const,
+  StreamSpecification: { StreamEnabled: true, StreamViewType: STREAM_VIEW_TYPE },
   AttributeDefinitions: ATTRIBUTE_DEFINITIONS,
   KeySchema: [
     { AttributeName: KEYS.pk, KeyType: 'HASH' as const },

@@ -60,11 +60,12 @@ export const ROUTES = [
   { name: 'invites-create', method: 'POST', path: '/api/teams/{slug}/invites', auth: true, body: true, status: 201, actions: [...AUTH, 'PutItem', 'UpdateItem', 'ConditionCheckItem'], indexes: [] },
   { name: 'invites-list', method: 'GET', path: '/api/teams/{slug}/invites', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: ['gsi1'] },
   { name: 'invites-get', method: 'GET', path: '/api/teams/{slug}/invites/{id}', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: ['gsi1'] },
+  { name: 'invites-resend', method: 'POST', path: '/api/teams/{slug}/invites/{id}/resend', auth: true, body: false, status: 200, actions: [...AUTH, 'Query', 'UpdateItem', 'PutItem', 'ConditionCheckItem'], indexes: ['gsi1'] },
   { name: 'invites-delete', method: 'DELETE', path: '/api/teams/{slug}/invites/{id}', auth: true, body: false, status: 200, actions: [...AUTH, 'Query', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'], indexes: ['gsi1'] },
   { name: 'my-invites-list', method: 'GET', path: '/api/invites', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: ['gsi2'] },
   { name: 'my-invites-get', method: 'GET', path: '/api/invites/{uuid}', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
   { name: 'invites-accept', method: 'POST', path: '/api/invites/{uuid}/accept', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem'], indexes: [] },
-  { name: 'invites-decline', method: 'POST', path: '/api/invites/{uuid}/decline', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'DeleteItem'], indexes: [] },
+  { name: 'invites-decline', method: 'POST', path: '/api/invites/{uuid}/decline', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem'], indexes: [] },
 ] as const satisfies readonly Route[];
 
 export type RouteName = (typeof ROUTES)[number]['name'];

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashRefreshToken } from '../../lib/auth/tokens.ts';
 import { db } from '../../lib/db/service.ts';
+import { MAILER, MAILER_ACTIONS } from '../../infra/stack.ts';
 import { ROUTES } from '../../lib/http/routes.ts';
 import { invocation } from '../../lib/http/server.ts';
 import { addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
@@ -43,6 +44,19 @@ beforeAll(() => {
 });
 afterAll(() => db().documents.middlewareStack.remove('recordActions'));
 
+// The mailer runs on the table's stream, as the local server runs it; its requests count too.
+let stopPoller: (() => Promise<void> | void) | undefined;
+beforeAll(async () => {
+  const { startStreamPoller } = await import('../../infra/stream-poller.ts');
+  const poller = await startStreamPoller({
+    endpoint: process.env.DYNAMODB_ENDPOINT as string,
+    tableName: process.env.TABLE_NAME as string,
+    dataDir: process.env.DATA_DIR as string,
+  });
+  stopPoller = () => poller.stop();
+});
+afterAll(() => stopPoller?.());
+
 describe('IAM grants cover what every function does', () => {
   it('runs every route, rare paths included, within its grants', async () => {
     const owner = await signUp(api);
@@ -73,6 +87,7 @@ describe('IAM grants cover what every function does', () => {
     await call('POST', `/api/teams/${slug}/invites`, owner.token, { email: freshEmail('revoked'), role: 'MEMBER' });
     const invites = (await call('GET', `/api/teams/${slug}/invites`, owner.token)).body.data;
     await call('GET', `/api/teams/${slug}/invites/${invites[0].id}`, owner.token);
+    await call('POST', `/api/teams/${slug}/invites/${invites[1].id}/resend`, owner.token);
     await call('DELETE', `/api/teams/${slug}/invites/${invites[2].id}`, owner.token);
     const mine = (await call('GET', '/api/invites', guest.token)).body.data[0];
     await call('GET', `/api/invites/${mine.uuid}`, guest.token);
@@ -108,6 +123,12 @@ describe('IAM grants cover what every function does', () => {
       for (const index of usedIndexes.get(route.name) ?? []) {
         if (!(route.indexes as readonly string[]).includes(index)) missing.push(`${route.name}: index ${index}`);
       }
+    }
+    // The mailer has sent the scenario's invitations and decline notice by now (poll, bounded).
+    for (let i = 0; i < 100 && !used.get(MAILER)?.has('UpdateItem'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(used.has(MAILER), 'the mailer was not exercised').toBe(true);
+    for (const action of used.get(MAILER) ?? []) {
+      if (!(MAILER_ACTIONS as readonly string[]).includes(action)) missing.push(`${MAILER}: ${action}`);
     }
     expect(missing, 'used but not granted').toEqual([]);
   });

@@ -167,6 +167,52 @@ describe('invites', () => {
     expect((await api.call('POST', `/api/invites/${pending.uuid}/accept`, { token: guest.token })).status).toBe(200);
   });
 
+  it('resends a pending invite (200, {}) with a fresh expiry, reviving an expired one; one mail asked for each time', async () => {
+    const [owner, guest] = [await signUp(api), await signUp(api)];
+    const { slug } = await createTeam(api, owner);
+    await invite(owner, slug, guest.email, 'ADMIN');
+    const pending = await pendingFor(api, guest, slug);
+    await expire(pending.uuid);
+    const res = await api.call('POST', `/api/teams/${slug}/invites/${pending.id}/resend`, { token: owner.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: {} });
+    const again = await pendingFor(api, guest, slug);
+    expect(again).toMatchObject({ uuid: pending.uuid, role: 'ADMIN' });
+    expect(Date.parse(again.expiresAt)).toBeGreaterThan(Date.now() + 6 * DAY);
+    // The invite, the re-invite-free resend: each wrote one outbox message for the mailer.
+    const messages = (await db().entities.outboxMessage.scan.where((a, op) => op.eq(a.inviteUuid, pending.uuid)).go()).data;
+    expect(messages.map((m) => [m.kind, m.status])).toEqual([
+      ['invitation', 'PENDING'],
+      ['invitation', 'PENDING'],
+    ]);
+  });
+
+  it('resends only pending invites of the team, with the rights of inviting (404, 403)', async () => {
+    const [owner, admin, member, guest] = [await signUp(api), await signUp(api), await signUp(api), await signUp(api)];
+    const { slug } = await createTeam(api, owner);
+    await addMember(api, slug, owner, admin, 'ADMIN');
+    await addMember(api, slug, owner, member, 'MEMBER');
+    await invite(owner, slug, guest.email, 'OWNER');
+    const pending = await pendingFor(api, guest, slug);
+    const resend = (token: string, id: number | string) => api.call('POST', `/api/teams/${slug}/invites/${id}/resend`, { token });
+    expect((await resend(admin.token, pending.id)).status).toBe(403);
+    expect((await resend(member.token, pending.id)).status).toBe(403);
+    expect((await resend(owner.token, 123)).status).toBe(404);
+    expect((await resend(owner.token, 'abc')).status).toBe(404);
+    expect((await api.call('POST', `/api/invites/${pending.uuid}/accept`, { token: guest.token })).status).toBe(200);
+    expect((await resend(owner.token, pending.id)).status).toBe(404);
+  });
+
+  it('asks the mailer to tell the inviter when an invite is declined', async () => {
+    const [owner, guest] = [await signUp(api), await signUp(api)];
+    const { slug } = await createTeam(api, owner);
+    await invite(owner, slug, guest.email);
+    const pending = await pendingFor(api, guest, slug);
+    await api.call('POST', `/api/invites/${pending.uuid}/decline`, { token: guest.token });
+    const messages = (await db().entities.outboxMessage.scan.where((a, op) => op.eq(a.inviteUuid, pending.uuid)).go()).data;
+    expect(messages.map((m) => m.kind).sort()).toEqual(['declined', 'invitation']);
+  });
+
   it('answers 404 for unknown and malformed invite ids', async () => {
     const owner = await signUp(api);
     const { slug } = await createTeam(api, owner);

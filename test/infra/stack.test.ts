@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ESBUILD } from '../../infra/endpoint.ts';
-import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, KEY_ROTATION, KEY_ROTATION_DAYS, RosterStack, THROTTLE } from '../../infra/stack.ts';
+import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, KEY_ROTATION, KEY_ROTATION_DAYS, MAILER, MAIL_RETRY_ATTEMPTS, RosterStack, THROTTLE } from '../../infra/stack.ts';
 import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '../../lib/db/entities/keys.ts';
 import { KEYS, createTableInput, TTL_ATTRIBUTE } from '../../lib/db/table.ts';
 import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '../../lib/http/routes.ts';
@@ -47,7 +47,7 @@ const [secretId, secret] = only('AWS::SecretsManager::Secret');
 const [, stage] = only('AWS::ApiGatewayV2::Stage');
 
 const logicalId = (name: string): string => {
-  const fn = name === KEY_ROTATION ? stack.keyRotation : stack.endpoints.get(name);
+  const fn = name === KEY_ROTATION ? stack.keyRotation : name === MAILER ? stack.mailer : stack.endpoints.get(name);
   if (!fn) throw new Error(`no function ${name}`);
   return stack.getLogicalId(fn.node.defaultChild as CfnResource);
 };
@@ -55,8 +55,8 @@ const functionOf = (name: string): Resource => resources[logicalId(name)] as Res
 const routeNames = ROUTES.map((r) => r.name);
 /** The API's functions: one per route, and the fallback. */
 const allNames = [...routeNames, FALLBACK];
-/** Every function of ours: the API's and the key rotation function. */
-const everyFunction = [...allNames, KEY_ROTATION];
+/** Every function of ours: the API's, the key rotation function and the mailer. */
+const everyFunction = [...allNames, KEY_ROTATION, MAILER];
 const signers = ROUTES.filter((r) => 'signs' in r && r.signs).map((r) => r.name);
 
 /** Every statement of the function's role: its own policies, inline or attached; no managed ones. */
@@ -268,7 +268,9 @@ describe('least privilege (K1)', () => {
     const logGroup = (functionOf(name).Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
     expect(logs.map((s) => s.Resource)).toEqual([{ 'Fn::GetAtt': [logGroup, 'Arn'] }]);
     const services = new Set(statements.flatMap(actionsOf).map((a) => a.split(':')[0]));
-    expect([...services].every((s) => ['dynamodb', 'logs', 'secretsmanager'].includes(s as string))).toBe(true);
+    // The mailer alone also sends mail and feeds its dead-letter queue.
+    const allowed = name === MAILER ? ['dynamodb', 'logs', 'ses', 'sqs'] : ['dynamodb', 'logs', 'secretsmanager'];
+    expect([...services].every((s) => allowed.includes(s as string))).toBe(true);
   });
 
   it('allows no wildcard action or resource in any policy', () => {
@@ -279,6 +281,11 @@ describe('least privilege (K1)', () => {
     for (const statement of statements) {
       expect(statement.Effect).toBe('Allow');
       for (const action of actionsOf(statement)) expect(action).not.toContain('*');
+      // The one exception: dynamodb:ListStreams, which the mailer's stream mapping needs, takes no narrower resource.
+      if (actionsOf(statement).includes('dynamodb:ListStreams')) {
+        expect(actionsOf(statement)).toEqual(['dynamodb:ListStreams']);
+        continue;
+      }
       expect(JSON.stringify(statement.Resource)).not.toContain('*');
     }
   });
@@ -294,7 +301,7 @@ describe('table (K2)', () => {
     expect(table.Properties.GlobalSecondaryIndexes).toEqual(input.GlobalSecondaryIndexes);
   });
 
-  it('is on demand, with PITR, deletion protection, retention, TTL and encryption, and no stream', () => {
+  it('is on demand, with PITR, deletion protection, retention, TTL, encryption and the outbox stream', () => {
     expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
     expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
     expect(table.Properties.DeletionProtectionEnabled).toBe(true);
@@ -302,7 +309,37 @@ describe('table (K2)', () => {
     expect(table.UpdateReplacePolicy).toBe('Retain');
     expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: TTL_ATTRIBUTE, Enabled: true });
     expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true });
-    expect(table.Properties).not.toHaveProperty('StreamSpecification');
+    expect(table.Properties.StreamSpecification).toEqual({ StreamViewType: createTableInput('x').StreamSpecification.StreamViewType });
+  });
+});
+
+describe('mailer (outbox)', () => {
+  const [, mapping] = only('AWS::Lambda::EventSourceMapping');
+
+  it('reads only new outbox messages from the stream, retrying with bisection, then a dead-letter queue', () => {
+    expect(mapping.Properties.FunctionName).toEqual({ Ref: logicalId(MAILER) });
+    expect(mapping.Properties.BisectBatchOnFunctionError).toBe(true);
+    expect(mapping.Properties.MaximumRetryAttempts).toBe(MAIL_RETRY_ATTEMPTS);
+    expect(mapping.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(JSON.stringify(mapping.Properties.DestinationConfig)).toContain('MailDeadLetters');
+    const pattern = JSON.parse((mapping.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters[0]?.Pattern as string);
+    expect(pattern).toEqual({ eventName: ['INSERT'], dynamodb: { NewImage: { __edb_e__: { S: ['outboxMessage'] } } } });
+  });
+
+  it('may read and update the table, send through its SES identity only, and read the stream', () => {
+    const statements = statementsOf(MAILER);
+    const actions = statements.flatMap(actionsOf).filter((a) => !a.startsWith('logs:')).sort();
+    expect(actions).toEqual(
+      ['dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams', 'dynamodb:UpdateItem', 'ses:SendEmail', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'].sort(),
+    );
+    const ses = statements.find((s) => actionsOf(s).includes('ses:SendEmail'));
+    expect(JSON.stringify(ses?.Resource)).toContain(':identity/');
+    expect((functionOf(MAILER).Properties.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({ MAIL_TRANSPORT: 'ses' });
+  });
+
+  it('alarms when a message reaches the dead-letter queue', () => {
+    const watched = ofType('AWS::CloudWatch::Alarm').map(([, a]) => `${a.Properties.Namespace as string}/${a.Properties.MetricName as string}`);
+    expect(watched).toContain('AWS/SQS/ApproximateNumberOfMessagesVisible');
   });
 });
 

@@ -6,7 +6,7 @@ import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
  * change), one account's failed password attempts of the last hour from every network (`account`),
  * or one account's consecutive failures from one source network (`account-net`).
  */
-export const LIMIT_SCOPES = ['signin-ip', 'signup-ip', 'refresh-ip', 'password-ip', 'account', 'account-net'] as const;
+export const LIMIT_SCOPES = ['signin-ip', 'signup-ip', 'refresh-ip', 'password-ip', 'team-mail', 'account', 'account-net'] as const;
 export type LimitScope = (typeof LIMIT_SCOPES)[number];
 
 /**

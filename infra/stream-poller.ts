@@ -1,0 +1,296 @@
+/**
+ * Local mode's stand-in for Lambda's DynamoDB stream event source: reads DynamoDB Local's stream of
+ * the table and invokes the mailer handler (functions/mailer.ts) with the same DynamoDBStreamEvent
+ * Lambda would send. Per shard, in order, batches of at most 100 records; records the handler
+ * reports as failed (batchItemFailures) are retried with exponential backoff, and after the last
+ * attempt logged as dead-lettered. The last sequence number handled per shard is kept in
+ * DATA_DIR/stream-checkpoint.json, so a restarted server goes on after it instead of starting over.
+ */
+import { DescribeTableCommand, DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  ExpiredIteratorException,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record,
+  type Shard,
+  TrimmedDataAccessException,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { AttributeValue as LambdaValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { STREAM_VIEW_TYPE } from '../lib/db/table.ts';
+import { log } from '../lib/log.ts';
+
+export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | undefined>;
+
+export interface StreamPollerOptions {
+  endpoint: string;
+  tableName: string;
+  /** Where stream-checkpoint.json lives. */
+  dataDir: string;
+  /** Default: functions/mailer.ts's handler, loaded once like a warm Lambda. */
+  handler?: StreamHandler;
+  region?: string;
+  /** Pause between polls of a shard that had nothing new. */
+  pollMs?: number;
+  /** Records per event (Lambda's BatchSize); at most 100 (GetRecords' limit here). */
+  batchSize?: number;
+  /** Invocations of one record before it is dead-lettered. */
+  maxAttempts?: number;
+  /** First retry delay; it doubles with each retry up to maxDelayMs. */
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** How often the shard list is read again (new shards appear as old ones close). */
+  describeEveryMs?: number;
+}
+
+export interface StreamPoller {
+  streamArn: string;
+  /** Stops polling (a retry wait is cut short; that batch is not checkpointed) and waits for the loop to end. */
+  stop: () => Promise<void>;
+}
+
+interface Checkpoint {
+  streamArn: string;
+  /** Shard id → the last sequence number handled there. */
+  shards: Record<string, string | undefined>;
+}
+
+const CHECKPOINT_FILE = 'stream-checkpoint.json';
+
+const readCheckpoint = (dataDir: string, streamArn: string): Checkpoint => {
+  try {
+    const saved = JSON.parse(readFileSync(join(dataDir, CHECKPOINT_FILE), 'utf8')) as Checkpoint;
+    if (saved.streamArn === streamArn && typeof saved.shards === 'object' && saved.shards !== null) return saved;
+  } catch {
+    // none yet, or unreadable: start from the oldest record (delivery is idempotent per message)
+  }
+  return { streamArn, shards: {} };
+};
+
+const writeCheckpoint = (dataDir: string, checkpoint: Checkpoint): void => {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, CHECKPOINT_FILE);
+  writeFileSync(`${file}.tmp`, JSON.stringify(checkpoint));
+  renameSync(`${file}.tmp`, file);
+};
+
+/** The stream's attribute values as Lambda's JSON has them (binary as base64). */
+const toLambdaValue = (value: AttributeValue): LambdaValue => {
+  const v = value as unknown as Record<string, unknown>;
+  const base64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
+  if (v.B instanceof Uint8Array) return { B: base64(v.B) };
+  if (Array.isArray(v.BS)) return { BS: (v.BS as Uint8Array[]).map(base64) };
+  if (v.M !== undefined) return { M: toLambdaImage(v.M as Record<string, AttributeValue>) };
+  if (Array.isArray(v.L)) return { L: (v.L as AttributeValue[]).map(toLambdaValue) };
+  return v as LambdaValue;
+};
+const toLambdaImage = (image: Record<string, AttributeValue>): Record<string, LambdaValue> =>
+  Object.fromEntries(Object.entries(image).map(([k, v]) => [k, toLambdaValue(v)]));
+
+/** One stream record as the Lambda event source delivers it. */
+export const toLambdaRecord = (record: _Record, streamArn: string, region: string): DynamoDBRecord => {
+  const s = record.dynamodb ?? {};
+  return {
+    eventID: record.eventID,
+    eventName: record.eventName,
+    eventVersion: record.eventVersion ?? '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: record.awsRegion ?? region,
+    eventSourceARN: streamArn,
+    dynamodb: {
+      ...(s.ApproximateCreationDateTime ? { ApproximateCreationDateTime: Math.floor(s.ApproximateCreationDateTime.getTime() / 1000) } : {}),
+      ...(s.Keys ? { Keys: toLambdaImage(s.Keys) } : {}),
+      ...(s.NewImage ? { NewImage: toLambdaImage(s.NewImage) } : {}),
+      ...(s.OldImage ? { OldImage: toLambdaImage(s.OldImage) } : {}),
+      SequenceNumber: s.SequenceNumber,
+      SizeBytes: s.SizeBytes,
+      StreamViewType: s.StreamViewType,
+    },
+  } as DynamoDBRecord;
+};
+
+/** The table's stream ARN; enables the stream first on a table made before streams were on. */
+const streamArnOf = async (endpoint: string, tableName: string, region: string): Promise<string> => {
+  const client = new DynamoDBClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (Table?.StreamSpecification?.StreamEnabled && Table.LatestStreamArn) return Table.LatestStreamArn;
+    const updated = await client.send(
+      new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: true, StreamViewType: STREAM_VIEW_TYPE } }),
+    );
+    const arn = updated.TableDescription?.LatestStreamArn;
+    if (!arn) throw new Error(`table ${tableName} has no stream after enabling it`);
+    return arn;
+  } finally {
+    client.destroy();
+  }
+};
+
+/** Starts polling the table's stream; resolves once the stream is found (the loop runs on). */
+export const startStreamPoller = async (options: StreamPollerOptions): Promise<StreamPoller> => {
+  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+  const pollMs = options.pollMs ?? 200;
+  const batchSize = Math.min(options.batchSize ?? 100, 100);
+  const maxAttempts = options.maxAttempts ?? 8;
+  const baseDelayMs = options.baseDelayMs ?? 500;
+  const maxDelayMs = options.maxDelayMs ?? 30_000;
+  const describeEveryMs = options.describeEveryMs ?? 5_000;
+
+  const streamArn = await streamArnOf(options.endpoint, options.tableName, region);
+  const streams = new DynamoDBStreamsClient({
+    endpoint: options.endpoint,
+    region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const checkpoint = readCheckpoint(options.dataDir, streamArn);
+  const stopping = new AbortController();
+  const stopped = () => stopping.signal.aborted;
+  const pause = (ms: number) => sleep(ms, undefined, { signal: stopping.signal }).catch(() => undefined);
+
+  let loaded: Promise<StreamHandler> | undefined;
+  const handler = (): Promise<StreamHandler> =>
+    options.handler
+      ? Promise.resolve(options.handler)
+      : (loaded ??= Promise.all([import('../functions/mailer.ts'), import('../lib/http/server.ts')]).then(
+          ([mailer, server]) =>
+            (event: DynamoDBStreamEvent) => server.invocation.run({ functionName: 'mailer' }, () => mailer.handler(event)),
+        ));
+
+  /** Sequence numbers the handler did not finish; all of them when it threw or answered nonsense. */
+  const invoke = async (records: DynamoDBRecord[]): Promise<DynamoDBRecord[]> => {
+    try {
+      const result = await (await handler())({ Records: records });
+      const ids = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      if ([...ids].some((id) => !records.some((r) => r.dynamodb?.SequenceNumber === id))) return records;
+      return records.filter((r) => ids.has(r.dynamodb?.SequenceNumber ?? ''));
+    } catch (error) {
+      log.error('stream handler threw; the whole batch is retried', error, { records: records.length });
+      return records;
+    }
+  };
+
+  /** Delivers one batch with retries; false if stopped before it was done (not to be checkpointed). */
+  const handleBatch = async (records: DynamoDBRecord[]): Promise<boolean> => {
+    let pending = records;
+    for (let attempt = 1; ; attempt++) {
+      pending = await invoke(pending);
+      if (pending.length === 0) return true;
+      if (attempt >= maxAttempts) break;
+      await pause(Math.min(baseDelayMs * 2 ** (attempt - 1), maxDelayMs));
+      if (stopped()) return false;
+    }
+    for (const r of pending) {
+      log.error('stream record dead-lettered after the last attempt', new Error('delivery failed'), {
+        sequenceNumber: r.dynamodb?.SequenceNumber,
+        eventName: r.eventName,
+        messageId: r.dynamodb?.NewImage?.messageId?.S,
+        attempts: maxAttempts,
+      });
+    }
+    return true;
+  };
+
+  interface ShardState {
+    shard: Shard;
+    iterator: string | undefined;
+    done: boolean;
+  }
+  const shards = new Map<string, ShardState>();
+
+  const describe = async () => {
+    let start: string | undefined;
+    do {
+      const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }));
+      for (const shard of StreamDescription?.Shards ?? []) {
+        if (shard.ShardId && !shards.has(shard.ShardId)) shards.set(shard.ShardId, { shard, iterator: undefined, done: false });
+      }
+      start = StreamDescription?.LastEvaluatedShardId;
+    } while (start);
+  };
+
+  const iteratorFor = async (shardId: string): Promise<string | undefined> => {
+    const after = checkpoint.shards[shardId];
+    try {
+      const input = after
+        ? { StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const, SequenceNumber: after }
+        : { StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' as const };
+      return (await streams.send(new GetShardIteratorCommand(input))).ShardIterator;
+    } catch (error) {
+      if (!(error instanceof TrimmedDataAccessException) || !after) throw error;
+      // The checkpoint is older than the stream keeps: everything there now is new to us.
+      checkpoint.shards[shardId] = undefined;
+      return iteratorFor(shardId);
+    }
+  };
+
+  /** A shard is read after its parent is done (or gone), as Lambda keeps a key's changes in order. */
+  const ready = (state: ShardState) => {
+    const parent = state.shard.ParentShardId ? shards.get(state.shard.ParentShardId) : undefined;
+    return !state.done && (!parent || parent.done);
+  };
+
+  /** One GetRecords on a shard and its batch; true when it returned records. */
+  const pollShard = async (id: string, state: ShardState): Promise<boolean> => {
+    state.iterator ??= await iteratorFor(id);
+    if (!state.iterator) {
+      state.done = true;
+      return false;
+    }
+    let page;
+    try {
+      page = await streams.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: batchSize }));
+    } catch (error) {
+      if (!(error instanceof ExpiredIteratorException)) throw error;
+      state.iterator = undefined;
+      return false;
+    }
+    const records = (page.Records ?? []).map((r) => toLambdaRecord(r, streamArn, region));
+    if (records.length > 0) {
+      if (!(await handleBatch(records))) return false;
+      checkpoint.shards[id] = records.at(-1)?.dynamodb?.SequenceNumber as string;
+      writeCheckpoint(options.dataDir, checkpoint);
+    }
+    state.iterator = page.NextShardIterator;
+    // No next iterator: the shard is closed and read to its end.
+    if (!state.iterator) state.done = true;
+    return records.length > 0;
+  };
+
+  const loop = async () => {
+    let describedAt = 0;
+    while (!stopped()) {
+      let busy = false;
+      try {
+        if (Date.now() - describedAt >= describeEveryMs) {
+          await describe();
+          describedAt = Date.now();
+        }
+        for (const [id, state] of shards) {
+          if (stopped()) break;
+          if (ready(state) && (await pollShard(id, state))) busy = true;
+        }
+      } catch (error) {
+        if (stopped()) break;
+        log.error('stream poll failed', error, { streamArn });
+        await pause(1000);
+      }
+      if (!busy) await pause(pollMs);
+    }
+  };
+
+  const running = loop();
+  log.info('stream poller started', { streamArn, shardsCheckpointed: Object.keys(checkpoint.shards).length });
+  return {
+    streamArn,
+    stop: async () => {
+      stopping.abort();
+      await running;
+      streams.destroy();
+    },
+  };
+};

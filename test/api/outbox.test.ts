@@ -1,0 +1,246 @@
+/**
+ * The outbox end to end: invites through the local server, DynamoDB Local's stream read by the
+ * stream poller, the mailer handler sending through SMTP to a real SMTP server (smtp-server) in
+ * this process. Last, `node infra/local.ts` killed right after an invite is acknowledged.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../infra/dynamodb-local.ts';
+import type { StreamPoller } from '../../infra/stream-poller.ts';
+import { type Api, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
+
+const PUBLIC_URL = 'https://roster.example.com';
+const smtpPort = await freePort();
+// Read when the handlers and the mailer load, which is only after this.
+process.env.SMTP_URL = `smtp://127.0.0.1:${smtpPort}`;
+process.env.MAIL_FROM = 'Roster <noreply@roster.example.com>';
+process.env.PUBLIC_URL = PUBLIC_URL;
+process.env.SMTP_TIMEOUT_MS = '1000';
+
+interface Received {
+  to: string[];
+  subject: string;
+  text: string;
+}
+const inbox: Received[] = [];
+let smtp: SMTPServer | undefined;
+
+const startSmtp = async () => {
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, session, callback) {
+      simpleParser(stream)
+        .then((mail) => {
+          inbox.push({ to: (session.envelope.rcptTo ?? []).map((r) => r.address), subject: mail.subject ?? '', text: mail.text ?? '' });
+          callback();
+        })
+        .catch(callback);
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(smtpPort, '127.0.0.1', resolve));
+  smtp = server;
+};
+const stopSmtp = () =>
+  new Promise<void>((resolve) => {
+    if (!smtp) return resolve();
+    smtp.close(() => resolve());
+    smtp = undefined;
+  });
+
+/** Waits until `count` messages went to `to`, then a little longer to catch a duplicate. */
+const mailsTo = async (to: string, count = 1, withinMs = 20_000): Promise<Received[]> => {
+  const deadline = Date.now() + withinMs;
+  const mine = () => inbox.filter((m) => m.to.includes(to));
+  while (mine().length < count && Date.now() < deadline) await sleep(50);
+  await sleep(1000);
+  return mine();
+};
+
+const api = useApi();
+let poller: StreamPoller;
+const startPoller = async () => {
+  const { startStreamPoller } = await import('../../infra/stream-poller.ts');
+  poller = await startStreamPoller({
+    endpoint: process.env.DYNAMODB_ENDPOINT as string,
+    tableName: process.env.TABLE_NAME as string,
+    dataDir: process.env.DATA_DIR as string,
+    baseDelayMs: 200,
+    maxDelayMs: 1000,
+    maxAttempts: 30,
+  });
+};
+
+beforeAll(async () => {
+  await startSmtp();
+  await startPoller();
+});
+afterAll(async () => {
+  await poller.stop();
+  await stopSmtp();
+});
+beforeEach(() => {
+  inbox.length = 0;
+});
+
+const outboxOf = async (inviteUuid: string) => {
+  const { db } = await import('../../lib/db/service.ts');
+  return (await db().entities.outboxMessage.scan.where((a, { eq }) => eq(a.inviteUuid, inviteUuid)).go({ pages: 'all' })).data;
+};
+
+const invite = async (target: Api, owner: { token: string }, slug: string, email: string) => {
+  const res = await target.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email, role: 'MEMBER' } });
+  expect(res.status).toBe(201);
+  return res;
+};
+
+const myInviteUuid = async (invitee: { token: string }, slug: string): Promise<string> => {
+  const mine = await api.call('GET', '/api/invites', { token: invitee.token });
+  return mine.body.data.find((i: { team: { slug: string } }) => i.team.slug === slug).uuid;
+};
+
+describe('the outbox through the stream', () => {
+  it('an invite made through the API reaches its invitee exactly once, with the link', async () => {
+    const owner = await signUp(api, 'owner');
+    const invitee = await signUp(api, 'invitee');
+    const team = await createTeam(api, owner);
+    await invite(api, owner, team.slug, invitee.email);
+    const uuid = await myInviteUuid(invitee, team.slug);
+    const mails = await mailsTo(invitee.email);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]?.subject).toBe(`owner Tester invited you to join Team ${team.slug} on Roster`);
+    expect(mails[0]?.text).toContain(`${PUBLIC_URL}/invites/${uuid}`);
+    expect(await outboxOf(uuid)).toMatchObject([{ status: 'SENT', attempts: 1 }]);
+  });
+
+  it('SMTP down while inviting: the invite succeeds and its message waits; SMTP back: delivered once', async () => {
+    const owner = await signUp(api, 'owner');
+    const email = freshEmail('later');
+    const team = await createTeam(api, owner);
+    await stopSmtp();
+    let uuid: string | undefined;
+    try {
+      const res = await invite(api, owner, team.slug, email);
+      expect(res.status).toBe(201);
+      const list = await api.call('GET', `/api/teams/${team.slug}/invites`, { token: owner.token });
+      uuid = list.body.data.find((i: { email: string }) => i.email === email)?.uuid as string | undefined;
+      // The poller has tried and failed at least once: the message is back to PENDING with the error.
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const [m] = uuid ? await outboxOf(uuid) : [];
+        if (m?.status === 'PENDING' && (m.attempts ?? 0) >= 1) break;
+        if (Date.now() > deadline) throw new Error(`message not retried while SMTP was down: ${JSON.stringify(m)}`);
+        await sleep(100);
+      }
+    } finally {
+      await startSmtp();
+    }
+    const mails = await mailsTo(email);
+    expect(mails).toHaveLength(1);
+    const [m] = await outboxOf(uuid as string);
+    expect(m?.status).toBe('SENT');
+    expect(m?.attempts).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a decline sends the inviter a notice', async () => {
+    const owner = await signUp(api, 'owner');
+    const invitee = await signUp(api, 'invitee');
+    const team = await createTeam(api, owner);
+    await invite(api, owner, team.slug, invitee.email);
+    const uuid = await myInviteUuid(invitee, team.slug);
+    expect((await api.call('POST', `/api/invites/${uuid}/decline`, { token: invitee.token })).status).toBe(200);
+    const notices = await mailsTo(owner.email);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]?.subject).toBe(`${invitee.email} declined your invitation to Team ${team.slug}`);
+  });
+
+  it('the whole stream read again (no checkpoint) sends nothing twice', async () => {
+    await poller.stop();
+    rmSync(join(process.env.DATA_DIR as string, 'stream-checkpoint.json'), { force: true });
+    await startPoller();
+    await sleep(3000);
+    expect(inbox).toEqual([]);
+  });
+});
+
+/** `node infra/local.ts` on the test's DynamoDB Local with its own table and data directory. */
+const startLocal = async (env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> => {
+  const child = spawn(process.execPath, ['infra/local.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const match = /Roster API on (http:\/\/\S+) /u.exec(output);
+    if (match && output.includes('stream poller started')) return { child, url: match[1] as string, output: () => output };
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`local server did not start:\n${output}`);
+    await sleep(50);
+  }
+};
+
+const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+
+const remote = (url: string): Api => ({
+  url,
+  call: async (method, path, options = {}) => {
+    const headers: Record<string, string> = { accept: 'application/json', ...(options.token ? { authorization: `Token ${options.token}` } : {}) };
+    if (options.json !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(`${url}${path}`, { method, headers, ...(options.json !== undefined ? { body: JSON.stringify(options.json) } : {}) });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+  },
+});
+
+describe('a crash right after the invite is acknowledged', () => {
+  it('delivers the message exactly once after the restart', { timeout: 180_000 }, async () => {
+    const env = {
+      PORT: '0',
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'roster-crash-')),
+      TABLE_NAME: `crash-${randomUUID()}`,
+      DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT as string,
+      SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+      SMTP_TIMEOUT_MS: '1000',
+      MAIL_FROM: 'Roster <noreply@roster.example.com>',
+      PUBLIC_URL,
+    };
+    // No SMTP server while the first process lives: nothing can be delivered before the kill.
+    await stopSmtp();
+    const first = await startLocal(env);
+    const target = remote(first.url);
+    const owner = await signUp(target, 'owner');
+    const team = await createTeam(target, owner);
+    const email = freshEmail('crash');
+    await invite(target, owner, team.slug, email);
+    first.child.kill('SIGKILL');
+    await exited(first.child);
+
+    await startSmtp();
+    const second = await startLocal(env);
+    try {
+      const mails = await mailsTo(email, 1, 150_000);
+      expect(mails).toHaveLength(1);
+      expect(mails[0]?.text).toMatch(new RegExp(`${PUBLIC_URL}/invites/[0-9a-f-]{36}`, 'u'));
+      second.child.kill('SIGTERM');
+      await exited(second.child);
+      expect(second.child.exitCode).toBe(0);
+
+      // A third start goes on after its checkpoint: still exactly one.
+      const third = await startLocal(env);
+      await sleep(2000);
+      third.child.kill('SIGTERM');
+      await exited(third.child);
+      expect(inbox.filter((m) => m.to.includes(email))).toHaveLength(1);
+    } finally {
+      second.child.kill('SIGKILL');
+    }
+  });
+});
