@@ -21,6 +21,8 @@ process.env.RATE_LIMIT_IP_BURST ??= '100000';
 // loaded emulator needs (the defaults are for DynamoDB itself).
 process.env.DYNAMODB_CONNECT_TIMEOUT_MS ??= '10000';
 process.env.DYNAMODB_REQUEST_TIMEOUT_MS ??= '20000';
+// Hundreds of concurrent requests share this one process (on Lambda each would have an instance).
+process.env.LOCAL_FUNCTION_TIMEOUT_SECONDS ??= '60';
 process.env.RATE_LIMIT_IP_REFILL ??= '100000';
 process.env.TABLE_NAME = `test-${randomUUID()}`;
 process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-test-'));

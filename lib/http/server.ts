@@ -14,6 +14,13 @@ const GATEWAY_MAX_BYTES = 10 * 1024 * 1024;
 
 const handlers = new Map<string, Promise<Handler>>();
 
+/**
+ * The function timeout the local server gives each invocation: the deployed one, unless
+ * LOCAL_FUNCTION_TIMEOUT_SECONDS says otherwise. One process runs every request here, where Lambda
+ * would run concurrent ones on instances of their own, so load tests may need more patience.
+ */
+const timeoutMs = (Number(process.env.LOCAL_FUNCTION_TIMEOUT_SECONDS) || FUNCTION_DEFAULTS.timeoutSeconds) * 1000;
+
 /** The function the local server is running in this async context: lets tests attribute each DynamoDB request to its function. */
 export const invocation = new AsyncLocalStorage<{ functionName: string }>();
 
@@ -64,7 +71,7 @@ const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> =
     found ? `${found.route.method} ${found.route.path}` : '$default',
     found?.params,
   );
-  const context = lambdaContext(`roster-${name}`, FUNCTION_DEFAULTS.timeoutSeconds * 1000, event.requestContext.requestId);
+  const context = lambdaContext(`roster-${name}`, timeoutMs, event.requestContext.requestId);
   const handler = await loadHandler(name);
   send(res, await invocation.run({ functionName: name }, () => handler(event, context)));
 };
