@@ -9,8 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
+import { type Received, testSmtp } from '../helpers/smtp.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/dynamodb-local.ts';
 import type { StreamPoller } from '../../infra/stream-poller.ts';
@@ -24,37 +23,8 @@ process.env.MAIL_FROM = 'Roster <noreply@roster.example.com>';
 process.env.PUBLIC_URL = PUBLIC_URL;
 process.env.SMTP_TIMEOUT_MS = '1000';
 
-interface Received {
-  to: string[];
-  subject: string;
-  text: string;
-}
-const inbox: Received[] = [];
-let smtp: SMTPServer | undefined;
 
-const startSmtp = async () => {
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      simpleParser(stream)
-        .then((mail) => {
-          inbox.push({ to: (session.envelope.rcptTo ?? []).map((r) => r.address), subject: mail.subject ?? '', text: mail.text ?? '' });
-          callback();
-        })
-        .catch(callback);
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(smtpPort, '127.0.0.1', resolve));
-  smtp = server;
-};
-const stopSmtp = () =>
-  new Promise<void>((resolve) => {
-    if (!smtp) return resolve();
-    smtp.close(() => resolve());
-    smtp = undefined;
-  });
+const { inbox, start: startSmtp, stop: stopSmtp } = testSmtp(() => smtpPort);
 
 /** Waits until `count` messages went to `to`, then a little longer to catch a duplicate. */
 const mailsTo = async (to: string, count = 1, withinMs = 20_000): Promise<Received[]> => {

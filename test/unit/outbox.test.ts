@@ -3,8 +3,7 @@
  * SMTP server (smtp-server) started in this process. Items are written through the entities.
  */
 import { randomUUID } from 'node:crypto';
-import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
+import { type Received, testSmtp } from '../helpers/smtp.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/dynamodb-local.ts';
 import { db } from '../../lib/db/service.ts';
@@ -12,47 +11,10 @@ import { inviteLink } from '../../lib/mail/invitation.ts';
 import { deliver, LeasedError } from '../../lib/mail/outbox.ts';
 import { smtpMailer } from '../../lib/mail/transports.ts';
 
-interface Received {
-  to: string[];
-  subject: string;
-  text: string;
-  html: string;
-  messageId: string;
-}
 
 let port: number;
-let smtp: SMTPServer | undefined;
-const inbox: Received[] = [];
 
-const startSmtp = async () => {
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      simpleParser(stream)
-        .then((mail) => {
-          inbox.push({
-            to: (session.envelope.rcptTo ?? []).map((r) => r.address),
-            subject: mail.subject ?? '',
-            text: mail.text ?? '',
-            html: typeof mail.html === 'string' ? mail.html : '',
-            messageId: mail.messageId ?? '',
-          });
-          callback();
-        })
-        .catch(callback);
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  smtp = server;
-};
-const stopSmtp = () =>
-  new Promise<void>((resolve) => {
-    if (!smtp) return resolve();
-    smtp.close(() => resolve());
-    smtp = undefined;
-  });
+const { inbox, start: startSmtp, stop: stopSmtp } = testSmtp(() => port);
 
 let mailer: ReturnType<typeof smtpMailer>;
 
