@@ -41,6 +41,27 @@ const requireInviteManager = async (db: Db, actor: Actor, slug: string) => {
   return access;
 };
 
+/**
+ * The updates that keep a pending invite and its claim alive with new values (re-invite, resend):
+ * only while the invite is still pending and the claim still points at it; the claim's TTL follows.
+ */
+const renewPending = (
+  tx: Tx,
+  i: { inviteUuid: string; teamId: number; email: string },
+  changes: { expiresAt: string; updatedAt: string; ttl: number; role?: InviteItem['role']; invitedByUuid?: string },
+) => [
+  tx.invite
+    .patch({ inviteUuid: i.inviteUuid })
+    .set(changes)
+    .where((a, op) => op.eq(a.status, 'PENDING'))
+    .commit(),
+  tx.pendingInvite
+    .patch({ teamId: i.teamId, email: i.email })
+    .set({ ttl: changes.ttl })
+    .where((a, op) => op.eq(a.inviteUuid, i.inviteUuid))
+    .commit(),
+];
+
 /** The invite a (team, e-mail) claim points at: `claimed` is its UUID, `pending` the invite if still pending. */
 const lookUpPending = async (db: Db, teamId: number, email: string) => {
   const claim = (await db.entities.pendingInvite.get({ teamId, email }).go({ consistent: true })).data;
@@ -87,16 +108,7 @@ export const createInvite = async (db: Db, actor: Actor, slug: string, input: In
           .write((tx) => [
             ...notMember(tx),
             actorStillHolds(tx, me),
-            tx.invite
-              .patch({ inviteUuid: pending.inviteUuid })
-              .set(changes)
-              .where((a, op) => op.eq(a.status, 'PENDING'))
-              .commit(),
-            tx.pendingInvite
-              .patch({ teamId: t.teamId, email: input.email })
-              .set({ ttl })
-              .where((a, op) => op.eq(a.inviteUuid, pending.inviteUuid))
-              .commit(),
+            ...renewPending(tx, pending, changes),
             mailFor(tx, 'invitation', pending.inviteUuid, now),
           ])
           .go();
@@ -168,21 +180,11 @@ export const resendInvite = async (db: Db, actor: Actor, slug: string, inviteId:
   if (!canInviteAs(me.role, found.role)) throw new AppError('forbidden', 'Only an owner can resend an invite as owner.');
   await limitTeamMail(db, t.teamId, now);
   const expires = addDays(now, config.inviteDays);
-  const ttl = pendingTtl(expires);
   await commit(
     () =>
       db.transaction
         .write((tx) => [
-          tx.invite
-            .patch({ inviteUuid: found.inviteUuid })
-            .set({ expiresAt: isoMillis(expires), updatedAt: isoMillis(now), ttl })
-            .where((a, op) => op.eq(a.status, 'PENDING'))
-            .commit(),
-          tx.pendingInvite
-            .patch({ teamId: t.teamId, email: found.email })
-            .set({ ttl })
-            .where((a, op) => op.eq(a.inviteUuid, found.inviteUuid))
-            .commit(),
+          ...renewPending(tx, found, { expiresAt: isoMillis(expires), updatedAt: isoMillis(now), ttl: pendingTtl(expires) }),
           actorStillHolds(tx, me),
           mailFor(tx, 'invitation', found.inviteUuid, now),
         ])

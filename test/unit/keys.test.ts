@@ -535,6 +535,18 @@ const rotate = async (sm: SecretsDouble, database: Db, now: Date, token = random
   return token;
 };
 
+/** A first key made at T0, then a second rotation started a day later: the steps are `run`'s to take. */
+const rotationUnderWay = async () => {
+  const sm = new SecretsDouble();
+  const database = await freshDb();
+  await rotate(sm, database, T0);
+  const [first] = sm.keyset().keys as [PrivateKey];
+  const t1 = later(T0, 86_400_000);
+  const token = randomUUID();
+  sm.startRotation(token);
+  return { sm, database, first, t1, token, run: stepper(sm, database, token) };
+};
+
 const item = async (database: Db): Promise<PublicKey[]> => (await readPublishedKeys(database, true)) ?? [];
 
 /** A token as signAccessToken makes it: signed at `now` by the key a signer loading now chooses, living a token lifetime. */
@@ -674,14 +686,7 @@ describe('rotation function (functions/keys-rotate.ts) against DynamoDB Local', 
   }
 
   it('leaves the old key signing while a rotation stalls, abandons a pending keyset over an hour old, and rotates afresh', async () => {
-    const sm = new SecretsDouble();
-    const database = await freshDb();
-    await rotate(sm, database, T0);
-    const [first] = sm.keyset().keys as [PrivateKey];
-    const t1 = later(T0, 86_400_000);
-    const token = randomUUID();
-    sm.startRotation(token);
-    const run = stepper(sm, database, token);
+    const { sm, database, first, t1, run } = await rotationUnderWay();
     await run('createSecret', t1);
     await run('setSecret', t1);
     const abandoned = newestKeyOf(sm.keyset('AWSPENDING').keys) as PrivateKey;
@@ -753,14 +758,7 @@ describe('rotation function (functions/keys-rotate.ts) against DynamoDB Local', 
   });
 
   it('records the retirement when finishSecret is retried after moving AWSCURRENT but before writing the item', async () => {
-    const sm = new SecretsDouble();
-    const database = await freshDb();
-    await rotate(sm, database, T0);
-    const [first] = sm.keyset().keys as [PrivateKey];
-    const t1 = later(T0, 86_400_000);
-    const token = randomUUID();
-    sm.startRotation(token);
-    const run = stepper(sm, database, token);
+    const { sm, database, first, t1, token, run } = await rotationUnderWay();
     for (const Step of ['createSecret', 'setSecret', 'testSecret']) await run(Step, t1);
     // The first attempt moved the label and then failed.
     const from = [...sm.versions].find(([, v]) => v.stages.includes('AWSCURRENT'))?.[0];
