@@ -2,4 +2,4 @@ import { revokeSession } from '../lib/account.ts';
 import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 
-export const handler = endpoint('auth-sessions-delete', {}, ({ actor, params }) => revokeSession(db(), actor, params.sessionId));
+export const handler = endpoint('auth-sessions-delete', ({ actor, params }) => revokeSession(db(), actor, params.sessionId));

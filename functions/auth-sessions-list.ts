@@ -2,4 +2,4 @@ import { listSessions } from '../lib/account.ts';
 import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 
-export const handler = endpoint('auth-sessions-list', {}, ({ actor, now }) => listSessions(db(), actor, now));
+export const handler = endpoint('auth-sessions-list', ({ actor, now }) => listSessions(db(), actor, now));

@@ -1,6 +1,5 @@
 import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
-import { SignInBody } from '../lib/schemas.ts';
 import { signIn } from '../lib/users.ts';
 
-export const handler = endpoint('auth-signin', { body: SignInBody }, ({ body, client, now }) => signIn(db(), body, client, now));
+export const handler = endpoint('auth-signin', ({ body, client, now }) => signIn(db(), body, client, now));

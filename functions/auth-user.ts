@@ -2,4 +2,4 @@ import { getCurrentUser } from '../lib/account.ts';
 import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 
-export const handler = endpoint('auth-user', {}, ({ actor }) => getCurrentUser(db(), actor));
+export const handler = endpoint('auth-user', ({ actor }) => getCurrentUser(db(), actor));

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result } from 'aws-lambda';
 import { AppError } from '../lib/errors.ts';
-import { errorResponse } from '../lib/http/errors.ts';
+import { errorResponse, requestIdOf } from '../lib/http/errors.ts';
 import { matchRoute } from '../lib/http/routes.ts';
 
 /** API Gateway's default route: an unknown path is 404, a known path with another method 405. */
@@ -11,5 +11,5 @@ export const handler = middy<Event, Result>().handler(async (event, context) => 
     match && 'allow' in match
       ? new AppError('method_not_allowed', undefined, { headers: { Allow: match.allow.join(', ') } })
       : new AppError('not_found', 'No such route.');
-  return errorResponse(error, event.requestContext.requestId ?? context.awsRequestId);
+  return errorResponse(error, requestIdOf(event, context));
 });

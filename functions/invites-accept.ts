@@ -2,4 +2,4 @@ import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { acceptInvite } from '../lib/invites.ts';
 
-export const handler = endpoint('invites-accept', {}, ({ actor, params, now }) => acceptInvite(db(), actor, params.uuid, now));
+export const handler = endpoint('invites-accept', ({ actor, params, now }) => acceptInvite(db(), actor, params.uuid, now));

@@ -2,4 +2,4 @@ import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { deleteInvite } from '../lib/invites.ts';
 
-export const handler = endpoint('invites-delete', {}, ({ actor, params, now }) => deleteInvite(db(), actor, params.slug, params.id, now));
+export const handler = endpoint('invites-delete', ({ actor, params, now }) => deleteInvite(db(), actor, params.slug, params.id, now));

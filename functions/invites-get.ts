@@ -2,4 +2,4 @@ import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { getTeamInvite } from '../lib/invites.ts';
 
-export const handler = endpoint('invites-get', {}, ({ actor, params, now }) => getTeamInvite(db(), actor, params.slug, params.id, now));
+export const handler = endpoint('invites-get', ({ actor, params, now }) => getTeamInvite(db(), actor, params.slug, params.id, now));

@@ -1,7 +1,5 @@
-import middy from '@middy/core';
-import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result } from 'aws-lambda';
 import { JWKS_MAX_AGE_SECONDS, publishedJwks } from '../lib/auth/keys.ts';
-import { errorResponse, jsonResponse } from '../lib/http/errors.ts';
+import { staticEndpoint } from '../lib/http/static.ts';
 
 /**
  * GET /.well-known/jwks.json: the public keys that verify access tokens, as a bare JWK Set (RFC
@@ -9,12 +7,8 @@ import { errorResponse, jsonResponse } from '../lib/http/errors.ts';
  * and at most 10 s behind the table, so a verifier elsewhere that meets a new kid and refetches
  * finds the key; errors keep the API envelope.
  */
-export const handler = middy<Event, Result>()
-  .onError((request) => {
-    request.response = errorResponse(request.error, request.event.requestContext?.requestId ?? request.context.awsRequestId);
-  })
-  .handler(async (event, context) =>
-    jsonResponse(200, await publishedJwks(), event.requestContext?.requestId ?? context.awsRequestId, {
-      'cache-control': `public, max-age=${JWKS_MAX_AGE_SECONDS}`,
-    }),
-  );
+export const handler = staticEndpoint(async () => ({
+  body: JSON.stringify(await publishedJwks()),
+  contentType: 'application/json; charset=utf-8',
+  headers: { 'cache-control': `public, max-age=${JWKS_MAX_AGE_SECONDS}` },
+}));

@@ -18,12 +18,11 @@ import {
   publishKeys,
   readPublishedKeys,
   retireKeys,
-  secretString,
-  secretsManager,
   signingKeyOf,
   stillVerifies,
   withPublishedRetirements,
 } from '../lib/auth/keys.ts';
+import { secretString, secretsManager } from '../lib/auth/secret-store.ts';
 import { type Db, db } from '../lib/db/service.ts';
 import { log } from '../lib/log.ts';
 

@@ -2,4 +2,4 @@ import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { getMyInvite } from '../lib/invites.ts';
 
-export const handler = endpoint('my-invites-get', {}, ({ actor, params, now }) => getMyInvite(db(), actor, params.uuid, now));
+export const handler = endpoint('my-invites-get', ({ actor, params, now }) => getMyInvite(db(), actor, params.uuid, now));

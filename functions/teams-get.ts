@@ -2,4 +2,4 @@ import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { getTeam } from '../lib/teams.ts';
 
-export const handler = endpoint('teams-get', {}, ({ actor, params }) => getTeam(db(), actor, params.slug));
+export const handler = endpoint('teams-get', ({ actor, params }) => getTeam(db(), actor, params.slug));

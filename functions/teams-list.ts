@@ -1,6 +1,6 @@
 import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
-import { PageQuery, pageRequest } from '../lib/schemas.ts';
+import { pageRequest } from '../lib/schemas.ts';
 import { listMyTeams } from '../lib/teams.ts';
 
-export const handler = endpoint('teams-list', { query: PageQuery }, ({ actor, query }) => listMyTeams(db(), actor, pageRequest(query)));
+export const handler = endpoint('teams-list', ({ actor, query }) => listMyTeams(db(), actor, pageRequest(query)));

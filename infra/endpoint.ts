@@ -2,7 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -19,6 +19,15 @@ import { type DynamoAction, FUNCTION_DEFAULTS } from '../lib/http/routes.ts';
  */
 export const REQUIRE_BANNER = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
 
+/**
+ * Modules replaced in the bundles only: Lambda's credentials are always in environment variables,
+ * so the SDK's default chain (SSO, INI files, STS, instance metadata: a third of every bundle) is
+ * swapped for the environment source (lib/aws/lambda-credentials.ts).
+ */
+export const ALIASES = {
+  '@aws-sdk/credential-provider-node': fileURLToPath(new URL('../lib/aws/lambda-credentials.ts', import.meta.url)),
+};
+
 /** How every function is built, in esbuild's own terms, so a benchmark can build the same bundle. */
 export const ESBUILD = {
   bundle: true,
@@ -30,6 +39,7 @@ export const ESBUILD = {
   // ESM builds of dependencies first: they tree-shake better than the CommonJS ones.
   mainFields: ['module', 'main'],
   banner: { js: REQUIRE_BANNER },
+  alias: ALIASES,
 } as const satisfies BuildOptions;
 
 /** The same settings for NodejsFunction (which adds `bundle` and `platform` itself). */
@@ -40,10 +50,18 @@ export const BUNDLING = {
   sourceMap: ESBUILD.sourcemap,
   mainFields: [...ESBUILD.mainFields],
   banner: ESBUILD.banner.js,
+  esbuildArgs: Object.fromEntries(Object.entries(ALIASES).map(([from, to]) => [`--alias:${from}`, to])),
   // Bundle the AWS SDK too: the version in package-lock.json, the one tested here, not the
   // runtime's copy, which changes under us and loads from disk module by module.
   externalModules: [],
 } satisfies BundlingOptions;
+
+/** esbuild's output directory is the function's code: files copied there sit beside the bundle. */
+const copyFiles = (files: readonly string[]): ICommandHooks => ({
+  beforeBundling: () => [],
+  beforeInstall: () => [],
+  afterBundling: (inputDir, outputDir) => files.map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
+});
 
 export const LOG_RETENTION = RetentionDays.ONE_MONTH;
 
@@ -53,6 +71,8 @@ export interface EndpointProps {
   readonly environment?: Record<string, string>;
   /** Concurrency reserved for (and capping) the function (route.reservedConcurrency). */
   readonly reservedConcurrency?: number | undefined;
+  /** Files (paths inside the project) copied beside the bundle, for the function to read at run time. */
+  readonly files?: readonly string[];
 }
 
 /**
@@ -61,7 +81,7 @@ export interface EndpointProps {
  * group. Anything else it may touch is granted explicitly with the methods below.
  */
 export class Endpoint extends NodejsFunction {
-  constructor(scope: Construct, id: string, { name, environment = {}, reservedConcurrency }: EndpointProps) {
+  constructor(scope: Construct, id: string, { name, environment = {}, reservedConcurrency, files = [] }: EndpointProps) {
     // Made before super() because the function takes them as props; they sit beside it in scope.
     const logGroup = new LogGroup(scope, `${id}Logs`, { retention: LOG_RETENTION });
     // Our own role instead of AWSLambdaBasicExecutionRole, which allows logs:* on every log group.
@@ -76,7 +96,7 @@ export class Endpoint extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: FUNCTION_DEFAULTS.memoryMb,
       timeout: Duration.seconds(FUNCTION_DEFAULTS.timeoutSeconds),
-      bundling: BUNDLING,
+      bundling: files.length ? { ...BUNDLING, commandHooks: copyFiles(files) } : BUNDLING,
       loggingFormat: LoggingFormat.JSON,
       logGroup,
       role,

@@ -159,12 +159,15 @@ export class RosterStack extends Stack {
     const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
     for (const route of ROUTES) {
       const signs = 'signs' in route && route.signs;
+      const usesTable = route.actions.length > 0;
       const fn = this.endpoint(
         route.name,
-        { TABLE_NAME: table.tableName, ...(signs ? { SIGNING_KEY_SECRET_ARN: signingKey.secretArn } : {}) },
+        { ...(usesTable ? { TABLE_NAME: table.tableName } : {}), ...(signs ? { SIGNING_KEY_SECRET_ARN: signingKey.secretArn } : {}) },
         'reservedConcurrency' in route ? route.reservedConcurrency : undefined,
+        'files' in route ? route.files : [],
       );
-      fn.allowTable(table, route.actions, route.indexes);
+      // The documentation routes touch no table at all.
+      if (usesTable) fn.allowTable(table, route.actions, route.indexes);
       // Only the functions that sign may read the private keys; the others verify with the public
       // keys in the table item (GetItem, in their route actions).
       if (signs) fn.allowSecretRead(signingKey);
@@ -197,8 +200,8 @@ export class RosterStack extends Stack {
     new CfnOutput(this, 'TableName', { value: table.tableName });
   }
 
-  private endpoint(name: string, environment: Record<string, string>, reservedConcurrency?: number): Endpoint {
-    const fn = new Endpoint(this, idOf(name), { name, environment, reservedConcurrency });
+  private endpoint(name: string, environment: Record<string, string>, reservedConcurrency?: number, files: readonly string[] = []): Endpoint {
+    const fn = new Endpoint(this, idOf(name), { name, environment, reservedConcurrency, files });
     this.endpoints.set(name, fn);
     return fn;
   }

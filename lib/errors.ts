@@ -25,7 +25,8 @@ export const STATUS = {
 
 export type ErrorCode = keyof typeof STATUS;
 
-const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
+/** What each code says unless the thrower says more. */
+export const MESSAGES: Record<ErrorCode, string> = {
   invalid_json: 'The request body is not valid JSON.',
   invalid_body: 'The request body has a field of the wrong type.',
   unauthorized: 'Sign in first: the access token is missing, malformed, expired or revoked.',
@@ -57,7 +58,7 @@ export class AppError extends Error {
 
   constructor(
     code: ErrorCode,
-    message: string = DEFAULT_MESSAGES[code],
+    message: string = MESSAGES[code],
     extra: { fields?: Record<string, string>; headers?: Record<string, string> } = {},
   ) {
     super(message);

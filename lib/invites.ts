@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Actor } from './auth/actor.ts';
 import { config } from './config.ts';
 import { limitTeamMail } from './auth/limits.ts';
-import { readAsActor } from './auth/sessions.ts';
+import { readAsActor } from './auth/session-items.ts';
 import { hydrate } from './db/lookups.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
@@ -12,7 +12,7 @@ import { newId } from './ids.ts';
 import { Page, type PageRequest } from './pagination.ts';
 import { canInviteAs, canManageInvites } from './rules.ts';
 import type { InviteInput } from './schemas.ts';
-import { actorStillHolds, requireMember } from './teams.ts';
+import { actorStillHolds, pageThenMember, requireMember } from './teams.ts';
 import { addDays, epochSeconds, isoMillis } from './time.ts';
 import { type InviteItem, type InviteView, type TeamItem, inviteView } from './views.ts';
 
@@ -145,20 +145,29 @@ export const createInvite = async (db: Db, actor: Actor, slug: string, input: In
   return {};
 };
 
-/** The team's pending, unexpired invites, oldest first. */
+/** The team's pending, unexpired invites, oldest first, with their inviters in step two's BatchGetItem. */
 export const listTeamInvites = async (db: Db, actor: Actor, slug: string, request: PageRequest, now: Date): Promise<Page<InviteView>> => {
-  const { team: t } = await requireInviteManager(db, actor, slug);
-  const page = await queryPage(
-    (options) =>
-      db.entities.invite.query
-        .byTeam({ teamId: t.teamId, status: 'PENDING' })
-        .where((a, op) => op.gt(a.expiresAt, isoMillis(now)))
-        .go(options),
-    request,
-    cursorAfter(db.entities.invite, 'byTeam'),
+  const { team: t, me, page, also: inviters } = await pageThenMember(
+    db,
+    slug,
+    actor,
+    (teamId) =>
+      queryPage(
+        (options) =>
+          db.entities.invite.query
+            .byTeam({ teamId, status: 'PENDING' })
+            .where((a, op) => op.gt(a.expiresAt, isoMillis(now)))
+            .go(options),
+        request,
+        cursorAfter(db.entities.invite, 'byTeam'),
+      ),
+    (items) => items.map((i) => [db.entities.user, { userUuid: i.invitedByUuid }] as const),
   );
-  const { users: inviters } = await hydrate(db, null, { userUuids: page.items.map((i) => i.invitedByUuid) });
-  return new Page(page.items.map((i) => inviteView(i, t, inviters.get(i.invitedByUuid))), page.cursor);
+  if (!canManageInvites(me.role)) throw new AppError('forbidden');
+  return new Page(
+    page.items.map((i, n) => inviteView(i, t, inviters[n] ?? undefined)),
+    page.cursor,
+  );
 };
 
 /** A pending invite of this team by its integer id; expired or ended invites are not found. */
@@ -194,11 +203,22 @@ export const resendInvite = async (db: Db, actor: Actor, slug: string, inviteId:
   return {};
 };
 
+/** One pending invite of the team: found by id through gsi1, read with its inviter in step two. */
 export const getTeamInvite = async (db: Db, actor: Actor, slug: string, inviteId: number, now: Date): Promise<InviteView> => {
-  const { team: t } = await requireInviteManager(db, actor, slug);
-  const found = await findTeamInvite(db, t, inviteId, now);
-  const { users: inviters } = await hydrate(db, null, { userUuids: [found.invitedByUuid] });
-  return inviteView(found, t, inviters.get(found.invitedByUuid));
+  const { team: t, me, page, also: [inviter] } = await pageThenMember(
+    db,
+    slug,
+    actor,
+    async (teamId) => {
+      const { data } = await db.entities.invite.query.byTeam({ teamId, status: 'PENDING', inviteId }).go({ limit: 1 });
+      return new Page(data, null);
+    },
+    (items) => items.map((i) => [db.entities.user, { userUuid: i.invitedByUuid }] as const),
+  );
+  if (!canManageInvites(me.role)) throw new AppError('forbidden');
+  const found = page.items[0];
+  if (!found || isExpired(found, now)) throw notFound(NOT_FOUND);
+  return inviteView(found, t, inviter ?? undefined);
 };
 
 /**

@@ -1,27 +1,34 @@
 import type { Actor } from './auth/actor.ts';
-import { hydrate } from './db/lookups.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
 import { commit } from './db/transactions.ts';
 import { AppError, notFound } from './errors.ts';
 import { Page, type PageRequest } from './pagination.ts';
 import { canChangeRole, canRemoveMember, type Role } from './rules.ts';
-import { actorStillHolds, requireMember } from './teams.ts';
+import { actorStillHolds, pageThenMember, requireMember } from './teams.ts';
 import { isoMillis } from './time.ts';
 import { type MemberView, type MembershipItem, memberView, membershipView } from './views.ts';
 
-/** A team's members in the order they joined: one Query (gsi2) and one BatchGet of users a page. */
+/**
+ * A team's members in the order they joined: the slug with the session, the page (one Query of
+ * gsi2), then the team, the caller's membership and the page's users in one BatchGetItem.
+ */
 export const listMembers = async (db: Db, actor: Actor, slug: string, request: PageRequest): Promise<Page<MemberView>> => {
-  const { team } = await requireMember(db, slug, actor);
-  const page = await queryPage(
-    (options) => db.entities.membership.query.byTeam({ teamId: team.teamId }).go(options),
-    request,
-    cursorAfter(db.entities.membership, 'byTeam'),
+  const { page, also: users } = await pageThenMember(
+    db,
+    slug,
+    actor,
+    (teamId) =>
+      queryPage(
+        (options) => db.entities.membership.query.byTeam({ teamId }).go(options),
+        request,
+        cursorAfter(db.entities.membership, 'byTeam'),
+      ),
+    (items) => items.map((m) => [db.entities.user, { userUuid: m.userUuid }] as const),
   );
-  const { users: byUuid } = await hydrate(db, null, { userUuids: page.items.map((m) => m.userUuid) });
   return new Page(
-    page.items.flatMap((m) => {
-      const u = byUuid.get(m.userUuid);
+    page.items.flatMap((m, i) => {
+      const u = users[i];
       return u ? [memberView(m, u)] : [];
     }),
     page.cursor,

@@ -1,6 +1,7 @@
+import type { EntityItem } from 'electrodb';
 import type { Actor } from './auth/actor.ts';
-import { readAsActor } from './auth/sessions.ts';
-import { readTogether } from './db/batch-read.ts';
+import { readAsActor } from './auth/session-items.ts';
+import { type Read, readTogether } from './db/batch-read.ts';
 import { hydrate } from './db/lookups.ts';
 import { cursorAfter, queryPage, untilProcessed } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
@@ -18,22 +19,63 @@ export interface TeamAccess {
   me: MembershipItem;
 }
 
+const NOT_MEMBER = 'No team with that slug, or you are not a member of it.';
+
 /**
- * The start of every team-scoped use case: the team behind `slug` and the actor's membership,
- * read strongly consistent from the base table (never a GSI), in two BatchGetItems: the slug
- * claim with the caller's session, then the team with the membership. Throws `unauthorized`, and
- * `not_found` both when the team does not exist and when the actor is not in it, so the two
- * cannot be told apart.
+ * Step one of every team-scoped use case: the id of the team behind `slug`, read with the
+ * caller's session in one strongly consistent BatchGetItem. Throws `unauthorized`, `not_found`.
  */
-export const requireMember = async (db: Db, slug: string, actor: Actor): Promise<TeamAccess> => {
+export const teamIdOf = async (db: Db, slug: string, actor: Actor): Promise<number> => {
   const [claim] = await readAsActor(db, actor, [[db.entities.slugClaim, { slug }]] as const);
-  if (!claim) throw notFound('No team with that slug, or you are not a member of it.');
-  const [team, me] = await readTogether(db, [
-    [db.entities.team, { teamId: claim.teamId }],
-    [db.entities.membership, { teamId: claim.teamId, userUuid: actor.userUuid }],
+  if (!claim) throw notFound(NOT_MEMBER);
+  return claim.teamId;
+};
+
+/**
+ * Step two: the team and the actor's membership, read strongly consistent from the base table
+ * (never a GSI) in one BatchGetItem, with `also` (the users a page names, say) in the same request.
+ * Throws `not_found` both when the team does not exist and when the actor is not in it, so the
+ * two cannot be told apart.
+ */
+export const memberOf = async <const T extends readonly Read[]>(
+  db: Db,
+  teamId: number,
+  slug: string,
+  actor: Actor,
+  also: T,
+): Promise<TeamAccess & { also: { -readonly [I in keyof T]: EntityItem<T[I][0]> | null } }> => {
+  const [team, me, ...rest] = await readTogether(db, [
+    [db.entities.team, { teamId }],
+    [db.entities.membership, { teamId, userUuid: actor.userUuid }],
+    ...also,
   ] as const);
-  if (!team || !me || team.slug !== slug) throw notFound('No team with that slug, or you are not a member of it.');
+  if (!team || !me || team.slug !== slug) throw notFound(NOT_MEMBER);
+  return { team: team as TeamItem, me: me as MembershipItem, also: rest as { -readonly [I in keyof T]: EntityItem<T[I][0]> | null } };
+};
+
+/** Both steps: the team behind `slug` and the actor's membership, in two BatchGetItems. */
+export const requireMember = async (db: Db, slug: string, actor: Actor): Promise<TeamAccess> => {
+  const { team, me } = await memberOf(db, await teamIdOf(db, slug, actor), slug, actor, []);
   return { team, me };
+};
+
+/**
+ * A page of a team's list read between the two steps, so that its rows' own items ride in step
+ * two's BatchGetItem: three requests for the page, whatever its size. An error of the page's
+ * Query (a cursor this list did not issue) comes second to `not_found`, as it would after step two.
+ */
+export const pageThenMember = async <I, const T extends readonly Read[]>(
+  db: Db,
+  slug: string,
+  actor: Actor,
+  query: (teamId: number) => Promise<Page<I>>,
+  rowReads: (items: I[]) => T,
+) => {
+  const teamId = await teamIdOf(db, slug, actor);
+  const page = await query(teamId).catch((error: unknown) => ({ error }));
+  const access = await memberOf(db, teamId, slug, actor, 'error' in page ? ([] as unknown as T) : rowReads(page.items));
+  if ('error' in page) throw page.error;
+  return { ...access, page };
 };
 
 /** The condition, inside a writing transaction, that the actor still holds the role it was read with. */

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
 import { checkPasswordAttempt, limitSignIn, limitSignUp, recordPasswordSuccess } from './auth/limits.ts';
 import { hashPassword, spendVerifyTime, verifyPassword } from './auth/passwords.ts';
-import { type ClientInfo, newSession } from './auth/sessions.ts';
+import type { ClientInfo } from './auth/session-items.ts';
+import { newSession } from './auth/sessions.ts';
 import type { Db } from './db/service.ts';
 import { commit } from './db/transactions.ts';
 import { AppError } from './errors.ts';
@@ -63,9 +64,12 @@ export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now
  * Throws `rate_limited`, `invalid_credentials`.
  */
 export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now: Date) => {
+  // The address bucket first: a caller it refuses must not count against the account.
   await limitSignIn(db, client.ip, now);
-  const attempt = await checkPasswordAttempt(db, input.email, client.ip, now);
-  const claim = (await db.entities.emailClaim.get({ email: input.email }).go({ consistent: true })).data;
+  const [attempt, claim] = await Promise.all([
+    checkPasswordAttempt(db, input.email, client.ip, now),
+    db.entities.emailClaim.get({ email: input.email }).go({ consistent: true }).then(({ data }) => data),
+  ]);
   // An unknown e-mail still reads a user (the nil UUID, never assigned): the same requests, the same time.
   const userUuid = claim?.userUuid ?? '00000000-0000-0000-0000-000000000000';
   const u = (await db.entities.user.get({ userUuid }).go({ consistent: true })).data;
@@ -74,26 +78,30 @@ export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now
     throw new AppError('invalid_credentials');
   }
   if (!(await verifyPassword(u.passwordHash, input.password))) throw new AppError('invalid_credentials');
-  await recordPasswordSuccess(db, attempt);
 
   const signedIn: UserItem = { ...u, lastSignInAt: signInStamp(now) };
   const session = await newSession(signedIn, client, now);
-  await commit(
-    () =>
-      db.transaction
-        .write((tx) => [
-          // Only while the password checked is still the stored one: a sign-in racing a password
-          // change never opens a session with the old password.
-          tx.user
-            .patch({ userUuid: u.userUuid })
-            .set({ lastSignInAt: signedIn.lastSignInAt })
-            .where((a, op) => op.eq(a.passwordHash, u.passwordHash))
-            .commit(),
-          ...session.writes(tx),
-        ])
-        .go(),
-    // Only the patch has a condition (the user exists with that password); session ids are fresh UUIDs.
-    () => new AppError('invalid_credentials'),
-  );
+  // The counters reset beside the session's transaction rather than inside it: an item in a
+  // transaction costs twice the write units, and the password was right either way.
+  await Promise.all([
+    recordPasswordSuccess(db, attempt),
+    commit(
+      () =>
+        db.transaction
+          .write((tx) => [
+            // Only while the password checked is still the stored one: a sign-in racing a password
+            // change never opens a session with the old password.
+            tx.user
+              .patch({ userUuid: u.userUuid })
+              .set({ lastSignInAt: signedIn.lastSignInAt })
+              .where((a, op) => op.eq(a.passwordHash, u.passwordHash))
+              .commit(),
+            ...session.writes(tx),
+          ])
+          .go(),
+      // Only the patch has a condition (the user exists with that password); session ids are fresh UUIDs.
+      () => new AppError('invalid_credentials'),
+    ),
+  ]);
   return session.body;
 };

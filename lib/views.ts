@@ -1,14 +1,18 @@
 import type { EntityItem } from 'electrodb';
 import type { invite, membership, team } from './db/entities/teams.ts';
 import type { user } from './db/entities/users.ts';
+import type { Invite, Member, Membership, Team, User } from './responses.ts';
 
-/** Stored items -> the wire JSON of CONTRACT.md. Only these fields ever leave the service. */
+/**
+ * Stored items -> the wire JSON of CONTRACT.md, typed by the response schemas (responses.ts) that
+ * the OpenAPI document is made of. Only these fields ever leave the service.
+ */
 export type TeamItem = EntityItem<ReturnType<typeof team>>;
 export type MembershipItem = EntityItem<ReturnType<typeof membership>>;
 export type InviteItem = EntityItem<ReturnType<typeof invite>>;
 export type UserItem = EntityItem<ReturnType<typeof user>>;
 
-export const teamView = (t: TeamItem) => ({
+export const teamView = (t: TeamItem): Team => ({
   id: t.teamId,
   name: t.name,
   slug: t.slug,
@@ -18,7 +22,7 @@ export const teamView = (t: TeamItem) => ({
 });
 
 /** The membership record that a role update returns. */
-export const membershipView = (m: MembershipItem) => ({
+export const membershipView = (m: MembershipItem): Membership => ({
   id: m.memberId,
   teamId: m.teamId,
   userId: m.userId,
@@ -28,7 +32,7 @@ export const membershipView = (m: MembershipItem) => ({
 });
 
 /** A member as listed for a team: the membership with its user's name and e-mail. */
-export const memberView = (m: MembershipItem, u: UserItem) => ({
+export const memberView = (m: MembershipItem, u: UserItem): Member => ({
   id: m.memberId,
   userId: m.userId,
   role: m.role,
@@ -39,7 +43,7 @@ export const memberView = (m: MembershipItem, u: UserItem) => ({
   updatedAt: m.updatedAt,
 });
 
-export const userView = (u: UserItem) => ({
+export const userView = (u: UserItem): User => ({
   id: u.userUuid,
   aud: 'authenticated',
   role: 'authenticated',
@@ -55,7 +59,7 @@ export const userView = (u: UserItem) => ({
 const inviterView = (u: UserItem | undefined) =>
   u ? { id: u.userId, email: u.email, firstName: u.firstName, lastName: u.lastName } : null;
 
-export const inviteView = (i: InviteItem, t: TeamItem, inviter: UserItem | undefined) => ({
+export const inviteView = (i: InviteItem, t: TeamItem, inviter: UserItem | undefined): Invite => ({
   id: i.inviteId,
   uuid: i.inviteUuid,
   teamId: i.teamId,
@@ -69,7 +73,4 @@ export const inviteView = (i: InviteItem, t: TeamItem, inviter: UserItem | undef
   updatedAt: i.updatedAt,
 });
 
-export type TeamView = ReturnType<typeof teamView>;
-export type MemberView = ReturnType<typeof memberView>;
-export type InviteView = ReturnType<typeof inviteView>;
-export type UserView = ReturnType<typeof userView>;
+export type { Invite as InviteView, Member as MemberView, Team as TeamView, User as UserView } from './responses.ts';

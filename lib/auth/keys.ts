@@ -1,5 +1,3 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -314,24 +312,11 @@ export const rotateLocalKeys = async (database: Db, dir: string, now: Date): Pro
   return next;
 };
 
-let secretsClient: SecretsManagerClient | undefined;
-/** Timeouts and attempts like the DynamoDB client: a hung Secrets Manager is a 503, not a gateway timeout. */
-export const secretsManager = (): SecretsManagerClient =>
-  (secretsClient ??= new SecretsManagerClient({
-    region: config.region,
-    maxAttempts: 3,
-    requestHandler: new NodeHttpHandler({ connectionTimeout: 1000, requestTimeout: 2000, throwOnRequestTimeout: true }),
-  }));
-
-/** The string value of one version of a secret (AWSCURRENT unless asked otherwise). */
-export const secretString = async (sm: SecretsManagerClient, input: { SecretId: string; VersionId?: string; VersionStage?: string }) => {
-  const { SecretString } = await sm.send(new GetSecretValueCommand(input));
-  if (!SecretString) throw new Error('the signing key secret has no string value');
-  return SecretString;
-};
-
 // ---------------------------------------------------------------------------------------------
 // Per-process caches.
+
+/** Every cache of this process, so forgetCachedKeys reaches the signing key's too (signing.ts). */
+const caches = new Set<{ forget: () => void }>();
 
 /** One value per process, reloaded when older than the age asked for; a failed load is not kept. */
 export class KeyCache<T> {
@@ -342,6 +327,7 @@ export class KeyCache<T> {
   constructor(load: () => Promise<T>, clock: () => number = Date.now) {
     this.load = load;
     this.clock = clock;
+    caches.add(this);
   }
 
   get(maxAgeMs = CACHE_MAX_AGE_MS): Promise<T> {
@@ -362,31 +348,12 @@ export class KeyCache<T> {
 }
 
 /** Local mode: DynamoDB Local and no secret. Deployed, a missing key is an outage, never made up. */
-const isLocal = (): boolean => !config.signingKeySecretArn && Boolean(config.dynamodbEndpoint);
+export const isLocal = (): boolean => !config.signingKeySecretArn && Boolean(config.dynamodbEndpoint);
 
-const unavailable = (error: unknown): never => {
+export const unavailable = (error: unknown): never => {
   log.error('signing keys unavailable', error);
   throw new AppError('unavailable', undefined, { headers: { 'Retry-After': '5' } });
 };
-
-interface Signer {
-  kid: string;
-  alg: Algorithm;
-  key: CryptoKey;
-}
-
-const signers = new KeyCache<Signer>(async () => {
-  const arn = config.signingKeySecretArn;
-  let keyset: Keyset;
-  if (arn) keyset = parseKeyset(await secretString(secretsManager(), { SecretId: arn }));
-  else if (isLocal()) keyset = await localKeyset(sharedDb(), config.dataDir, new Date());
-  else throw new Error('SIGNING_KEY_SECRET_ARN is not set: this function cannot sign');
-  // The item says which keys are published, and since when: a key signs only once published.
-  const published = (await readPublishedKeys(sharedDb(), true)) ?? [];
-  const key = signingKeyOf(keyset, published, new Date());
-  if (!key) throw new Error('no key of the keyset is published and unretired: none can sign');
-  return { kid: key.kid, alg: key.alg, key: (await importJWK(key.privateJwk, key.alg)) as CryptoKey };
-});
 
 interface Verifiers {
   keys: PublicKey[];
@@ -402,9 +369,6 @@ const verifiers = new KeyCache<Verifiers>(async () => {
   if (!keys) throw new Error('no public signing keys are published');
   return { keys, imported: new Map() };
 });
-
-/** The key that signs access tokens now (503 `unavailable` when it cannot be loaded). */
-export const currentSigningKey = (): Promise<Signer> => signers.get().catch(unavailable);
 
 const findKey = (set: Verifiers, kid: string, alg: string, now: Date): PublicKey | undefined =>
   set.keys.find((k) => k.kid === kid && k.alg === alg && ALGORITHMS.includes(k.alg) && stillVerifies(k, now));
@@ -439,6 +403,5 @@ export const publishedJwks = async (now = new Date()): Promise<{ keys: JWK[] }> 
 
 /** Drops this process's cached keys (after a rotation made here, and in tests). */
 export const forgetCachedKeys = (): void => {
-  signers.forget();
-  verifiers.forget();
+  for (const cache of caches) cache.forget();
 };

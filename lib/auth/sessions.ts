@@ -1,56 +1,27 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
-import type { EntityItem } from 'electrodb';
 import { config } from '../config.ts';
-import { type Read, readTogether } from '../db/batch-read.ts';
-import type { session as sessionEntity } from '../db/entities/users.ts';
-import type { Db, Tx } from '../db/service.ts';
-import { AppError } from '../errors.ts';
+import type { Tx } from '../db/service.ts';
+import type { AuthSession } from '../responses.ts';
 import { addDays, epochSeconds, isoMillis } from '../time.ts';
 import { type UserItem, userView } from '../views.ts';
-import type { Actor } from './actor.ts';
-import { hashRefreshToken, newRefreshToken, signAccessToken } from './tokens.ts';
-
-export type SessionItem = EntityItem<ReturnType<typeof sessionEntity>>;
-
-/** Where a sign-in came from, as API Gateway saw it (never a client-supplied header). */
-export interface ClientInfo {
-  ip: string;
-  userAgent: string | undefined;
-}
-
-/** A session counts while it exists (sign-out deletes it) and its absolute lifetime lasts. */
-export const isLive = (s: SessionItem | null, now: number): s is SessionItem => s !== null && s.expiresAt * 1000 > now;
-
-/** Refreshable: live, and used (signed in or refreshed) within the idle timeout. */
-export const isRefreshable = (s: SessionItem | null, now: number): s is SessionItem =>
-  isLive(s, now) && Date.parse(s.lastUsedAt) + config.refreshIdleDays * 86_400_000 > now;
+import type { ClientInfo, SessionItem } from './session-items.ts';
+import { signAccessToken } from './signing.ts';
+import { hashRefreshToken, newRefreshToken } from './tokens.ts';
 
 /** The deletion time: the earlier of the absolute end and the idle end. */
 const ttlOf = (expiresAt: number, lastUsed: Date): number =>
   Math.min(expiresAt, epochSeconds(addDays(lastUsed, config.refreshIdleDays)));
 
 /**
- * Reads `reads` and the caller's session in one BatchGetItem, and lets the request go on only if
- * that session is live and the caller's own: sign-out bites on the very next request, on every
- * function instance, without a round trip of its own. Throws `unauthorized`.
- */
-export const readAsActor = async <const T extends readonly Read[]>(
-  db: Db,
-  actor: Actor,
-  reads: T,
-): Promise<{ -readonly [I in keyof T]: EntityItem<T[I][0]> | null }> => {
-  const own = [db.entities.session, { userUuid: actor.userUuid, sessionId: actor.sessionId }] as const;
-  const results = await readTogether(db, [...reads, own] as const);
-  if (!isLive(results[results.length - 1] as SessionItem | null, Date.now())) throw new AppError('unauthorized');
-  actor.sessionChecked = true;
-  return results.slice(0, -1) as { -readonly [I in keyof T]: EntityItem<T[I][0]> | null };
-};
-
-/**
  * The `data.session` body. Signing the same claims with the same Ed25519 key gives the same token,
  * so a refresh retried inside the grace window answers exactly the pair it answered first.
  */
-export const sessionBody = async (u: UserItem, s: { sessionId: string; expiresAt: number }, refresh: string, issuedAt: Date) => {
+export const sessionBody = async (
+  u: UserItem,
+  s: { sessionId: string; expiresAt: number },
+  refresh: string,
+  issuedAt: Date,
+): Promise<AuthSession> => {
   // An access token never outlives its session, even for verifiers that never ask Roster.
   const access = await signAccessToken({ userUuid: u.userUuid, email: u.email, sessionId: s.sessionId }, issuedAt, s.expiresAt);
   return {

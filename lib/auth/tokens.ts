@@ -1,37 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type CryptoKey, type JWTHeaderParameters, SignJWT, jwtVerify } from 'jose';
+import { type CryptoKey, type JWTHeaderParameters, jwtVerify } from 'jose';
 import { config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import type { Actor } from './actor.ts';
-import { ALGORITHMS, LEEWAY_SECONDS, currentSigningKey, verificationKey } from './keys.ts';
+import { ALGORITHMS, LEEWAY_SECONDS, verificationKey } from './keys.ts';
 
 /** RFC 9068's type: a token of another kind (an ID token, a refresh token) is never taken as access. */
-const TYPE = 'at+jwt';
+export const ACCESS_TOKEN_TYPE = 'at+jwt';
 export const AUDIENCE = 'authenticated';
-
-/**
- * Signs with the current key of lib/auth/keys.ts (Ed25519 by default), naming it in `kid`. No
- * random member: the same claims and key give the same token (refresh retries rely on it).
- */
-/** Signs an access token for `actor`, valid from `now` for the configured lifetime, but never past `notAfter` (epoch s). */
-export const signAccessToken = async (
-  actor: Omit<Actor, 'sessionChecked'>,
-  now: Date,
-  notAfter = Number.POSITIVE_INFINITY,
-): Promise<{ token: string; expiresAt: number }> => {
-  const iat = Math.floor(now.getTime() / 1000);
-  const expiresAt = Math.min(iat + config.accessTokenSeconds, notAfter);
-  const signer = await currentSigningKey();
-  const token = await new SignJWT({ email: actor.email, role: AUDIENCE, session_id: actor.sessionId })
-    .setProtectedHeader({ alg: signer.alg, typ: TYPE, kid: signer.kid })
-    .setSubject(actor.userUuid)
-    .setAudience(AUDIENCE)
-    .setIssuer(config.issuer)
-    .setIssuedAt(iat)
-    .setExpirationTime(expiresAt)
-    .sign(signer.key);
-  return { token, expiresAt };
-};
 
 /**
  * Base64url has several spellings of one byte string (the unused low bits of the last
@@ -59,7 +35,7 @@ export const verifyAccessToken = async (token: string): Promise<Actor> => {
     if (!isCanonical(token)) throw new Error('not the issued spelling');
     const { payload } = await jwtVerify(token, ourKey, {
       algorithms: [...ALGORITHMS],
-      typ: TYPE,
+      typ: ACCESS_TOKEN_TYPE,
       issuer: config.issuer,
       audience: AUDIENCE,
       requiredClaims: ['exp', 'iat', 'sub', 'session_id', 'email'],

@@ -1,5 +1,5 @@
 import type { Actor } from '../auth/actor.ts';
-import { readAsActor } from '../auth/sessions.ts';
+import { readAsActor } from '../auth/session-items.ts';
 import type { TeamItem, UserItem } from '../views.ts';
 import { type Read, readTogether } from './batch-read.ts';
 import type { Db } from './service.ts';

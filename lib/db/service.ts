@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Service } from 'electrodb';
+import { Service, type ServiceConfiguration } from 'electrodb';
 import { config } from '../config.ts';
 import { createDocumentClient } from './client.ts';
 import { signingKeys } from './entities/keys.ts';
@@ -8,29 +8,49 @@ import { rateLimit } from './entities/limits.ts';
 import { outboxMessage } from './entities/outbox.ts';
 import { emailClaim, idClaim, refreshToken, session, user } from './entities/users.ts';
 
+const FACTORIES = {
+  user,
+  emailClaim,
+  idClaim,
+  session,
+  refreshToken,
+  team,
+  slugClaim,
+  membership,
+  invite,
+  pendingInvite,
+  rateLimit,
+  signingKeys,
+  outboxMessage,
+};
+
+type Entities = { [K in keyof typeof FACTORIES]: ReturnType<(typeof FACTORIES)[K]> };
+
+interface Joins {
+  join: (alias: string, entity: Entities[keyof Entities], config: ServiceConfiguration) => void;
+}
+
 /**
- * The data seam: every use case takes this. Entities are made afresh for each service, since a
- * Service binds its entities to one client and table (tests run one table per file).
+ * The data seam: every use case takes this. Each entity is made and joined to the service on first
+ * use, bound to this client and table (tests run one table per file): ElectroDB checks every model
+ * against its JSON schema as it makes it, which was most of a cold start's own work, and a function
+ * uses a few of the thirteen. A transaction's callback reaches its entities through the same
+ * `entities`, so it makes what it touches.
  */
 export const createDb = (client: DynamoDBDocumentClient, table: string) => {
-  const service = new Service(
-    {
-      user: user(),
-      emailClaim: emailClaim(),
-      idClaim: idClaim(),
-      session: session(),
-      refreshToken: refreshToken(),
-      team: team(),
-      slugClaim: slugClaim(),
-      membership: membership(),
-      invite: invite(),
-      pendingInvite: pendingInvite(),
-      rateLimit: rateLimit(),
-      signingKeys: signingKeys(),
-      outboxMessage: outboxMessage(),
+  // ElectroDB's own typings know neither the named constructor nor join(), both documented.
+  const service = new (Service as unknown as new (name: string, config: ServiceConfiguration) => Service<Entities> & Joins)('roster', {
+    client,
+    table,
+  });
+  service.entities = new Proxy(service.entities, {
+    get: (target, name) => {
+      if (typeof name !== 'string' || !(name in FACTORIES)) return undefined;
+      const key = name as keyof Entities;
+      if (!Object.hasOwn(target, key)) service.join(key, FACTORIES[key](), { client, table });
+      return target[key];
     },
-    { client, table },
-  );
+  });
   // The client rides along for the few requests ElectroDB does not build (see batch-read.ts).
   return Object.assign(service, { documents: client });
 };

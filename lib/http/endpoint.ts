@@ -1,14 +1,15 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import type { ClientInfo } from '../auth/sessions.ts';
+import type { ClientInfo } from '../auth/session-items.ts';
 import type { Actor } from '../auth/actor.ts';
 import { tokenFromAuthorization, verifyAccessToken } from '../auth/tokens.ts';
 import { AppError } from '../errors.ts';
 import { DEFAULT_LIMIT, Page } from '../pagination.ts';
 import { bodyText, parseJsonObject, requireJsonType } from './body.ts';
-import { errorResponse, jsonResponse } from './errors.ts';
+import { errorResponse, jsonResponse, requestIdOf } from './errors.ts';
 import { type PathParams, pathParams } from './params.ts';
+import { type BodyOf, type QueryOf, requestOf } from './requests.ts';
 import { type RouteName, routeNamed } from './routes.ts';
 import { validate } from './validation.ts';
 
@@ -29,8 +30,6 @@ interface State {
   json?: Record<string, unknown>;
 }
 type RosterContext = Context & { roster: State };
-
-const requestIdOf = (event: Event, context: Context): string => event.requestContext?.requestId ?? context.awsRequestId;
 
 /** Absolute URL of the next page, as GitHub's `Link: <…>; rel="next"`. */
 const nextLink = (event: Event, limit: number, cursor: string): string => {
@@ -69,16 +68,16 @@ const parseBody = (hasBody: boolean): Stage => ({
 });
 
 /**
- * The Middy chain of every function: body checks, authentication, validation with zod, the use
+ * The Middy chain of every function: body checks, authentication, validation with the route's
+ * zod schemas (requests.ts), the use
  * case, then `{ data }` (plus `Link` for pages). Errors of any step become the contract's
  * envelope in one place. A function about to time out answers 503 instead of a gateway 5xx.
  */
-export const endpoint = <B = undefined, Q = undefined>(
-  name: RouteName,
-  schemas: { body?: z.ZodMiniType<B>; query?: z.ZodMiniType<Q> },
-  run: (call: Call<B, Q>) => Promise<unknown>,
-) => {
+export const endpoint = <N extends RouteName>(name: N, run: (call: Call<BodyOf<N>, QueryOf<N>>) => Promise<unknown>) => {
+  type B = BodyOf<N>;
+  type Q = QueryOf<N>;
   const route = routeNamed(name);
+  const schemas = requestOf(name) as { body?: z.ZodMiniType<B>; query?: z.ZodMiniType<Q> };
   return middy<Event, Result, Error, RosterContext>({
     timeoutEarlyInMillis: 500,
     timeoutEarlyResponse: () => {

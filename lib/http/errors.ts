@@ -1,6 +1,9 @@
-import type { APIGatewayProxyStructuredResultV2 as Result } from 'aws-lambda';
+import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
 import { AppError } from '../errors.ts';
 import { log } from '../log.ts';
+
+/** API Gateway's id of the request (the local server sets one too), else Lambda's. */
+export const requestIdOf = (event: Event, context: Context): string => event.requestContext?.requestId ?? context.awsRequestId;
 
 /** Headers on every response, errors and 404s included (CONTRACT.md, SECURITY-TESTS F1). */
 export const baseHeaders = (requestId: string): Record<string, string> => ({

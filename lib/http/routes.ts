@@ -31,7 +31,12 @@ export interface Route {
   signs?: true;
   /** Concurrency reserved for (and capping) this function: password hashing is costly. */
   reservedConcurrency?: number;
+  /** Files (paths in the project) shipped beside the bundle and read at run time (lib/shipped.ts). */
+  files?: readonly string[];
 }
+
+const COMMON_PASSWORDS = ['lib/auth/common-passwords.json'] as const;
+const SWAGGER_UI = ['node_modules/swagger-ui-dist/swagger-ui-bundle.js', 'node_modules/swagger-ui-dist/swagger-ui.css'] as const;
 
 /**
  * Every authenticated function reads its caller's session (BatchGetItem, folded into its first
@@ -40,15 +45,18 @@ export interface Route {
 const AUTH = ['GetItem', 'BatchGetItem'] as const;
 
 export const ROUTES = [
-  { name: 'auth-signup', method: 'POST', path: '/api/auth/signup', auth: false, body: true, status: 201, actions: ['GetItem', 'PutItem', 'UpdateItem'], indexes: [], signs: true, reservedConcurrency: 10 },
+  { name: 'auth-signup', method: 'POST', path: '/api/auth/signup', auth: false, body: true, status: 201, actions: ['GetItem', 'PutItem', 'UpdateItem'], indexes: [], signs: true, reservedConcurrency: 10, files: COMMON_PASSWORDS },
   { name: 'auth-signin', method: 'POST', path: '/api/auth/signin', auth: false, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'PutItem'], indexes: [], signs: true, reservedConcurrency: 20 },
   { name: 'auth-refresh', method: 'POST', path: '/api/auth/refresh', auth: false, body: true, status: 200, actions: ['GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem', 'BatchWriteItem'], indexes: [], signs: true, reservedConcurrency: 10 },
   { name: 'auth-signout', method: 'POST', path: '/api/auth/signout', auth: true, body: false, status: 200, actions: ['GetItem', 'DeleteItem', 'Query', 'BatchWriteItem'], indexes: [] },
   { name: 'auth-user', method: 'GET', path: '/api/auth/user', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
-  { name: 'auth-user-update', method: 'PUT', path: '/api/auth/user', auth: true, body: true, status: 200, actions: [...AUTH, 'UpdateItem', 'Query', 'BatchWriteItem'], indexes: [] },
+  { name: 'auth-user-update', method: 'PUT', path: '/api/auth/user', auth: true, body: true, status: 200, actions: [...AUTH, 'UpdateItem', 'Query', 'BatchWriteItem'], indexes: [], files: COMMON_PASSWORDS },
   { name: 'auth-sessions-list', method: 'GET', path: '/api/auth/sessions', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: [] },
   { name: 'auth-sessions-delete', method: 'DELETE', path: '/api/auth/sessions/{sessionId}', auth: true, body: false, status: 200, actions: [...AUTH, 'DeleteItem'], indexes: [] },
   { name: 'jwks', method: 'GET', path: '/.well-known/jwks.json', auth: false, body: false, status: 200, actions: ['GetItem'], indexes: [] },
+  { name: 'openapi', method: 'GET', path: '/api/openapi.json', auth: false, body: false, status: 200, actions: [], indexes: [] },
+  { name: 'docs', method: 'GET', path: '/docs', auth: false, body: false, status: 200, actions: [], indexes: [] },
+  { name: 'docs-assets', method: 'GET', path: '/docs/{asset}', auth: false, body: false, status: 200, actions: [], indexes: [], files: SWAGGER_UI },
   { name: 'teams-list', method: 'GET', path: '/api/teams', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: ['gsi1'] },
   { name: 'teams-create', method: 'POST', path: '/api/teams', auth: true, body: true, status: 201, actions: [...AUTH, 'PutItem'], indexes: [] },
   { name: 'teams-get', method: 'GET', path: '/api/teams/{slug}', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callApi } from '../helpers/api.ts';
 
 /**
  * Two local servers in two processes on one DynamoDB Local and one table: two function instances
@@ -34,16 +35,8 @@ const startInstance = async (): Promise<Instance> => {
   return { url, child };
 };
 
-const call = async (instance: Instance, method: string, path: string, options: { token?: string; json?: unknown } = {}) => {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (options.token) headers.authorization = `Token ${options.token}`;
-  const res = await fetch(`${instance.url}${path}`, {
-    method,
-    headers,
-    ...(options.json !== undefined ? { body: JSON.stringify(options.json) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as { data?: { session?: { access_token: string; refresh_token: string } } } };
-};
+const call = (instance: Instance, method: string, path: string, options: { token?: string; json?: unknown } = {}) =>
+  callApi(instance.url, method, path, options);
 
 let a: Instance;
 let b: Instance;

@@ -17,7 +17,6 @@ import {
   LEEWAY_SECONDS,
   PUBLICATION_LEAD_MS,
   type PrivateKey,
-  currentSigningKey,
   forgetCachedKeys,
   publicKeysOf,
   publishKeys,
@@ -25,6 +24,7 @@ import {
   readPublishedKeys,
   rotateLocalKeys,
 } from '../../lib/auth/keys.ts';
+import { currentSigningKey } from '../../lib/auth/signing.ts';
 import { AUDIENCE, verifyAccessToken } from '../../lib/auth/tokens.ts';
 import { config } from '../../lib/config.ts';
 import { db } from '../../lib/db/service.ts';

@@ -13,6 +13,7 @@ import { accountNetworkSubject, accountSubject } from '../../lib/auth/limits.ts'
 import { config } from '../../lib/config.ts';
 import { db } from '../../lib/db/service.ts';
 import { type Reply, freshEmail, signUp, useApi } from '../helpers/api.ts';
+import { expectDocumented } from '../helpers/openapi.ts';
 
 // These tests assume the default limits, whatever the shared test setup sets: config reads the
 // environment once, when it is first imported, which happens after this.
@@ -25,8 +26,9 @@ const api = useApi();
 /** POSTs JSON from the loopback address `ip`. */
 const post = (ip: string, path: string, json: unknown, headers: Record<string, string> = {}): Promise<Reply> =>
   new Promise((resolve, reject) => {
+    const url = new URL(path, api.url);
     const req = request(
-      new URL(path, api.url),
+      url,
       { method: 'POST', localAddress: ip, agent: false, headers: { 'content-type': 'application/json', accept: 'application/json', ...headers } },
       (res) => {
         const chunks: Buffer[] = [];
@@ -36,6 +38,7 @@ const post = (ip: string, path: string, json: unknown, headers: Record<string, s
           const replyHeaders = new Headers();
           for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) replyHeaders.set(name, String(value));
           const text = Buffer.concat(chunks).toString('utf8');
+          expectDocumented('POST', url.pathname, { status: res.statusCode ?? 0, headers: replyHeaders, text });
           let body: unknown = text;
           try {
             body = JSON.parse(text);

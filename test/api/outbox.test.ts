@@ -13,7 +13,7 @@ import { type Received, testSmtp } from '../helpers/smtp.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/dynamodb-local.ts';
 import type { StreamPoller } from '../../infra/stream-poller.ts';
-import { type Api, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
+import { type Api, apiAt, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
 const PUBLIC_URL = 'https://roster.example.com';
 const smtpPort = await freePort();
@@ -159,17 +159,6 @@ const startLocal = async (env: Record<string, string>): Promise<{ child: ChildPr
 const exited = (child: ChildProcess) =>
   new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
 
-const remote = (url: string): Api => ({
-  url,
-  call: async (method, path, options = {}) => {
-    const headers: Record<string, string> = { accept: 'application/json', ...(options.token ? { authorization: `Token ${options.token}` } : {}) };
-    if (options.json !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${url}${path}`, { method, headers, ...(options.json !== undefined ? { body: JSON.stringify(options.json) } : {}) });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
-  },
-});
-
 describe('a crash right after the invite is acknowledged', () => {
   it('delivers the message exactly once after the restart', { timeout: 180_000 }, async () => {
     const env = {
@@ -185,7 +174,7 @@ describe('a crash right after the invite is acknowledged', () => {
     // No SMTP server while the first process lives: nothing can be delivered before the kill.
     await stopSmtp();
     const first = await startLocal(env);
-    const target = remote(first.url);
+    const target = apiAt(first.url);
     const owner = await signUp(target, 'owner');
     const team = await createTeam(target, owner);
     const email = freshEmail('crash');

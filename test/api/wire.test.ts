@@ -24,7 +24,7 @@ describe('routing', () => {
     expect(override.headers.get('allow')).toBe('POST');
   });
 
-  it('asks every route but sign-up, sign-in, refresh and the JWKS for a token (401 with WWW-Authenticate)', async () => {
+  it('asks every route but sign-up, sign-in, refresh, the JWKS and the documentation for a token (401 with WWW-Authenticate)', async () => {
     for (const route of ROUTES.filter((r) => r.auth)) {
       const path = route.path
         .replace('{slug}', 'acme')
@@ -36,7 +36,7 @@ describe('routing', () => {
       expectEnvelope(res, 401, 'unauthorized');
       expect(res.headers.get('www-authenticate'), route.name).toMatch(/^Token/);
     }
-    expect(ROUTES.filter((r) => !r.auth).map((r) => r.name)).toEqual(['auth-signup', 'auth-signin', 'auth-refresh', 'jwks']);
+    expect(ROUTES.filter((r) => !r.auth).map((r) => r.name)).toEqual(['auth-signup', 'auth-signin', 'auth-refresh', 'jwks', 'openapi', 'docs', 'docs-assets']);
   });
 });
 
@@ -184,6 +184,13 @@ describe('pagination', () => {
       const res = await api.call('GET', `/api/teams/${a.slug}/members?cursor=${encodeURIComponent(bad)}`, { token: owner.token });
       expect(res.status, bad.slice(0, 20)).toBe(422);
       expect(res.body.error.fields.cursor).toBeDefined();
+    }
+    // The page is read before the membership (their items share one request), but a caller who
+    // is not a member still learns nothing: 404 comes first, whatever the cursor.
+    const stranger = await signUp(api);
+    for (const list of ['members', 'invites']) {
+      const res = await api.call('GET', `/api/teams/${a.slug}/${list}?cursor=${encodeURIComponent(foreign)}`, { token: stranger.token });
+      expectEnvelope(res, 404, 'not_found');
     }
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { LocalServer } from '../../lib/http/server.ts';
+import { expectDocumented } from './openapi.ts';
 
 export interface Reply {
   status: number;
@@ -22,30 +23,36 @@ export interface Api {
   call: (method: string, path: string, options?: CallOptions) => Promise<Reply>;
 }
 
+/** One request to the API at `url`. The answer must be one openapi.json documents, or this throws. */
+export const callApi = async (url: string, method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  if (options.token) headers.authorization = `Token ${options.token}`;
+  let body: string | Buffer | undefined = options.raw;
+  if (options.json !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    body = JSON.stringify(options.json);
+  }
+  // Joined, not resolved: a path such as `//x` must reach the server as it is.
+  const target = new URL(`${url}${path}`);
+  const res = await fetch(target, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await res.text();
+  expectDocumented(method, target.pathname, { status: res.status, headers: res.headers, text });
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // left as text: the assertions will say what came back
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+};
+
+/** The API served at `url` (a server of another process). */
+export const apiAt = (url: string): Api => ({ url, call: (method, path, options) => callApi(url, method, path, options) });
+
 /** Starts the local server (same handlers as the stack) for this test file; stops it afterwards. */
 export const useApi = (): Api => {
   let server: LocalServer;
-  const api: Api = {
-    url: '',
-    call: async (method, path, options = {}) => {
-      const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
-      if (options.token) headers.authorization = `Token ${options.token}`;
-      let body: string | Buffer | undefined = options.raw;
-      if (options.json !== undefined) {
-        headers['content-type'] ??= 'application/json';
-        body = JSON.stringify(options.json);
-      }
-      const res = await fetch(`${api.url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // left as text: the assertions will say what came back
-      }
-      return { status: res.status, headers: res.headers, body: parsed };
-    },
-  };
+  const api: Api = { url: '', call: (method, path, options) => callApi(api.url, method, path, options) };
   beforeAll(async () => {
     const { startLocalServer } = await import('../../lib/http/server.ts');
     server = await startLocalServer(0);

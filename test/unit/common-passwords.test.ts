@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { COMMON_PASSWORDS_SOURCE, isCommonPassword } from '../../lib/auth/common-passwords.ts';
+import { ESBUILD } from '../../infra/endpoint.ts';
+import { COMMON_PASSWORDS_FILE, commonPasswordsSource, isCommonPassword } from '../../lib/auth/common-passwords.ts';
+import { ROUTES } from '../../lib/http/routes.ts';
 import { COUNT, OUTPUT, renderCommonPasswords, SOURCE_PACKAGE, topDistinct } from '../../scripts/common-passwords.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -20,29 +22,30 @@ describe('the committed list', () => {
     const data = JSON.parse(readFileSync(OUTPUT, 'utf8')) as { source: string; passwords: string[] };
     const { version } = JSON.parse(readFileSync(join(ROOT, 'node_modules', SOURCE_PACKAGE, 'package.json'), 'utf8')) as { version: string };
     expect(data.source).toBe(`${SOURCE_PACKAGE}@${version}`);
-    expect(COMMON_PASSWORDS_SOURCE).toBe(data.source);
+    expect(commonPasswordsSource()).toBe(data.source);
     expect(data.passwords).toHaveLength(COUNT);
     expect(new Set(data.passwords).size).toBe(COUNT);
     expect(data.passwords.every((p) => p === p.toLowerCase())).toBe(true);
     expect(data.passwords.slice(0, 3)).toEqual(['123456', 'password', '12345678']);
   });
 
-  it('is bundled into the sign-up function, and the package is not', async () => {
+  it('is shipped beside the sign-up and password-change functions, and bundled into none, nor the package', async () => {
+    const shippedTo = ROUTES.filter((r) => 'files' in r && (r.files as readonly string[]).includes(COMMON_PASSWORDS_FILE)).map((r) => r.name);
+    expect(shippedTo.sort()).toEqual(['auth-signup', 'auth-user-update']);
     const { build } = await import('esbuild');
-    const result = await build({
-      entryPoints: [join(ROOT, 'functions/auth-signup.ts')],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      mainFields: ['module', 'main'],
-      write: false,
-      metafile: true,
-      logLevel: 'silent',
-      absWorkingDir: ROOT,
-    });
-    const inputs = Object.keys(result.metafile.inputs);
-    expect(inputs).toContain('lib/auth/common-passwords.json');
-    expect(inputs.filter((path) => path.includes('@zxcvbn-ts'))).toEqual([]);
+    for (const name of shippedTo) {
+      const result = await build({
+        ...ESBUILD,
+        entryPoints: [join(ROOT, `functions/${name}.ts`)],
+        write: false,
+        metafile: true,
+        logLevel: 'silent',
+        absWorkingDir: ROOT,
+      });
+      const inputs = Object.keys(result.metafile.inputs);
+      expect(inputs).not.toContain(COMMON_PASSWORDS_FILE);
+      expect(inputs.filter((path) => path.includes('@zxcvbn-ts'))).toEqual([]);
+    }
   });
 });
 

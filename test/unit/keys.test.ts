@@ -36,7 +36,6 @@ import {
   RETIREMENT_GRACE_MS,
   addKey,
   algorithmsFrom,
-  currentSigningKey,
   forgetCachedKeys,
   jwksOf,
   localKeyset,
@@ -56,6 +55,7 @@ import {
   verificationKey,
   withPublishedRetirements,
 } from '../../lib/auth/keys.ts';
+import { currentSigningKey } from '../../lib/auth/signing.ts';
 import { config } from '../../lib/config.ts';
 import { createDocumentClient } from '../../lib/db/client.ts';
 import { signingKeysPartitionKey } from '../../lib/db/entities/keys.ts';
@@ -396,9 +396,10 @@ describe('local keyset (DATA_DIR and DynamoDB Local)', () => {
 
 describe('deployed stores fail closed (503, no key made up)', () => {
   const keysModule = fileURLToPath(new URL('../../lib/auth/keys.ts', import.meta.url));
+  const signingModule = fileURLToPath(new URL('../../lib/auth/signing.ts', import.meta.url));
   /** Runs `call` on lib/auth/keys.ts in a process configured like a deployed function. */
   const deployed = (env: Record<string, string>, call: string) => {
-    const script = `const keys = await import(${JSON.stringify(keysModule)});
+    const script = `const keys = { ...(await import(${JSON.stringify(keysModule)})), ...(await import(${JSON.stringify(signingModule)})) };
       try { await ${call}; console.log(JSON.stringify({ ok: true })); }
       catch (error) { console.log(JSON.stringify({ code: error.code, status: error.status })); }`;
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {

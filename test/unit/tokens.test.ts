@@ -8,9 +8,10 @@ import { type JsonWebKey, createPublicKey, generateKeyPairSync, randomBytes, ran
 import fc from 'fast-check';
 import { type CryptoKey, type JWK, SignJWT, importJWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { currentSigningKey, publishedJwks } from '../../lib/auth/keys.ts';
+import { publishedJwks } from '../../lib/auth/keys.ts';
+import { currentSigningKey, signAccessToken } from '../../lib/auth/signing.ts';
 import type { Actor } from '../../lib/auth/actor.ts';
-import { AUDIENCE, signAccessToken, tokenFromAuthorization, verifyAccessToken } from '../../lib/auth/tokens.ts';
+import { AUDIENCE, tokenFromAuthorization, verifyAccessToken } from '../../lib/auth/tokens.ts';
 import { config } from '../../lib/config.ts';
 import { AppError } from '../../lib/errors.ts';
 import { type Forgery, forgeToken } from '../helpers/forge.ts';

@@ -1,4 +1,4 @@
-import { Entity } from 'electrodb';
+import { Entity, type EntityConfiguration } from 'electrodb';
 import { KEYS } from '../table.ts';
 
 /**
@@ -7,7 +7,7 @@ import { KEYS } from '../table.ts';
  * the private keys (the rotation function deployed, the local keyset locally), always before the
  * key it adds signs anything. Never holds private members: docs/keys.md.
  */
-export const signingKeys = () =>
+export const signingKeys = (config?: EntityConfiguration) =>
   new Entity({
     model: { entity: 'signingKeys', version: '1', service: 'roster' },
     attributes: {
@@ -39,7 +39,7 @@ export const signingKeys = () =>
     indexes: {
       primary: { pk: { field: KEYS.pk, composite: ['purpose'] }, sk: { field: KEYS.sk, composite: [] } },
     },
-  });
+  }, config);
 
 /** The one signingKeys item there is: the access-token keys. */
 export const SIGNING_KEYS_ITEM = { purpose: 'access-token' } as const;

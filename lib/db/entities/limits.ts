@@ -1,4 +1,4 @@
-import { Entity } from 'electrodb';
+import { Entity, type EntityConfiguration } from 'electrodb';
 import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
 
 /**
@@ -16,7 +16,7 @@ export type LimitScope = (typeof LIMIT_SCOPES)[number];
  * lose a count.
  * `ttl` is housekeeping only: the code treats a state past its time as empty.
  */
-export const rateLimit = () =>
+export const rateLimit = (config?: EntityConfiguration) =>
   new Entity({
     model: { entity: 'rateLimit', version: '1', service: 'roster' },
     attributes: {
@@ -43,4 +43,4 @@ export const rateLimit = () =>
     indexes: {
       primary: { pk: { field: KEYS.pk, composite: ['scope', 'subject'] }, sk: { field: KEYS.sk, composite: [] } },
     },
-  });
+  }, config);

@@ -1,4 +1,4 @@
-import { Entity } from 'electrodb';
+import { Entity, type EntityConfiguration } from 'electrodb';
 import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
 
 /**
@@ -7,7 +7,7 @@ import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
  * hands each new one to the mailer, which reads the invite as it is then, sends, and records the
  * outcome here; `status` is what makes a record processed twice send once.
  */
-export const outboxMessage = () =>
+export const outboxMessage = (config?: EntityConfiguration) =>
   new Entity({
     model: { entity: 'outboxMessage', version: '1', service: 'roster' },
     attributes: {
@@ -26,4 +26,4 @@ export const outboxMessage = () =>
     indexes: {
       primary: { pk: { field: KEYS.pk, composite: ['messageId'] }, sk: { field: KEYS.sk, composite: [] } },
     },
-  });
+  }, config);

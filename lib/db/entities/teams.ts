@@ -1,11 +1,11 @@
-import { Entity } from 'electrodb';
+import { Entity, type EntityConfiguration } from 'electrodb';
 import { INDEXES, KEYS, TTL_ATTRIBUTE } from '../table.ts';
 
 const idPadding = { length: 16, char: '0' } as const;
 const ROLES = ['OWNER', 'ADMIN', 'MEMBER'] as const;
 
 /** A team. `ownerCount` moves in the same transaction as every role change that touches OWNER. */
-export const team = () =>
+export const team = (config?: EntityConfiguration) =>
   new Entity({
   model: { entity: 'team', version: '1', service: 'roster' },
   attributes: {
@@ -21,10 +21,10 @@ export const team = () =>
   indexes: {
     primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: [] } },
   },
-});
+}, config);
 
 /** One item per slug: its conditional create is what keeps slugs unique. */
-export const slugClaim = () =>
+export const slugClaim = (config?: EntityConfiguration) =>
   new Entity({
   model: { entity: 'slugClaim', version: '1', service: 'roster' },
   attributes: {
@@ -34,13 +34,13 @@ export const slugClaim = () =>
   indexes: {
     primary: { pk: { field: KEYS.pk, composite: ['slug'] }, sk: { field: KEYS.sk, composite: [] } },
   },
-});
+}, config);
 
 /**
  * A user's membership of a team. Keyed by (team, user), so one membership per pair is the key
  * itself; gsi1 lists a user's teams and gsi2 a team's members, both in creation (id) order.
  */
-export const membership = () =>
+export const membership = (config?: EntityConfiguration) =>
   new Entity({
   model: { entity: 'membership', version: '1', service: 'roster' },
   attributes: {
@@ -65,13 +65,13 @@ export const membership = () =>
       sk: { field: INDEXES.gsi2.sk, composite: ['memberId'] },
     },
   },
-});
+}, config);
 
 /**
  * An invitation, keyed by its UUID (the invitee's accept/decline/preview paths). gsi1 lists a
  * team's invites and gsi2 an e-mail's, each by status then id, so "pending" is a key prefix.
  */
-export const invite = () =>
+export const invite = (config?: EntityConfiguration) =>
   new Entity({
   model: { entity: 'invite', version: '1', service: 'roster' },
   attributes: {
@@ -100,10 +100,10 @@ export const invite = () =>
       sk: { field: INDEXES.gsi2.sk, composite: ['status', 'inviteId'] },
     },
   },
-});
+}, config);
 
 /** At most one pending invite per (team, e-mail): re-inviting updates the invite this points to. */
-export const pendingInvite = () =>
+export const pendingInvite = (config?: EntityConfiguration) =>
   new Entity({
   model: { entity: 'pendingInvite', version: '1', service: 'roster' },
   attributes: {
@@ -116,4 +116,4 @@ export const pendingInvite = () =>
   indexes: {
     primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: ['email'] } },
   },
-});
+}, config);

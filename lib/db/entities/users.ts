@@ -1,10 +1,10 @@
-import { Entity } from 'electrodb';
+import { Entity, type EntityConfiguration } from 'electrodb';
 import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
 
 const idPadding = { length: 16, char: '0' } as const;
 
 /** A person who can sign in. Keyed by UUID: the access token's `sub`. */
-export const user = () =>
+export const user = (config?: EntityConfiguration) =>
   new Entity({
   model: { entity: 'user', version: '1', service: 'roster' },
   attributes: {
@@ -21,10 +21,10 @@ export const user = () =>
   indexes: {
     primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: [] } },
   },
-});
+}, config);
 
 /** One item per e-mail address: unique e-mails, and the sign-in lookup from e-mail to user. */
-export const emailClaim = () =>
+export const emailClaim = (config?: EntityConfiguration) =>
   new Entity({
   model: { entity: 'emailClaim', version: '1', service: 'roster' },
   attributes: {
@@ -34,10 +34,10 @@ export const emailClaim = () =>
   indexes: {
     primary: { pk: { field: KEYS.pk, composite: ['email'] }, sk: { field: KEYS.sk, composite: [] } },
   },
-});
+}, config);
 
 /** Claims an integer id of one kind (user, membership, invite) whose item is keyed by something else. */
-export const idClaim = () =>
+export const idClaim = (config?: EntityConfiguration) =>
   new Entity({
   model: { entity: 'idClaim', version: '1', service: 'roster' },
   attributes: {
@@ -47,10 +47,10 @@ export const idClaim = () =>
   indexes: {
     primary: { pk: { field: KEYS.pk, composite: ['kind', 'id'] }, sk: { field: KEYS.sk, composite: [] } },
   },
-});
+}, config);
 
 /** A signed-in session: what a refresh token renews and sign-out ends. */
-export const session = () =>
+export const session = (config?: EntityConfiguration) =>
   new Entity({
   model: { entity: 'session', version: '1', service: 'roster' },
   attributes: {
@@ -69,10 +69,10 @@ export const session = () =>
   indexes: {
     primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: ['sessionId'] } },
   },
-});
+}, config);
 
 /** A refresh token, stored only as the SHA-256 hex of its value (hex survives key lowercasing). */
-export const refreshToken = () =>
+export const refreshToken = (config?: EntityConfiguration) =>
   new Entity({
   model: { entity: 'refreshToken', version: '1', service: 'roster' },
   attributes: {
@@ -91,4 +91,4 @@ export const refreshToken = () =>
   indexes: {
     primary: { pk: { field: KEYS.pk, composite: ['tokenHash'] }, sk: { field: KEYS.sk, composite: [] } },
   },
-});
+}, config);

@@ -1,0 +1,36 @@
+import type { Caller } from '../caller.js';
+import { paginate, toPage } from '../pagination.js';
+import type { BodyOf, Invite, Page, PageQuery } from '../types.js';
+
+/** A team's invitations, as its OWNERs and ADMINs manage them. */
+export const invitesResource = ({ api, call }: Caller) => {
+  /** One page of the team's pending invites. */
+  const list = async (slug: string, query: PageQuery = {}): Promise<Page<Invite>> =>
+    toPage(await call((headers) => api.GET('/api/teams/{slug}/invites', { headers, params: { path: { slug }, query } })));
+
+  return {
+    list,
+    all: (slug: string, query?: PageQuery): AsyncGenerator<Invite> => paginate((q) => list(slug, q), query),
+
+    /** Invites an e-mail address (again: the pending invite is renewed and sent again). */
+    async create(slug: string, body: BodyOf<'invites-create'>): Promise<void> {
+      await call((headers) => api.POST('/api/teams/{slug}/invites', { headers, params: { path: { slug } }, body }));
+    },
+
+    async get(slug: string, id: number): Promise<Invite> {
+      return (await call((headers) => api.GET('/api/teams/{slug}/invites/{id}', { headers, params: { path: { slug, id } } }))).data.data;
+    },
+
+    /** Sends the invite again with a fresh expiry. */
+    async resend(slug: string, id: number): Promise<void> {
+      await call((headers) => api.POST('/api/teams/{slug}/invites/{id}/resend', { headers, params: { path: { slug, id } } }));
+    },
+
+    /** Revokes the invite. */
+    async delete(slug: string, id: number): Promise<void> {
+      await call((headers) => api.DELETE('/api/teams/{slug}/invites/{id}', { headers, params: { path: { slug, id } } }));
+    },
+  };
+};
+
+export type InvitesResource = ReturnType<typeof invitesResource>;

@@ -1,0 +1,7 @@
+import document from '../openapi.json' with { type: 'json' };
+import { staticEndpoint } from '../lib/http/static.ts';
+
+/** GET /api/openapi.json: the generated document (`npm run openapi`), bundled with the function. */
+const body = JSON.stringify(document);
+
+export const handler = staticEndpoint(() => ({ body, contentType: 'application/json; charset=utf-8', headers: { 'cache-control': 'public, max-age=300' } }));

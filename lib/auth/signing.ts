@@ -1,0 +1,67 @@
+import { type CryptoKey, SignJWT, importJWK } from 'jose';
+import { config } from '../config.ts';
+import { db as sharedDb } from '../db/service.ts';
+import type { Actor } from './actor.ts';
+import {
+  type Algorithm,
+  type Keyset,
+  KeyCache,
+  isLocal,
+  localKeyset,
+  parseKeyset,
+  readPublishedKeys,
+  signingKeyOf,
+  unavailable,
+} from './keys.ts';
+import { secretString, secretsManager } from './secret-store.ts';
+import { ACCESS_TOKEN_TYPE, AUDIENCE } from './tokens.ts';
+
+/**
+ * Signing access tokens: only sign-up, sign-in and refresh import this (and with it the Secrets
+ * Manager client); every other function only verifies (tokens.ts).
+ */
+interface Signer {
+  kid: string;
+  alg: Algorithm;
+  key: CryptoKey;
+}
+
+const signers = new KeyCache<Signer>(async () => {
+  const arn = config.signingKeySecretArn;
+  let keyset: Keyset;
+  if (arn) keyset = parseKeyset(await secretString(secretsManager(), { SecretId: arn }));
+  else if (isLocal()) keyset = await localKeyset(sharedDb(), config.dataDir, new Date());
+  else throw new Error('SIGNING_KEY_SECRET_ARN is not set: this function cannot sign');
+  // The item says which keys are published, and since when: a key signs only once published.
+  const published = (await readPublishedKeys(sharedDb(), true)) ?? [];
+  const key = signingKeyOf(keyset, published, new Date());
+  if (!key) throw new Error('no key of the keyset is published and unretired: none can sign');
+  return { kid: key.kid, alg: key.alg, key: (await importJWK(key.privateJwk, key.alg)) as CryptoKey };
+});
+
+/** The key that signs access tokens now (503 `unavailable` when it cannot be loaded). */
+export const currentSigningKey = (): Promise<Signer> => signers.get().catch(unavailable);
+
+/**
+ * Signs an access token for `actor`, valid from `now` for the configured lifetime but never past
+ * `notAfter` (epoch s), with the current key (Ed25519 by default) named in `kid`. No random
+ * member: the same claims and key give the same token (refresh retries rely on it).
+ */
+export const signAccessToken = async (
+  actor: Omit<Actor, 'sessionChecked'>,
+  now: Date,
+  notAfter = Number.POSITIVE_INFINITY,
+): Promise<{ token: string; expiresAt: number }> => {
+  const iat = Math.floor(now.getTime() / 1000);
+  const expiresAt = Math.min(iat + config.accessTokenSeconds, notAfter);
+  const signer = await currentSigningKey();
+  const token = await new SignJWT({ email: actor.email, role: AUDIENCE, session_id: actor.sessionId })
+    .setProtectedHeader({ alg: signer.alg, typ: ACCESS_TOKEN_TYPE, kid: signer.kid })
+    .setSubject(actor.userUuid)
+    .setAudience(AUDIENCE)
+    .setIssuer(config.issuer)
+    .setIssuedAt(iat)
+    .setExpirationTime(expiresAt)
+    .sign(signer.key);
+  return { token, expiresAt };
+};

@@ -1,0 +1,42 @@
+import type * as z from 'zod/mini';
+import { InviteBody, PageQuery, RefreshBody, RoleBody, SignInBody, SignOutQuery, SignUpBody, TeamBody, UserUpdateBody } from '../schemas.ts';
+import type { RouteName } from './routes.ts';
+
+interface Request {
+  body?: z.ZodMiniType;
+  query?: z.ZodMiniType;
+}
+
+/**
+ * What each route reads besides its path: the zod schema of its JSON body and of its query string.
+ * endpoint() validates with exactly these, and the OpenAPI document is generated from them, so the
+ * documented rules are the enforced ones. A route that is not listed reads neither.
+ */
+export const REQUESTS = {
+  'auth-signup': { body: SignUpBody },
+  'auth-signin': { body: SignInBody },
+  'auth-refresh': { body: RefreshBody },
+  'auth-signout': { query: SignOutQuery },
+  'auth-user-update': { body: UserUpdateBody },
+  'teams-list': { query: PageQuery },
+  'teams-create': { body: TeamBody },
+  'teams-update': { body: TeamBody },
+  'members-list': { query: PageQuery },
+  'members-update-role': { body: RoleBody },
+  'invites-create': { body: InviteBody },
+  'invites-list': { query: PageQuery },
+  'my-invites-list': { query: PageQuery },
+} as const satisfies Partial<Record<RouteName, Request>>;
+
+type Requests = typeof REQUESTS;
+type Part<N, K extends keyof Request> = N extends keyof Requests
+  ? Requests[N] extends Record<K, infer S extends z.ZodMiniType>
+    ? z.output<S>
+    : undefined
+  : undefined;
+
+/** The parsed body and query of route N (undefined when it reads none). */
+export type BodyOf<N extends RouteName> = Part<N, 'body'>;
+export type QueryOf<N extends RouteName> = Part<N, 'query'>;
+
+export const requestOf = (name: RouteName): Request => (REQUESTS as Partial<Record<RouteName, Request>>)[name] ?? {};

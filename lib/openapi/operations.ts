@@ -1,0 +1,275 @@
+import type * as z from 'zod/mini';
+import type { ErrorCode } from '../errors.ts';
+import type { RouteName } from '../http/routes.ts';
+import {
+  AuthSessionSchema,
+  EmptySchema,
+  InviteSchema,
+  JwksSchema,
+  MemberSchema,
+  MembershipSchema,
+  SessionInfoSchema,
+  TeamSchema,
+  UserSchema,
+} from '../responses.ts';
+
+/** How a route's success body is shaped. */
+export type Success =
+  /** `{ "data": <schema> }` */
+  | { data: z.ZodMiniType }
+  /** `{ "data": [<schema>…] }` with `limit`, `cursor` and the `Link` header. */
+  | { page: z.ZodMiniType }
+  /** `{ "data": [<schema>…] }`, whole (never more than a handful). */
+  | { list: z.ZodMiniType }
+  /** The schema itself, not enveloped (the JWK Set). */
+  | { bare: z.ZodMiniType }
+  /** Not JSON of ours: the OpenAPI document, the docs page and its assets. */
+  | { media: Record<string, { description: string }> };
+
+/** The document's sections, in order. */
+export const TAGS = {
+  Auth: 'Accounts, sign-in and tokens.',
+  Sessions: "The signed-in user's sessions (devices).",
+  Teams: 'Teams the user belongs to.',
+  Members: "A team's members and their roles: OWNER, ADMIN, MEMBER.",
+  Invites: "A team's invitations, managed by its owners and admins.",
+  'My invites': 'Invitations addressed to the signed-in user.',
+  Keys: 'Public keys for verifying access tokens elsewhere.',
+  Documentation: 'This description and its reference page.',
+} as const;
+
+export interface Operation {
+  tag: keyof typeof TAGS;
+  summary: string;
+  description?: string;
+  success: Success;
+  /**
+   * The route's own error codes. Those every route of its kind can answer (401 for a token, 400,
+   * 413, 415 and 422 for a body, 404 for a path parameter, 500 and 503) are added by document.ts.
+   */
+  errors: readonly ErrorCode[];
+  /** A request body to show (the schema says what is allowed). */
+  example?: Record<string, unknown>;
+}
+
+const writes = ['conflict'] as const;
+
+/** What the document says about each route; the route table says where it is and what it reads. */
+export const OPERATIONS = {
+  'auth-signup': {
+    tag: 'Auth',
+    summary: 'Sign up',
+    description:
+      'Creates an account and signs it in: the answer is the same `data.session` as sign-in. The e-mail is trimmed and lowercased; the 10,000 most common passwords are refused.',
+    success: { data: AuthSessionSchema },
+    errors: ['email_taken', 'rate_limited', ...writes],
+    example: { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' },
+  },
+  'auth-signin': {
+    tag: 'Auth',
+    summary: 'Sign in',
+    description:
+      'Checks the password and opens a session: a short-lived access token (send it as `Authorization: Token <access_token>`) and a refresh token. Repeated failures slow the account down (429 with `Retry-After`), whether or not the password is right.',
+    success: { data: AuthSessionSchema },
+    errors: ['invalid_credentials', 'rate_limited', ...writes],
+    example: { email: 'ada@example.com', password: 'correct horse battery staple' },
+  },
+  'auth-refresh': {
+    tag: 'Auth',
+    summary: 'Refresh the access token',
+    description:
+      'Trades a refresh token for a new access token and a new refresh token (rotation). A retry within 10 seconds gets the same pair; reusing a rotated token later ends the whole session (401).',
+    success: { data: AuthSessionSchema },
+    errors: ['unauthorized', 'rate_limited', ...writes],
+    example: { refresh_token: 'Yp1xR0m8pXz2vS3bQ9cH4kL7tN6wE5aJ1fU0iO2gD8s' },
+  },
+  'auth-signout': {
+    tag: 'Auth',
+    summary: 'Sign out',
+    description: 'Ends the current session, or with `?scope=global` every session of the user. Its tokens stop working at once.',
+    success: { data: EmptySchema },
+    errors: [],
+  },
+  'auth-user': {
+    tag: 'Auth',
+    summary: 'The signed-in user',
+    success: { data: UserSchema },
+    errors: [],
+  },
+  'auth-user-update': {
+    tag: 'Auth',
+    summary: 'Update the signed-in user',
+    description:
+      'Changes `firstName`, `lastName`, or the password (with `currentPassword`, which a wrong value fails with 422 on `fields.currentPassword`). A password change ends every other session.',
+    success: { data: UserSchema },
+    errors: ['rate_limited', ...writes],
+    example: { firstName: 'Ada', lastName: 'King' },
+  },
+  'auth-sessions-list': {
+    tag: 'Sessions',
+    summary: "The user's sessions",
+    description: 'Live sessions, oldest first; `current` marks the one this token belongs to.',
+    success: { list: SessionInfoSchema },
+    errors: [],
+  },
+  'auth-sessions-delete': {
+    tag: 'Sessions',
+    summary: 'End a session',
+    description: "Ends one of the user's own sessions (another user's session id is 404).",
+    success: { data: EmptySchema },
+    errors: ['not_found'],
+  },
+  jwks: {
+    tag: 'Keys',
+    summary: 'Public signing keys (JWK Set)',
+    description:
+      'The keys that verify access tokens, as a bare RFC 7517 JWK Set (no `data` envelope), cacheable for a minute. Tokens are EdDSA JWTs with `typ: at+jwt` and a `kid`.',
+    success: { bare: JwksSchema },
+    errors: [],
+  },
+  openapi: {
+    tag: 'Documentation',
+    summary: 'This document',
+    success: { media: { 'application/json': { description: 'The OpenAPI 3.1 document of this API.' } } },
+    errors: [],
+  },
+  docs: {
+    tag: 'Documentation',
+    summary: 'The API reference page',
+    description: 'This document rendered by Swagger UI, served with its assets by Roster itself.',
+    success: { media: { 'text/html': { description: 'The page.' } } },
+    errors: [],
+  },
+  'docs-assets': {
+    tag: 'Documentation',
+    summary: 'A file of the API reference page',
+    success: {
+      media: {
+        'text/javascript': { description: 'Swagger UI and the script that starts it.' },
+        'text/css': { description: "Swagger UI's style sheet." },
+      },
+    },
+    errors: ['not_found'],
+  },
+  'teams-list': {
+    tag: 'Teams',
+    summary: 'My teams',
+    description: 'The teams the user belongs to, in the order they joined them.',
+    success: { page: TeamSchema },
+    errors: [],
+  },
+  'teams-create': {
+    tag: 'Teams',
+    summary: 'Create a team',
+    description: 'The creator becomes its OWNER. Slugs are unique across all teams.',
+    success: { data: TeamSchema },
+    errors: ['slug_taken', ...writes],
+    example: { name: 'Acme', slug: 'acme' },
+  },
+  'teams-get': {
+    tag: 'Teams',
+    summary: 'A team',
+    description: 'Any member may read it; to anyone else it does not exist (404).',
+    success: { data: TeamSchema },
+    errors: ['not_found'],
+  },
+  'teams-update': {
+    tag: 'Teams',
+    summary: 'Update a team',
+    description: 'OWNER or ADMIN. A new slug frees the old one in the same transaction.',
+    success: { data: TeamSchema },
+    errors: ['not_found', 'forbidden', 'slug_taken', ...writes],
+    example: { name: 'Acme Inc', slug: 'acme-inc' },
+  },
+  'teams-delete': {
+    tag: 'Teams',
+    summary: 'Delete a team',
+    description: 'OWNER only. The slug is free at once; members and invites go with the team.',
+    success: { data: EmptySchema },
+    errors: ['not_found', 'forbidden', ...writes],
+  },
+  'members-list': {
+    tag: 'Members',
+    summary: "A team's members",
+    description: 'Any member may list them, in join order.',
+    success: { page: MemberSchema },
+    errors: ['not_found'],
+  },
+  'members-update-role': {
+    tag: 'Members',
+    summary: "Change a member's role",
+    description: 'OWNER: any role. ADMIN: between ADMIN and MEMBER, for members who are not owners. A team keeps at least one OWNER.',
+    success: { data: MembershipSchema },
+    errors: ['not_found', 'forbidden', 'last_owner', ...writes],
+    example: { role: 'ADMIN' },
+  },
+  'members-remove': {
+    tag: 'Members',
+    summary: 'Remove a member',
+    description: 'OWNER: anyone. ADMIN: MEMBERs. Anyone may leave. A team keeps at least one OWNER.',
+    success: { data: EmptySchema },
+    errors: ['not_found', 'forbidden', 'last_owner', ...writes],
+  },
+  'invites-create': {
+    tag: 'Invites',
+    summary: 'Invite someone',
+    description:
+      'OWNER or ADMIN (an ADMIN cannot invite an OWNER). Inviting an address that has a pending invite updates that invite. An e-mail goes to the address; each team may send 50 an hour.',
+    success: { data: EmptySchema },
+    errors: ['not_found', 'forbidden', 'already_member', 'rate_limited', ...writes],
+    example: { email: 'grace@example.com', role: 'MEMBER' },
+  },
+  'invites-list': {
+    tag: 'Invites',
+    summary: "A team's pending invites",
+    description: 'OWNER or ADMIN. Expired invites are not listed.',
+    success: { page: InviteSchema },
+    errors: ['not_found', 'forbidden'],
+  },
+  'invites-get': {
+    tag: 'Invites',
+    summary: 'A pending invite of the team',
+    success: { data: InviteSchema },
+    errors: ['not_found', 'forbidden'],
+  },
+  'invites-resend': {
+    tag: 'Invites',
+    summary: 'Send an invite again',
+    description: 'Mails a pending invite again and extends its expiry by 7 days.',
+    success: { data: EmptySchema },
+    errors: ['not_found', 'forbidden', 'rate_limited', ...writes],
+  },
+  'invites-delete': {
+    tag: 'Invites',
+    summary: 'Revoke an invite',
+    success: { data: EmptySchema },
+    errors: ['not_found', 'forbidden', ...writes],
+  },
+  'my-invites-list': {
+    tag: 'My invites',
+    summary: 'Invites addressed to me',
+    description: "Pending, unexpired invites to the signed-in user's e-mail address.",
+    success: { page: InviteSchema },
+    errors: [],
+  },
+  'my-invites-get': {
+    tag: 'My invites',
+    summary: 'An invite addressed to me',
+    description: 'Checks, in order: 404 no such invite, 403 addressed to another e-mail, 409 no longer pending, 410 expired.',
+    success: { data: InviteSchema },
+    errors: ['not_found', 'invite_email_mismatch', 'invite_not_pending', 'invite_expired'],
+  },
+  'invites-accept': {
+    tag: 'My invites',
+    summary: 'Accept an invite',
+    description: 'Makes the user a member with the invite’s role, in one transaction with ending the invite.',
+    success: { data: EmptySchema },
+    errors: ['not_found', 'invite_email_mismatch', 'invite_not_pending', 'invite_expired', 'already_member', ...writes],
+  },
+  'invites-decline': {
+    tag: 'My invites',
+    summary: 'Decline an invite',
+    success: { data: EmptySchema },
+    errors: ['not_found', 'invite_email_mismatch', 'invite_not_pending', 'invite_expired', ...writes],
+  },
+} as const satisfies Record<RouteName, Operation>;

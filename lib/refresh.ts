@@ -1,0 +1,88 @@
+import { limitRefresh } from './auth/limits.ts';
+import { type ClientInfo, type SessionItem, endSessions, isRefreshable } from './auth/session-items.ts';
+import { openChild, sealChild, sessionBody, touchSession } from './auth/sessions.ts';
+import { hashRefreshToken, newRefreshToken } from './auth/tokens.ts';
+import { config } from './config.ts';
+import { readTogether } from './db/batch-read.ts';
+import type { Db } from './db/service.ts';
+import { commit } from './db/transactions.ts';
+import { AppError } from './errors.ts';
+import type { RefreshInput } from './schemas.ts';
+import { isoMillis } from './time.ts';
+import type { UserItem } from './views.ts';
+
+const expired = () => new AppError('unauthorized', 'The refresh token is invalid, expired or revoked; sign in again.');
+
+/**
+ * Trades a refresh token for a new pair. The token is rotated: it stops working, and a retry
+ * within the grace window gets the same new pair (two tabs refreshing at once stay signed in).
+ * A rotated token presented after the window means it leaked: the whole session (every token
+ * descended from that sign-in) ends. Throws `unauthorized`.
+ */
+export const refresh = async (db: Db, input: RefreshInput, client: ClientInfo, now: Date) => {
+  await limitRefresh(db, client.ip, now);
+  const parent = input.refresh_token;
+  const tokenHash = hashRefreshToken(parent);
+  let token = (await db.entities.refreshToken.get({ tokenHash }).go({ consistent: true })).data;
+  if (!token) throw expired();
+  const [s, u] = await readTogether(db, [
+    [db.entities.session, { userUuid: token.userUuid, sessionId: token.sessionId }],
+    [db.entities.user, { userUuid: token.userUuid }],
+  ] as const);
+  if (!isRefreshable(s, now.getTime()) || !u || s.userUuid !== token.userUuid) throw expired();
+
+  const child = newRefreshToken();
+  let lostRace = false;
+  await commit(
+    async () => {
+      if (lostRace) token = (await db.entities.refreshToken.get({ tokenHash }).go({ consistent: true })).data;
+      if (!token || token.status !== 'ACTIVE') return { canceled: false, data: [] };
+      return db.transaction
+        .write((tx) => [
+          tx.refreshToken
+            .patch({ tokenHash })
+            .set({ status: 'ROTATED', rotatedAt: now.getTime(), childSeal: sealChild(parent, child) })
+            .where((a, op) => op.eq(a.status, 'ACTIVE'))
+            .commit(),
+          tx.refreshToken
+            .create({
+              tokenHash: hashRefreshToken(child),
+              sessionId: s.sessionId,
+              userUuid: s.userUuid,
+              status: 'ACTIVE',
+              createdAt: isoMillis(now),
+              expiresAt: s.expiresAt,
+              ttl: s.expiresAt,
+            })
+            .commit(),
+          touchSession(tx, s, now),
+        ])
+        .go();
+    },
+    // Another refresh of the same token won: read it again and answer as a retry would.
+    (index) => {
+      if (index !== 0) return expired();
+      lostRace = true;
+      return 'retry';
+    },
+  );
+  if (token?.status === 'ACTIVE') return sessionBody(u, s, child, now);
+  return answerRetry(db, parent, token, s, u, now);
+};
+
+/** A rotated token again: inside the grace window, the same pair as before; after it, the end of the session. */
+const answerRetry = async (
+  db: Db,
+  parent: string,
+  token: { rotatedAt?: number | undefined; childSeal?: string | undefined } | null,
+  s: SessionItem,
+  u: UserItem,
+  now: Date,
+) => {
+  const { rotatedAt, childSeal } = token ?? {};
+  if (rotatedAt !== undefined && childSeal && now.getTime() - rotatedAt <= config.refreshGraceSeconds * 1000) {
+    return sessionBody(u, s, openChild(parent, childSeal), new Date(rotatedAt));
+  }
+  await endSessions(db, s.userUuid, [s.sessionId]);
+  throw new AppError('unauthorized', 'This refresh token was already used; the session has been ended. Sign in again.');
+};

@@ -1,0 +1,133 @@
+import * as z from 'zod/mini';
+import type { ErrorCode } from './errors.ts';
+import { ROLES } from './rules.ts';
+
+/**
+ * What the API answers, as zod schemas: the views in views.ts are typed from them, the OpenAPI
+ * document is generated from them, and the HTTP suite checks every response against that
+ * document. Objects are strict, so a field that is not listed here cannot leak unnoticed.
+ * Functions import only the types: none of this is in a bundle.
+ */
+const Id = z.int().check(z.positive());
+const Timestamp = z.iso.datetime();
+const Uuid = z.uuid();
+const Role = z.enum(ROLES);
+
+export const TeamSchema = z.strictObject({
+  id: Id,
+  name: z.string(),
+  slug: z.string(),
+  logo: z.nullable(z.string()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+/** The membership record that a role update returns. */
+export const MembershipSchema = z.strictObject({
+  id: Id,
+  teamId: Id,
+  userId: Id,
+  role: Role,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+/** A member as listed: the membership with its user's name and e-mail. */
+export const MemberSchema = z.strictObject({
+  id: Id,
+  userId: Id,
+  role: Role,
+  email: z.email(),
+  firstName: z.string(),
+  lastName: z.string(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+/** Shaped like Supabase's user, as the seed asks; `id` is the user's UUID. */
+export const UserSchema = z.strictObject({
+  id: Uuid,
+  aud: z.literal('authenticated'),
+  role: z.literal('authenticated'),
+  email: z.email(),
+  last_sign_in_at: z.nullable(Timestamp),
+  app_metadata: z.strictObject({ provider: z.literal('email'), providers: z.array(z.literal('email')) }),
+  user_metadata: z.strictObject({ firstName: z.string(), lastName: z.string() }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const AuthSessionSchema = z.strictObject({
+  session: z.strictObject({
+    access_token: z.string(),
+    token_type: z.literal('bearer'),
+    /** Seconds the access token lives. */
+    expires_in: z.int().check(z.positive()),
+    /** When the access token expires, in seconds since the epoch. */
+    expires_at: z.int().check(z.positive()),
+    refresh_token: z.string(),
+    user: UserSchema,
+  }),
+});
+
+/** One of the caller's sessions as `GET /api/auth/sessions` lists it. */
+export const SessionInfoSchema = z.strictObject({
+  id: Uuid,
+  createdAt: Timestamp,
+  lastUsedAt: Timestamp,
+  userAgent: z.nullable(z.string()),
+  ip: z.nullable(z.string()),
+  current: z.boolean(),
+});
+
+export const InviteSchema = z.strictObject({
+  id: Id,
+  uuid: Uuid,
+  teamId: Id,
+  team: z.strictObject({ id: Id, name: z.string(), slug: z.string() }),
+  email: z.email(),
+  role: Role,
+  status: z.enum(['PENDING', 'ACCEPTED', 'DECLINED', 'REVOKED']),
+  /** null once the inviter's account no longer exists. */
+  invitedBy: z.nullable(z.strictObject({ id: Id, email: z.email(), firstName: z.string(), lastName: z.string() })),
+  expiresAt: Timestamp,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+/** The `data` of a request that only acknowledges (delete, accept, decline, sign-out…). */
+export const EmptySchema = z.strictObject({});
+
+/** RFC 7517 JWK Set of Ed25519 (and optionally P-256) public keys, served bare. */
+export const JwksSchema = z.strictObject({
+  keys: z.array(
+    z.strictObject({
+      kty: z.enum(['OKP', 'EC']),
+      kid: z.string(),
+      alg: z.enum(['EdDSA', 'ES256']),
+      use: z.literal('sig'),
+      crv: z.enum(['Ed25519', 'P-256']),
+      x: z.string(),
+      y: z.optional(z.string()),
+    }),
+  ),
+});
+
+
+/** CONTRACT.md's error envelope with `code` one of `codes`; `fields` names each bad field on 400 and 422. */
+export const errorEnvelope = (codes: readonly ErrorCode[]) =>
+  z.strictObject({
+    error: z.strictObject({
+      code: z.enum(codes),
+      message: z.string(),
+      fields: z.optional(z.record(z.string(), z.string())),
+    }),
+  });
+
+export type Team = z.infer<typeof TeamSchema>;
+export type Membership = z.infer<typeof MembershipSchema>;
+export type Member = z.infer<typeof MemberSchema>;
+export type User = z.infer<typeof UserSchema>;
+export type AuthSession = z.infer<typeof AuthSessionSchema>;
+export type SessionInfo = z.infer<typeof SessionInfoSchema>;
+export type Invite = z.infer<typeof InviteSchema>;

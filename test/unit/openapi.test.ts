@@ -1,0 +1,58 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { requestOf } from '../../lib/http/requests.ts';
+import { ROUTES, type Route, type RouteName } from '../../lib/http/routes.ts';
+import { buildDocument } from '../../lib/openapi/document.ts';
+
+/**
+ * openapi.json is generated (`npm run openapi`) and committed, because the API serves it and
+ * clients build on it: it must be what the generator makes of the route table today, and the
+ * generator must cover every route.
+ */
+interface Operation {
+  operationId: string;
+  security: unknown[];
+  parameters?: { name: string; in: string; required: boolean }[];
+  requestBody?: unknown;
+  responses: Record<string, unknown>;
+}
+type Document = { paths: Record<string, Record<string, Operation>> };
+
+const built = buildDocument() as Document;
+const routes: readonly Route[] = ROUTES;
+const operations = Object.entries(built.paths).flatMap(([path, methods]) =>
+  Object.entries(methods).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, operation })),
+);
+const operationOf = (route: Route): Operation => {
+  const operation = built.paths[route.path]?.[route.method.toLowerCase()];
+  if (!operation) throw new Error(`${route.name} is not in the document`);
+  return operation;
+};
+
+describe('openapi.json', () => {
+  it('is the generated document', () => {
+    const committed: unknown = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8'));
+    // JSON's round trip drops what JSON cannot hold, as writing the file does.
+    expect(committed, 'openapi.json is not what the generator makes: run `npm run openapi` and commit openapi.json').toEqual(
+      JSON.parse(JSON.stringify(built)),
+    );
+  });
+
+  it('has exactly the operations of the route table', () => {
+    expect(operations.map((o) => o.key).sort()).toEqual(routes.map((r) => `${r.method} ${r.path}`).sort());
+    expect(operations.map((o) => o.operation.operationId).sort()).toEqual(routes.map((r) => r.name).sort());
+  });
+
+  it.each(routes)('$name: request body, path parameters, security, success and 500', (route) => {
+    const operation = operationOf(route);
+    const hasBody = operation.requestBody !== undefined;
+    expect(hasBody, 'a requestBody exactly when REQUESTS has a body schema').toBe(requestOf(route.name as RouteName).body !== undefined);
+    expect(hasBody, 'a requestBody exactly when the route table says the route reads a body').toBe(route.body);
+    const inPath = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => name);
+    const documented = (operation.parameters ?? []).filter((p) => p.in === 'path');
+    expect(documented.map((p) => p.name)).toEqual(inPath);
+    expect(documented.every((p) => p.required)).toBe(true);
+    expect(operation.security).toEqual(route.auth ? [{ Token: [] }] : []);
+    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining([String(route.status), '500']));
+  });
+});
