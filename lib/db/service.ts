@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Service, type ServiceConfiguration } from 'electrodb';
+import { type Service, createWriteTransaction } from 'electrodb';
 import { config } from '../config.ts';
 import { createDocumentClient } from './client.ts';
 import { signingKeys } from './entities/keys.ts';
@@ -26,33 +26,27 @@ const FACTORIES = {
 
 type Entities = { [K in keyof typeof FACTORIES]: ReturnType<(typeof FACTORIES)[K]> };
 
-interface Joins {
-  join: (alias: string, entity: Entities[keyof Entities], config: ServiceConfiguration) => void;
-}
-
 /**
- * The data seam: every use case takes this. Each entity is made and joined to the service on first
- * use, bound to this client and table (tests run one table per file): ElectroDB checks every model
- * against its JSON schema as it makes it, which was most of a cold start's own work, and a function
- * uses a few of the thirteen. A transaction's callback reaches its entities through the same
- * `entities`, so it makes what it touches.
+ * The data seam: every use case takes this. Each entity is made on first use, bound to this
+ * client and table (tests run one table per file): ElectroDB builds a good deal for each model,
+ * and a function uses a few of the thirteen. No ElectroDB Service: it would make or check every
+ * entity up front, and its transactions are ElectroDB's createWriteTransaction over the entities,
+ * which this calls with the same ones. A transaction's callback reaches them through the same
+ * lazy `entities`, so it makes what it touches, and the transaction sees those.
  */
 export const createDb = (client: DynamoDBDocumentClient, table: string) => {
-  // ElectroDB's own typings know neither the named constructor nor join(), both documented.
-  const service = new (Service as unknown as new (name: string, config: ServiceConfiguration) => Service<Entities> & Joins)('roster', {
-    client,
-    table,
-  });
-  service.entities = new Proxy(service.entities, {
+  const made: Partial<Entities> = {};
+  const entities = new Proxy(made as Entities, {
     get: (target, name) => {
       if (typeof name !== 'string' || !(name in FACTORIES)) return undefined;
       const key = name as keyof Entities;
-      if (!Object.hasOwn(target, key)) service.join(key, FACTORIES[key](), { client, table });
-      return target[key];
+      return (target[key] ??= FACTORIES[key]({ client, table }) as never);
     },
   });
+  // Typed as a Service's, which is this very call over its own entities.
+  const write = ((fn: never) => createWriteTransaction(entities, fn)) as unknown as Service<Entities>['transaction']['write'];
   // The client rides along for the few requests ElectroDB does not build (see batch-read.ts).
-  return Object.assign(service, { documents: client });
+  return { entities, transaction: { write }, documents: client };
 };
 
 export type Db = ReturnType<typeof createDb>;

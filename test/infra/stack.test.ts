@@ -156,7 +156,8 @@ describe('environment and secret', () => {
     // A Ref to a secret is its ARN; a {{resolve:secretsmanager:...}} reference would inline the value.
     if (signers.includes(name)) expect(env.SIGNING_KEY_SECRET_ARN).toEqual({ Ref: secretId });
     else expect(env).not.toHaveProperty('SIGNING_KEY_SECRET_ARN');
-    expect(env.NODE_OPTIONS).toBe('--enable-source-maps');
+    // Source maps stay unloaded: parsing one costs every cold start (infra/endpoint.ts).
+    expect(env).not.toHaveProperty('NODE_OPTIONS');
   });
 
   it('signs tokens in sign-up, sign-in and refresh only', () => {
@@ -164,8 +165,8 @@ describe('environment and secret', () => {
   });
 
   it('gives the fallback neither the table nor the key, and the rotation function the table only', () => {
-    expect(Object.keys(variables(FALLBACK))).toEqual(['NODE_OPTIONS']);
-    expect(variables(KEY_ROTATION)).toEqual({ NODE_OPTIONS: '--enable-source-maps', TABLE_NAME: { Ref: tableId } });
+    expect(variables(FALLBACK)).toEqual({});
+    expect(variables(KEY_ROTATION)).toEqual({ TABLE_NAME: { Ref: tableId } });
   });
 
   it.each(everyFunction)('%s: no local setting and nothing that looks like key material', (name) => {
@@ -450,7 +451,7 @@ describe('bundle', () => {
     const script = `const { handler } = await import(${JSON.stringify(outfile)});
       const context = { awsRequestId: 'r1', getRemainingTimeInMillis: () => 9000 };
       console.log(JSON.stringify(await handler(${JSON.stringify(event)}, context)));`;
-    const run = spawnSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       encoding: 'utf8',
       timeout: 30_000,
       env: {

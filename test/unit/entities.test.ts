@@ -1,0 +1,34 @@
+import { build } from 'esbuild';
+import { Entity } from 'electrodb';
+import { describe, expect, it } from 'vitest';
+import { ALIASES, ESBUILD } from '../../infra/endpoint.ts';
+import { signingKeys } from '../../lib/db/entities/keys.ts';
+import { rateLimit } from '../../lib/db/entities/limits.ts';
+import { outboxMessage } from '../../lib/db/entities/outbox.ts';
+import { invite, membership, pendingInvite, slugClaim, team } from '../../lib/db/entities/teams.ts';
+import { emailClaim, idClaim, refreshToken, session, user } from '../../lib/db/entities/users.ts';
+
+/**
+ * The bundles skip ElectroDB's model check (lib/db/models-checked-in-tests.ts): this is where the
+ * models are checked, with the real `jsonschema`, as ElectroDB does when it makes an entity.
+ */
+const FACTORIES = { user, emailClaim, idClaim, session, refreshToken, team, slugClaim, membership, invite, pendingInvite, rateLimit, signingKeys, outboxMessage };
+
+describe('entity models', () => {
+  it.each(Object.entries(FACTORIES))('%s passes ElectroDB’s own model check', (_, factory) => {
+    expect(() => factory()).not.toThrow();
+  });
+
+  it('the check is live here: a broken model is refused', () => {
+    const broken = { model: { entity: 'x', version: '1', service: 'roster' }, attributes: { a: { type: 'no-such-type' } }, indexes: {} };
+    expect(() => new Entity(broken as never)).toThrow(/instance\.indexes/);
+  });
+
+  it('only the bundles leave the check out', async () => {
+    expect(ALIASES.jsonschema).toMatch(/models-checked-in-tests\.ts$/);
+    const result = await build({ ...ESBUILD, entryPoints: ['functions/teams-get.ts'], write: false, metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(result.metafile.inputs);
+    expect(inputs.some((path) => path.includes('node_modules/jsonschema/'))).toBe(false);
+    expect(inputs).toContain('lib/db/models-checked-in-tests.ts');
+  });
+});
