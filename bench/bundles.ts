@@ -1,0 +1,68 @@
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { type Metafile, build } from 'esbuild';
+import { ESBUILD } from '../infra/endpoint.ts';
+
+export interface Bundle {
+  name: string;
+  /** The function's code as deployed: the bundle, its source map and the route's shipped files (Lambda's task root). */
+  dir: string;
+  /** The .mjs file. */
+  file: string;
+  bytes: number;
+  gzipBytes: number;
+  /** Bytes each package (or `roster` for our own code) contributes to the minified output, largest first. */
+  packages: { name: string; bytes: number }[];
+}
+
+const PROJECT_DIR = fileURLToPath(new URL('../', import.meta.url));
+const FUNCTIONS_DIR = join(PROJECT_DIR, 'functions');
+
+/** The package an input belongs to: `@scope/name` or `name` after the last node_modules, else our own code. */
+const packageOf = (input: string): string => {
+  const parts = input.split('node_modules/');
+  if (parts.length === 1) return 'roster';
+  const [first, second] = (parts.at(-1) as string).split('/');
+  return first?.startsWith('@') ? `${first}/${second}` : (first as string);
+};
+
+const byPackage = (metafile: Metafile): Bundle['packages'] => {
+  const totals = new Map<string, number>();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      totals.set(packageOf(input), (totals.get(packageOf(input)) ?? 0) + bytesInOutput);
+    }
+  }
+  return [...totals].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes);
+};
+
+/**
+ * Bundles one entry exactly as the CDK stack does (infra/endpoint.ts ESBUILD) into a directory of
+ * its own under `root`, with the files the stack copies beside it (a route's `files`).
+ */
+export const bundle = async (name: string, entry: string, root: string, files: readonly string[] = []): Promise<Bundle> => {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  const file = join(dir, 'index.mjs');
+  const { metafile } = await build({ ...ESBUILD, entryPoints: [entry], outfile: file, metafile: true, logLevel: 'warning' });
+  for (const shipped of files) copyFileSync(join(PROJECT_DIR, shipped), join(dir, basename(shipped)));
+  const code = readFileSync(file);
+  return { name, dir, file, bytes: code.length, gzipBytes: gzipSync(code).length, packages: byPackage(metafile) };
+};
+
+export const functionEntry = (name: string): string => join(FUNCTIONS_DIR, `${name}.ts`);
+
+/** Every function the stack deploys: the files in functions/. */
+export const functionNames = (): string[] =>
+  readdirSync(FUNCTIONS_DIR)
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => file.slice(0, -'.ts'.length));
+
+/** The floor: a handler that does nothing, bundled the same way. */
+export const bundleFloor = (root: string): Promise<Bundle> => {
+  const entry = join(root, 'floor.ts');
+  writeFileSync(entry, 'export const handler = async () => ({ statusCode: 200 });\n');
+  return bundle('floor', entry, root);
+};

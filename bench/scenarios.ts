@@ -1,0 +1,308 @@
+import type { BulkWriter } from './bulk-write.ts';
+import type { ApiRequest } from './invoke.ts';
+import { addSyntheticMembers, inviteItems, storedUser, teamItems } from './items.ts';
+import {
+  type Account,
+  type InviteRef,
+  PASSWORD,
+  type Team,
+  createTeam,
+  fresh,
+  inParallel,
+  invite,
+  join,
+  mintSessions,
+  myInvites,
+  signUp,
+  teamInvites,
+} from './seed.ts';
+
+/**
+ * The state every endpoint is measured in ("steady state"), and for each endpoint the requests a
+ * benchmark may send: reads repeat, writes that cannot repeat get a fresh input each time.
+ */
+
+export interface SteadyState {
+  /** In 5 teams; OWNER of alpha and big. */
+  owner: Account;
+  /** 10 members: the owner and 9 people who joined by invite. 50 pending invites, one to `guest`. */
+  alpha: Team;
+  alphaInvites: InviteRef[];
+  /** The owner and synthetic members: 8 whose roles change, the others removable. */
+  big: Team;
+  bigSize: number;
+  roleTargets: number[];
+  /** Shared by every part of the process: each removal takes its members out for good. */
+  removable: number[];
+  /** Has one pending invite (alpha's). */
+  guest: Account;
+  guestInvite: InviteRef;
+}
+
+const PENDING_INVITES = 50;
+/** The large team of the capacity and warm-load parts. */
+export const LARGE_TEAM = 10_000;
+
+export const seedSteadyState = async (writer: BulkWriter, bigSize: number): Promise<SteadyState> => {
+  const owner = await signUp('owner');
+  const guest = await signUp('guest');
+  const people = await inParallel(9, 2, () => signUp('member'));
+  const alpha = await createTeam(owner, 'alpha');
+  const big = await createTeam(owner, 'big');
+  for (const name of ['beta', 'gamma', 'delta']) await createTeam(owner, name);
+  await inParallel(people.length, 4, (i) => join(owner, alpha, people[i] as Account));
+  await invite(owner, alpha.slug, guest.email);
+  await inParallel(PENDING_INVITES - 1, 4, () => invite(owner, alpha.slug, `${fresh('invitee')}@example.com`));
+  const synthetic = await addSyntheticMembers(writer, big.id, 0, bigSize - 1);
+  const [guestInvite] = await myInvites(guest);
+  if (!guestInvite) throw new Error('seed: the guest has no invite');
+  return {
+    owner,
+    alpha,
+    alphaInvites: await teamInvites(owner, alpha.slug),
+    big,
+    bigSize,
+    roleTargets: synthetic.slice(0, 8),
+    removable: synthetic.slice(8),
+    guest,
+    guestInvite,
+  };
+};
+
+export interface Scenario {
+  /** The row: method, route, and the state it meets. */
+  label: string;
+  /** Its function in functions/. */
+  name: string;
+  /** The answer of a successful call. */
+  status: number;
+  /** Hashes a password with argon2id: about 45 ms by design. */
+  hashes?: true;
+  /** Makes `count` calls possible; then request(i) for i < count (undefined when a pool is used up). */
+  prepare: (count: number) => Promise<(i: number) => ApiRequest | undefined>;
+}
+
+const repeat = (req: ApiRequest) => async () => () => req;
+const from = <T>(pool: readonly T[], make: (item: T) => ApiRequest) => (i: number) => {
+  const item = pool[i];
+  return item === undefined ? undefined : make(item);
+};
+const newEmail = (name: string): string => `${fresh(name)}@example.com`;
+
+/** `count` pending invites to `who`, each from a team of its own (an account joins a team once). */
+const invitesTo = async (writer: BulkWriter, who: Account, count: number): Promise<string[]> => {
+  const host = await storedUser((await signUp('host')).uuid);
+  const now = new Date();
+  const invites = Array.from({ length: count }, () => {
+    const team = teamItems(host, fresh('host'), now);
+    const invitation = inviteItems(team.teamId, who.email, host, now);
+    return { uuid: invitation.inviteUuid, items: [...team.items, ...invitation.items] };
+  });
+  await writer.write(invites.flatMap((i) => i.items));
+  return invites.map((i) => i.uuid);
+};
+
+/** Teams with their owner only, to rename or delete. */
+const ownTeams = async (name: string, count: number): Promise<{ owner: Account; teams: Team[] }> => {
+  const owner = await signUp(name);
+  return { owner, teams: await inParallel(count, 8, () => createTeam(owner, name)) };
+};
+
+const ownTeam = async (name: string): Promise<{ owner: Account; team: Team }> => {
+  const owner = await signUp(name);
+  return { owner, team: await createTeam(owner, name) };
+};
+
+/**
+ * Every route (members-list twice: a small and a large team) plus the fallback. A route added
+ * since is reported as without a scenario (bench/report.ts), not measured.
+ */
+export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
+  const { owner, alpha, big, guest } = s;
+  const bigSize = s.bigSize.toLocaleString('en-US');
+  return [
+    {
+      label: 'POST /api/auth/signup',
+      name: 'auth-signup',
+      status: 201,
+      hashes: true,
+      prepare: async () => () => ({ method: 'POST', path: '/api/auth/signup', json: { email: newEmail('signup'), password: PASSWORD, firstName: 'New', lastName: 'User' } }),
+    },
+    {
+      label: 'POST /api/auth/signin',
+      name: 'auth-signin',
+      status: 200,
+      hashes: true,
+      prepare: async () => {
+        const user = await signUp('signin');
+        return () => ({ method: 'POST', path: '/api/auth/signin', json: { email: user.email, password: PASSWORD } });
+      },
+    },
+    {
+      label: 'POST /api/auth/refresh',
+      name: 'auth-refresh',
+      status: 200,
+      prepare: async (count) =>
+        from(await mintSessions(await signUp('refresh'), count), (session) => ({ method: 'POST', path: '/api/auth/refresh', json: { refresh_token: session.refreshToken } })),
+    },
+    {
+      label: 'POST /api/auth/signout',
+      name: 'auth-signout',
+      status: 200,
+      prepare: async (count) => from(await mintSessions(await signUp('signout'), count), (session) => ({ method: 'POST', path: '/api/auth/signout', token: session.token })),
+    },
+    { label: 'GET /api/auth/user', name: 'auth-user', status: 200, prepare: repeat({ method: 'GET', path: '/api/auth/user', token: owner.token }) },
+    {
+      label: 'PUT /api/auth/user (name)',
+      name: 'auth-user-update',
+      status: 200,
+      prepare: async () => (i) => ({ method: 'PUT', path: '/api/auth/user', token: owner.token, json: { firstName: `Owner ${i}` } }),
+    },
+    { label: 'GET /api/auth/sessions', name: 'auth-sessions-list', status: 200, prepare: repeat({ method: 'GET', path: '/api/auth/sessions', token: owner.token }) },
+    {
+      label: 'DELETE /api/auth/sessions/{id}',
+      name: 'auth-sessions-delete',
+      status: 200,
+      prepare: async (count) => {
+        const user = await signUp('revoke');
+        return from(await mintSessions(user, count), (session) => ({ method: 'DELETE', path: `/api/auth/sessions/${session.sessionId}`, token: user.token }));
+      },
+    },
+    { label: 'GET /.well-known/jwks.json', name: 'jwks', status: 200, prepare: repeat({ method: 'GET', path: '/.well-known/jwks.json' }) },
+    { label: 'GET /api/teams (5 teams)', name: 'teams-list', status: 200, prepare: repeat({ method: 'GET', path: '/api/teams', token: owner.token }) },
+    {
+      label: 'POST /api/teams',
+      name: 'teams-create',
+      status: 201,
+      prepare: async () => {
+        const creator = await signUp('creator');
+        return () => {
+          const slug = fresh('new');
+          return { method: 'POST', path: '/api/teams', token: creator.token, json: { name: `Team ${slug}`, slug } };
+        };
+      },
+    },
+    { label: 'GET /api/teams/{slug}', name: 'teams-get', status: 200, prepare: repeat({ method: 'GET', path: `/api/teams/${alpha.slug}`, token: owner.token }) },
+    {
+      label: 'PUT /api/teams/{slug} (name)',
+      name: 'teams-update',
+      status: 200,
+      // Concurrent renames of one team would conflict (409 by design): each in-flight request has its own team.
+      prepare: async () => {
+        const { owner: updater, teams } = await ownTeams('rename', 8);
+        return (i) => {
+          const team = teams[i % teams.length] as Team;
+          return { method: 'PUT', path: `/api/teams/${team.slug}`, token: updater.token, json: { name: `Renamed ${i}`, slug: team.slug } };
+        };
+      },
+    },
+    {
+      label: 'DELETE /api/teams/{slug}',
+      name: 'teams-delete',
+      status: 200,
+      prepare: async (count) => {
+        const deleter = await signUp('doomed');
+        const owner = await storedUser(deleter.uuid);
+        const slugs = Array.from({ length: count }, () => fresh('doomed'));
+        await writer.write(slugs.flatMap((slug) => teamItems(owner, slug, new Date()).items));
+        return from(slugs, (slug) => ({ method: 'DELETE', path: `/api/teams/${slug}`, token: deleter.token }));
+      },
+    },
+    { label: 'GET /api/teams/{slug}/members (10)', name: 'members-list', status: 200, prepare: repeat({ method: 'GET', path: `/api/teams/${alpha.slug}/members`, token: owner.token }) },
+    {
+      label: `GET /api/teams/{slug}/members (${bigSize}, page of 100)`,
+      name: 'members-list',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: `/api/teams/${big.slug}/members`, token: owner.token }),
+    },
+    {
+      label: `PUT /api/teams/{slug}/members/{id} (of ${bigSize})`,
+      name: 'members-update-role',
+      status: 200,
+      // Eight members take turns, each flipping between ADMIN and MEMBER, so every call writes.
+      prepare: async () => (i) => ({
+        method: 'PUT',
+        path: `/api/teams/${big.slug}/members/${s.roleTargets[i % s.roleTargets.length]}`,
+        token: owner.token,
+        json: { role: Math.floor(i / 8) % 2 === 0 ? 'ADMIN' : 'MEMBER' },
+      }),
+    },
+    {
+      label: `DELETE /api/teams/{slug}/members/{id} (of ${bigSize})`,
+      name: 'members-remove',
+      status: 200,
+      prepare: async (count) =>
+        from(s.removable.splice(-count), (id) => ({ method: 'DELETE', path: `/api/teams/${big.slug}/members/${id}`, token: owner.token })),
+    },
+    {
+      label: 'POST /api/teams/{slug}/invites',
+      name: 'invites-create',
+      status: 201,
+      prepare: async () => {
+        const { owner: inviter, team } = await ownTeam('outreach');
+        return () => ({ method: 'POST', path: `/api/teams/${team.slug}/invites`, token: inviter.token, json: { email: newEmail('invitee'), role: 'MEMBER' } });
+      },
+    },
+    {
+      label: `GET /api/teams/{slug}/invites (${PENDING_INVITES})`,
+      name: 'invites-list',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: `/api/teams/${alpha.slug}/invites`, token: owner.token }),
+    },
+    {
+      label: 'GET /api/teams/{slug}/invites/{id}',
+      name: 'invites-get',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: `/api/teams/${alpha.slug}/invites/${s.alphaInvites[0]?.id}`, token: owner.token }),
+    },
+    {
+      label: 'POST /api/teams/{slug}/invites/{id}/resend',
+      name: 'invites-resend',
+      status: 200,
+      // Like renames: one invite per in-flight request.
+      prepare: async () => {
+        const { owner: inviter, team } = await ownTeam('resend');
+        await inParallel(8, 4, () => invite(inviter, team.slug, newEmail('resent')));
+        const invites = await teamInvites(inviter, team.slug);
+        return (i) => ({ method: 'POST', path: `/api/teams/${team.slug}/invites/${invites[i % invites.length]?.id}/resend`, token: inviter.token });
+      },
+    },
+    {
+      label: 'DELETE /api/teams/{slug}/invites/{id}',
+      name: 'invites-delete',
+      status: 200,
+      prepare: async (count) => {
+        const { owner: inviter, team } = await ownTeam('revoke');
+        const user = await storedUser(inviter.uuid);
+        const invites = Array.from({ length: count }, () => inviteItems(team.id, newEmail('revoked'), user, new Date()));
+        await writer.write(invites.flatMap((i) => i.items));
+        return from(invites, (i) => ({ method: 'DELETE', path: `/api/teams/${team.slug}/invites/${i.inviteId}`, token: inviter.token }));
+      },
+    },
+    { label: 'GET /api/invites', name: 'my-invites-list', status: 200, prepare: repeat({ method: 'GET', path: '/api/invites', token: guest.token }) },
+    { label: 'GET /api/invites/{uuid}', name: 'my-invites-get', status: 200, prepare: repeat({ method: 'GET', path: `/api/invites/${s.guestInvite.uuid}`, token: guest.token }) },
+    {
+      label: 'POST /api/invites/{uuid}/accept',
+      name: 'invites-accept',
+      status: 200,
+      prepare: async (count) => {
+        const joiner = await signUp('joiner');
+        return from(await invitesTo(writer, joiner, count), (uuid) => ({ method: 'POST', path: `/api/invites/${uuid}/accept`, token: joiner.token }));
+      },
+    },
+    {
+      label: 'POST /api/invites/{uuid}/decline',
+      name: 'invites-decline',
+      status: 200,
+      prepare: async (count) => {
+        const decliner = await signUp('decliner');
+        return from(await invitesTo(writer, decliner, count), (uuid) => ({ method: 'POST', path: `/api/invites/${uuid}/decline`, token: decliner.token }));
+      },
+    },
+    { label: 'GET /api/openapi.json', name: 'openapi', status: 200, prepare: repeat({ method: 'GET', path: '/api/openapi.json' }) },
+    { label: 'GET /docs', name: 'docs', status: 200, prepare: repeat({ method: 'GET', path: '/docs' }) },
+    // start.js is made in memory; the Swagger UI files are read from beside the bundle, which only the stack puts there.
+    { label: 'GET /docs/{asset} (start.js)', name: 'docs-assets', status: 200, prepare: repeat({ method: 'GET', path: '/docs/start.js' }) },
+    { label: 'GET /api/no-such-route (fallback)', name: 'fallback', status: 404, prepare: repeat({ method: 'GET', path: '/api/no-such-route' }) },
+  ];
+};
