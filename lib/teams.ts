@@ -44,11 +44,12 @@ export const memberOf = async <const T extends readonly Read[]>(
   actor: Actor,
   also: T,
 ): Promise<TeamAccess & { also: { -readonly [I in keyof T]: EntityItem<T[I][0]> | null } }> => {
-  const [team, me, ...rest] = await readTogether(db, [
-    [db.entities.team, { teamId }],
-    [db.entities.membership, { teamId, userUuid: actor.userUuid }],
-    ...also,
-  ] as const);
+  // Only the team and the membership must be read strongly consistent (they authorise the call).
+  const [team, me, ...rest] = await readTogether(
+    db,
+    [[db.entities.team, { teamId }], [db.entities.membership, { teamId, userUuid: actor.userUuid }], ...also] as const,
+    { relaxedFrom: 2 },
+  );
   if (!team || !me || team.slug !== slug) throw notFound(NOT_MEMBER);
   return { team: team as TeamItem, me: me as MembershipItem, also: rest as { -readonly [I in keyof T]: EntityItem<T[I][0]> | null } };
 };

@@ -18,30 +18,43 @@ const BATCH = 100;
  * Reads items of any entities in one strongly consistent BatchGetItem (one per 100 keys, sent
  * together), and answers in the order asked, null where an item does not exist. This is how a
  * request reads its caller's session together with the data it needs anyway: no extra round trip
- * for the check.
+ * for the check. Reads from index `relaxedFrom` on (a page's users, say) may be eventually
+ * consistent: when everything does not fit one request anyway, they go in requests of their own
+ * at half the read units.
  */
 export const readTogether = async <const T extends readonly Read[]>(
   db: Db,
   reads: T,
+  { relaxedFrom = reads.length }: { relaxedFrom?: number } = {},
 ): Promise<{ -readonly [I in keyof T]: EntityItem<T[I][0]> | null }> => {
   const asked = reads.map(([entity, composite]) => {
     const { Key, TableName } = entity.get(composite).params() as { Key: Key; TableName: string };
     return { entity, Key, TableName };
   });
-  const table = asked[0]?.TableName;
-  const unique = [...new Map(asked.map((a) => [keyId(a.Key), a.Key])).values()];
+  const table = asked[0]?.TableName as string;
+  const uniqueOf = (list: typeof asked) => [...new Map(list.map((a) => [keyId(a.Key), a.Key])).values()];
+  const all = uniqueOf(asked);
+  const batches: { keys: Key[]; consistent: boolean }[] = [];
+  const split = (keys: Key[], consistent: boolean) => {
+    for (let i = 0; i < keys.length; i += BATCH) batches.push({ keys: keys.slice(i, i + BATCH), consistent });
+  };
+  if (all.length <= BATCH) split(all, true);
+  else {
+    const strict = uniqueOf(asked.slice(0, relaxedFrom));
+    const strictIds = new Set(strict.map(keyId));
+    split(strict, true);
+    split(uniqueOf(asked.slice(relaxedFrom)).filter((key) => !strictIds.has(keyId(key))), false);
+  }
   const found = new Map<string, Record<string, unknown>>();
-  const chunks: Key[][] = [];
-  for (let i = 0; i < unique.length; i += BATCH) chunks.push(unique.slice(i, i + BATCH));
-  // Side by side: a page of 100 rows plus the caller's own items is two requests, one round trip.
+  // Side by side: a page of 100 rows and the caller's own items are two requests, one round trip.
   await Promise.all(
-    chunks.map((chunk) =>
-      untilProcessed(chunk, async (keys) => {
+    batches.map(({ keys: batch, consistent }) =>
+      untilProcessed(batch, async (keys) => {
         const res = await db.documents.send(
-          new BatchGetCommand({ RequestItems: { [table as string]: { Keys: keys, ConsistentRead: true } } }),
+          new BatchGetCommand({ RequestItems: { [table]: { Keys: keys, ConsistentRead: consistent } } }),
         );
-        for (const item of res.Responses?.[table as string] ?? []) found.set(keyId(item as Key), item);
-        return { unprocessed: (res.UnprocessedKeys?.[table as string]?.Keys ?? []) as Key[] };
+        for (const item of res.Responses?.[table] ?? []) found.set(keyId(item as Key), item);
+        return { unprocessed: (res.UnprocessedKeys?.[table]?.Keys ?? []) as Key[] };
       }),
     ),
   );
