@@ -23,7 +23,8 @@ export const REQUIRE_BANNER = "import { createRequire } from 'node:module'; cons
  * Modules replaced in the bundles only (tests and local runs use the real ones):
  * - Lambda's credentials are always in environment variables, so the SDK's default chain (SSO, INI
  *   files, STS, instance metadata: a third of every bundle) is swapped for the environment source;
- * - ElectroDB's model check, whose models are constants checked by every test run.
+ * - ElectroDB's model check, whose models are constants checked by every test run (ElectroDB uses
+ *   `jsonschema` for nothing else: test/unit/entities.test.ts fails on an upgrade that does).
  */
 export const ALIASES = {
   '@aws-sdk/credential-provider-node': fileURLToPath(new URL('../lib/aws/lambda-credentials.ts', import.meta.url)),
