@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+// The server under test is the repository's own, and so is its way of finding a free port.
+import { freePort } from '../../../infra/dynamodb-local.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -15,16 +16,6 @@ declare module 'vitest' {
 
 /** The repository this client lives in (`<repo>/clients/typescript`), wherever it is cloned. */
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 
 const exited = (child: ChildProcess): Promise<void> =>
   new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
