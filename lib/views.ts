@@ -1,5 +1,6 @@
 import type { EntityItem } from 'electrodb';
-import type { invite, membership, team } from './db/entities/teams.ts';
+import type { invite } from './db/entities/invites.ts';
+import type { membership, team } from './db/entities/teams.ts';
 import type { user } from './db/entities/users.ts';
 import type { Invite, Member, Membership, Team, User } from './responses.ts';
 

@@ -8,7 +8,8 @@ import { ALIASES, ESBUILD } from '../../infra/endpoint.ts';
 import { signingKeys } from '../../lib/db/entities/keys.ts';
 import { rateLimit } from '../../lib/db/entities/limits.ts';
 import { outboxMessage } from '../../lib/db/entities/outbox.ts';
-import { invite, membership, pendingInvite, slugClaim, team } from '../../lib/db/entities/teams.ts';
+import { invite, pendingInvite } from '../../lib/db/entities/invites.ts';
+import { membership, slugClaim, team } from '../../lib/db/entities/teams.ts';
 import { emailClaim, idClaim, refreshToken, session, user } from '../../lib/db/entities/users.ts';
 
 /**
