@@ -20,7 +20,7 @@ export const NAG_ACKNOWLEDGEMENTS = {
     reason:
       'Public by design: sign-up, sign-in and refresh are how a caller gets a token, the JWKS document holds ' +
       'public keys only, and the default route only answers 404/405 without touching data. All are throttled ' +
-      '(credential routes more strictly; the token routes also have reserved concurrency).',
+      '(credential routes more strictly), and sign-in, refresh and password change are limited in the table per address, session or account.',
   },
   streamListing: {
     id: 'AwsSolutions-IAM5[Resource::*]',

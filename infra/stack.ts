@@ -25,12 +25,7 @@ import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, STREAM_VIEW_TYPE, TTL_ATTRIBUTE }
 import { FALLBACK, ROUTES, type RouteName } from '../lib/http/routes.ts';
 import { Endpoint, LOG_RETENTION } from './endpoint.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
-
-/** Requests per second and burst for the whole stage, and the stricter limit on the credential routes. */
-export const THROTTLE = {
-  stage: { rateLimit: 50, burstLimit: 100 },
-  credentials: { rateLimit: 5, burstLimit: 10 },
-} as const;
+import { deployOptions } from './options.ts';
 
 /** Secrets Manager rotates the signing keys this often (docs/keys.md); old keys verify until their tokens expire. */
 export const KEY_ROTATION_DAYS = 30;
@@ -99,6 +94,7 @@ export class RosterStack extends Stack {
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
+    const options = deployOptions(this.node);
 
     const table = new Table(this, 'Table', {
       partitionKey: attribute(KEYS.pk),
@@ -147,14 +143,14 @@ export class RosterStack extends Stack {
     const stage = api.addStage('DefaultStage', {
       stageName: '$default',
       autoDeploy: true,
-      throttle: THROTTLE.stage,
+      throttle: options.routes,
       accessLogSettings: {
         destination: new LogGroupLogDestination(accessLogs),
         format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
       },
     });
 
-    // Stricter throttling per route key. RouteSettings is untyped JSON in CDK, passed through as is,
+    // The credential routes' own ceiling, per route key. RouteSettings is untyped JSON in CDK, passed through as is,
     // so it takes CloudFormation's casing.
     const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
     for (const route of ROUTES) {
@@ -163,7 +159,7 @@ export class RosterStack extends Stack {
       const fn = this.endpoint(
         route.name,
         { ...(usesTable ? { TABLE_NAME: table.tableName } : {}), ...(signs ? { SIGNING_KEY_SECRET_ARN: signingKey.secretArn } : {}) },
-        'reservedConcurrency' in route ? route.reservedConcurrency : undefined,
+        options.reservedConcurrency && 'reservedConcurrency' in route ? route.reservedConcurrency : undefined,
         'files' in route ? route.files : [],
       );
       // The documentation routes touch no table at all.
@@ -178,7 +174,7 @@ export class RosterStack extends Stack {
       });
       acknowledge(route.auth ? 'tokenRoute' : 'publicRoute', ...added);
       if (CREDENTIAL_ROUTES.includes(route.name)) {
-        const { rateLimit, burstLimit } = THROTTLE.credentials;
+        const { rateLimit, burstLimit } = options.credentials;
         routeSettings[`${route.method} ${route.path}`] = { ThrottlingRateLimit: rateLimit, ThrottlingBurstLimit: burstLimit };
         // A route setting must name an existing route, so the stage waits for it.
         stage.node.addDependency(...added);

@@ -29,7 +29,10 @@ export interface Route {
   indexes: readonly ('gsi1' | 'gsi2')[];
   /** Signs access tokens: only these functions may read the private signing keys. */
   signs?: true;
-  /** Concurrency reserved for (and capping) this function: password hashing is costly. */
+  /**
+   * Concurrency reserved for (and capping) this function, password hashing being costly: only when
+   * the deploy opts in (`cdk deploy -c reservedConcurrency=true`, infra/options.ts).
+   */
   reservedConcurrency?: number;
   /** Files (paths in the project) shipped beside the bundle and read at run time (lib/shipped.ts). */
   files?: readonly string[];

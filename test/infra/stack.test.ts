@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ESBUILD } from '../../infra/endpoint.ts';
-import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, KEY_ROTATION, KEY_ROTATION_DAYS, MAILER, MAIL_RETRY_ATTEMPTS, RosterStack, THROTTLE } from '../../infra/stack.ts';
+import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, KEY_ROTATION, KEY_ROTATION_DAYS, MAILER, MAIL_RETRY_ATTEMPTS, RosterStack } from '../../infra/stack.ts';
+import { DEFAULT_OPTIONS } from '../../infra/options.ts';
 import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '../../lib/db/entities/keys.ts';
 import { KEYS, createTableInput, TTL_ATTRIBUTE } from '../../lib/db/table.ts';
 import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '../../lib/http/routes.ts';
@@ -132,16 +133,18 @@ describe('functions', () => {
     }
   });
 
-  it.each(ROUTES.map((r) => [r.name, r] as const))('%s: reserved concurrency as the route table says', (name, route) => {
-    const reserved = functionOf(name).Properties.ReservedConcurrentExecutions;
-    expect(reserved).toBe('reservedConcurrency' in route ? route.reservedConcurrency : undefined);
+  it('reserves no concurrency by default: the deploy must succeed on an account whose quota is 10', () => {
+    for (const [id, fn] of ofType('AWS::Lambda::Function')) expect(fn.Properties, id).not.toHaveProperty('ReservedConcurrentExecutions');
   });
 
-  it('reserves concurrency for the functions that hash passwords or sign tokens (K4)', () => {
-    for (const name of ['auth-signin', 'auth-signup', 'auth-refresh']) {
-      expect(functionOf(name).Properties.ReservedConcurrentExecutions, name).toBeGreaterThan(0);
-    }
-    expect(functionOf(FALLBACK).Properties).not.toHaveProperty('ReservedConcurrentExecutions');
+  it('reserves the route table\'s concurrency when the deploy opts in (-c reservedConcurrency=true)', () => {
+    const opted = new RosterStack(new App({ context: { 'aws:cdk:bundling-stacks': [], reservedConcurrency: 'true' } }), 'Roster');
+    const optedResources = (Template.fromStack(opted).toJSON() as { Resources: Record<string, Resource> }).Resources;
+    // The same construct tree, so the same logical ids as the default stack's.
+    const reservedOf = (name: string): unknown => optedResources[logicalId(name)]?.Properties.ReservedConcurrentExecutions;
+    for (const route of ROUTES) expect(reservedOf(route.name), route.name).toBe('reservedConcurrency' in route ? route.reservedConcurrency : undefined);
+    for (const name of ['auth-signin', 'auth-signup', 'auth-refresh']) expect(reservedOf(name), name).toBeGreaterThan(0);
+    expect(reservedOf(FALLBACK)).toBeUndefined();
   });
 });
 
@@ -366,25 +369,43 @@ describe('HTTP API (K3)', () => {
     expect(integrationTarget(fallback)).toBe(logicalId(FALLBACK));
   });
 
-  it('throttles the stage, and the credential routes (sign-up, sign-in, refresh, password change) more strictly', () => {
+  it('throttles every route at the safety ceiling, the credential routes (sign-up, sign-in, refresh, password change) at theirs', () => {
     expect(stage.Properties.StageName).toBe('$default');
     expect(stage.Properties.AutoDeploy).toBe(true);
     expect(stage.Properties.DefaultRouteSettings).toEqual({
-      ThrottlingRateLimit: THROTTLE.stage.rateLimit,
-      ThrottlingBurstLimit: THROTTLE.stage.burstLimit,
+      ThrottlingRateLimit: DEFAULT_OPTIONS.routes.rateLimit,
+      ThrottlingBurstLimit: DEFAULT_OPTIONS.routes.burstLimit,
     });
+    // The issue's floors: abuse is stopped in the table, so the gateway never caps paying users below these.
+    expect(DEFAULT_OPTIONS.routes.rateLimit).toBeGreaterThanOrEqual(1000);
+    expect(DEFAULT_OPTIONS.credentials.rateLimit).toBeGreaterThanOrEqual(100);
     const settings = stage.Properties.RouteSettings as Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }>;
     const credentialKeys = ROUTES.filter((r) => CREDENTIAL_ROUTES.includes(r.name)).map((r) => `${r.method} ${r.path}`);
     expect(credentialKeys.sort()).toEqual(['POST /api/auth/refresh', 'POST /api/auth/signin', 'POST /api/auth/signup', 'PUT /api/auth/user']);
     expect([...CREDENTIAL_ROUTES].sort()).toEqual(['auth-refresh', 'auth-signin', 'auth-signup', 'auth-user-update']);
     expect(Object.keys(settings).sort()).toEqual(credentialKeys);
     for (const key of credentialKeys) {
-      expect(settings[key]?.ThrottlingRateLimit).toBeLessThan(THROTTLE.stage.rateLimit);
-      expect(settings[key]?.ThrottlingBurstLimit).toBeLessThan(THROTTLE.stage.burstLimit);
+      expect(settings[key]).toEqual({ ThrottlingRateLimit: DEFAULT_OPTIONS.credentials.rateLimit, ThrottlingBurstLimit: DEFAULT_OPTIONS.credentials.burstLimit });
       // RouteSettings need the route to exist when the stage is created or updated.
       const [routeId] = routes.find(([, r]) => r.Properties.RouteKey === key) as [string, Resource];
       expect(stage.DependsOn).toContain(routeId);
     }
+  });
+
+  it('takes the throttles from context (cdk deploy -c …), and refuses nonsense at synth with one sentence', () => {
+    const stageWith = (context: Record<string, unknown>) => {
+      const t = Template.fromStack(new RosterStack(new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } }), 'Roster'));
+      return Object.values(t.findResources('AWS::ApiGatewayV2::Stage'))[0]?.Properties as Record<string, unknown>;
+    };
+    const tuned = stageWith({ throttleRate: '5000', throttleBurst: '8000', credentialThrottleRate: 300, credentialThrottleBurst: '600' });
+    expect(tuned.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 5000, ThrottlingBurstLimit: 8000 });
+    for (const setting of Object.values(tuned.RouteSettings as Record<string, unknown>)) {
+      expect(setting).toEqual({ ThrottlingRateLimit: 300, ThrottlingBurstLimit: 600 });
+    }
+    expect(() => stageWith({ throttleRate: 'fast' })).toThrow('context throttleRate must be a positive integer, not "fast"');
+    expect(() => stageWith({ credentialThrottleRate: '0' })).toThrow('context credentialThrottleRate must be a positive integer');
+    expect(() => stageWith({ throttleRate: '3000' })).toThrow('context throttleBurst (2000) must be at least throttleRate (3000)');
+    expect(() => stageWith({ reservedConcurrency: 'yes' })).toThrow('context reservedConcurrency must be true or false, not "yes"');
   });
 
   it('writes access logs without headers or bodies to a log group with retention', () => {
