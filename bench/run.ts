@@ -11,6 +11,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDynamoDbLocal } from '../infra/dynamodb-local.ts';
+import { BENCH_LIMITS } from './limits-env.ts';
 import { PART_NAMES, PROCESS_GROUPS, type PartName, type Results, type WorkerMessage } from './parts.ts';
 import { type Meta, json, markdown } from './report.ts';
 
@@ -29,15 +30,6 @@ const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const logFile = join(tmpdir(), `roster-bench-${Date.now()}.log`);
 const log = createWriteStream(logFile);
 
-/** High limits, as test/setup.ts sets them: the benchmark measures the endpoints, not the limiters' 429s. */
-const LIMITS = {
-  RATE_LIMIT_IP_BURST: '1000000',
-  RATE_LIMIT_IP_REFILL: '1000000',
-  RATE_LIMIT_ACCOUNT_FAILURES: '1000000',
-  RATE_LIMIT_ACCOUNT_HOURLY_FAILURES: '1000000',
-  INVITE_MAILS_PER_TEAM_HOUR: '1000000',
-};
-
 const runWorker = (group: readonly PartName[], endpoint: string, dataDir: string): Promise<Results> =>
   new Promise((resolve, reject) => {
     const results: Results = {};
@@ -45,7 +37,7 @@ const runWorker = (group: readonly PartName[], endpoint: string, dataDir: string
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: {
         ...process.env,
-        ...LIMITS,
+        ...BENCH_LIMITS,
         DYNAMODB_ENDPOINT: endpoint,
         TABLE_NAME: `bench-${group.join('-')}-${randomUUID().slice(0, 8)}`,
         DATA_DIR: dataDir,

@@ -1,0 +1,170 @@
+/**
+ * The capacity model of docs/scale.md: for each route, the DynamoDB work of one call (measured by
+ * the capacity part of `npm run bench`), the Lambda time of one call (the warm handler p50 of the
+ * load part), the item or partition each route is bound by, and the rates those allow. The table
+ * in docs/scale.md is this module's output for bench/results/latest.json: test/unit/scale.test.ts
+ * fails when the two differ, when a route has no bound or no measurement, and
+ * test/api/scale.test.ts fails when the code's units drift from the measured ones.
+ */
+import type { RouteName } from '../lib/http/routes.ts';
+import type { CapacityRow } from './capacity.ts';
+import type { LoadRow } from './load.ts';
+
+/** DynamoDB's and Lambda's limits the model divides by (AWS quotas as of 2026; docs/scale.md). */
+export const LIMITS = {
+  /** One partition, and so one item, serves at most this many read units a second. */
+  partitionRcu: 3000,
+  /** ...and this many write units a second. */
+  partitionWcu: 1000,
+  /** An on-demand table's default maximum throughput (a service quota AWS raises on request). */
+  tableRcu: 40_000,
+  tableWcu: 40_000,
+  /** Lambda concurrency: the default account quota, and what new accounts may get. */
+  accountConcurrency: 1000,
+  newAccountConcurrency: 10,
+} as const;
+
+/** The one key a route's calls concentrate on, and the units one call spends there. */
+export interface Bound {
+  /** What the key is, in words: it becomes the "bound by" column. */
+  key: string;
+  /** Whose key it is: the rate it allows is per this. */
+  per: 'team' | 'user' | 'address' | 'session' | 'invite' | 'deployment' | 'nothing';
+  /** Read units one call spends on that key (strongly consistent: 1 per 4 KB item; eventually: half). */
+  rcu: number;
+  /** Write units one call spends on that key (transactional items count twice). */
+  wcu: number;
+}
+
+const none: Bound = { key: 'no table access', per: 'nothing', rcu: 0, wcu: 0 };
+
+/**
+ * Per route, its hottest key. Every authenticated call also reads its caller's session item (the
+ * user's partition); that key is named where nothing hotter is touched.
+ */
+export const BOUNDS: Record<RouteName | 'fallback', Bound> = {
+  'auth-signup': { key: 'sign-up bucket of the source address', per: 'address', rcu: 0, wcu: 1 },
+  'auth-signin': { key: 'sign-in bucket of the source address (reserve, and refund on success)', per: 'address', rcu: 0, wcu: 2 },
+  'auth-refresh': { key: "the user's partition (session and user read, session written)", per: 'user', rcu: 2, wcu: 2 },
+  'auth-signout': { key: "the user's partition (the session)", per: 'user', rcu: 0, wcu: 1 },
+  'auth-user': { key: "the user's partition (user and session)", per: 'user', rcu: 2, wcu: 0 },
+  'auth-user-update': { key: "the user's partition (user and session read, user written)", per: 'user', rcu: 2, wcu: 1 },
+  'auth-sessions-list': { key: "the user's partition (a page of sessions)", per: 'user', rcu: 2, wcu: 0 },
+  'auth-sessions-delete': { key: "the user's partition (two sessions)", per: 'user', rcu: 1, wcu: 1 },
+  jwks: { key: 'the public signing keys item, on a cold start only', per: 'deployment', rcu: 0, wcu: 0 },
+  openapi: none,
+  docs: none,
+  'docs-assets': none,
+  'teams-list': { key: "the user's memberships in gsi1", per: 'user', rcu: 1, wcu: 0 },
+  'teams-create': { key: "the user's partition (user and session)", per: 'user', rcu: 2, wcu: 0 },
+  'teams-get': { key: 'the team item (and the slug claim item)', per: 'team', rcu: 1, wcu: 0 },
+  'teams-update': { key: 'the team item (read, then written in the transaction)', per: 'team', rcu: 1, wcu: 2 },
+  'teams-delete': { key: 'the team item (deleted once)', per: 'team', rcu: 1, wcu: 2 },
+  'members-list': { key: "the team's members in gsi2 (a page)", per: 'team', rcu: 4, wcu: 0 },
+  'members-update-role': { key: 'the team item (read; written only when an OWNER is involved)', per: 'team', rcu: 1, wcu: 0 },
+  'members-remove': { key: 'the team item (read; written only when an OWNER leaves)', per: 'team', rcu: 1, wcu: 0 },
+  'invites-create': { key: "the team's mail bucket (and its hourly allowance)", per: 'team', rcu: 0, wcu: 1 },
+  'invites-list': { key: "the team's pending invites in gsi1 (a page)", per: 'team', rcu: 1, wcu: 0 },
+  'invites-get': { key: 'the team item', per: 'team', rcu: 1, wcu: 0 },
+  'invites-resend': { key: "the team's mail bucket (and its hourly allowance)", per: 'team', rcu: 0, wcu: 1 },
+  'invites-delete': { key: 'the team item (read)', per: 'team', rcu: 1, wcu: 0 },
+  'my-invites-list': { key: "the address's pending invites in gsi2 (a page)", per: 'user', rcu: 1, wcu: 0 },
+  'my-invites-get': { key: 'the invite item', per: 'invite', rcu: 1, wcu: 0 },
+  'invites-accept': { key: "the team's gsi2 partition (one membership row a join); the team item only for an OWNER", per: 'team', rcu: 1, wcu: 1 },
+  'invites-decline': { key: 'the invite item', per: 'invite', rcu: 1, wcu: 2 },
+  fallback: none,
+};
+
+/** Calls a second one key allows: the tighter of its read and write limits (null: unbounded by DynamoDB). */
+export const keyRate = ({ rcu, wcu }: { rcu: number; wcu: number }, readLimit: number, writeLimit: number): number | null => {
+  const rates = [rcu > 0 ? readLimit / rcu : Infinity, wcu > 0 ? writeLimit / wcu : Infinity];
+  const rate = Math.min(...rates);
+  return Number.isFinite(rate) ? rate : null;
+};
+
+/** Calls a second that `concurrency` Lambda instances serve when one call takes `ms`. */
+export const lambdaRate = (ms: number, concurrency: number): number => concurrency / (Math.max(ms, 1) / 1000);
+
+const round = (rate: number | null): string => {
+  if (rate === null) return '—';
+  const digits = rate >= 100 ? -Math.floor(Math.log10(rate)) + 2 : 0;
+  const factor = 10 ** Math.max(0, -digits);
+  return (Math.floor(rate / factor) * factor).toLocaleString('en-US');
+};
+
+const units = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(1));
+
+export interface ModelRow {
+  label: string;
+  name: string;
+  requests: number;
+  rcu: number;
+  wcu: number;
+  lambdaMs: number | null;
+  bound: Bound;
+  perKey: number | null;
+  perTable: number | null;
+  lambdaDefault: number | null;
+  lambdaNewAccount: number | null;
+}
+
+/** The model's rows: one per measured call, in the capacity part's order. */
+export const modelRows = (capacity: readonly CapacityRow[], load: readonly LoadRow[]): ModelRow[] =>
+  capacity.map((row) => {
+    const bound = BOUNDS[row.name as RouteName | 'fallback'];
+    if (!bound) throw new Error(`no bound for ${row.name} in bench/scale-model.ts`);
+    const timed = load.find((l) => l.label === row.label);
+    const lambdaMs = timed?.handlerMs ? timed.handlerMs.p50 : null;
+    return {
+      label: row.label,
+      name: row.name,
+      requests: row.total,
+      rcu: row.rcu,
+      wcu: row.wcu,
+      lambdaMs,
+      bound,
+      perKey: keyRate(bound, LIMITS.partitionRcu, LIMITS.partitionWcu),
+      perTable: keyRate(row, LIMITS.tableRcu, LIMITS.tableWcu),
+      lambdaDefault: lambdaMs === null ? null : lambdaRate(lambdaMs, LIMITS.accountConcurrency),
+      lambdaNewAccount: lambdaMs === null ? null : lambdaRate(lambdaMs, LIMITS.newAccountConcurrency),
+    };
+  });
+
+/** The markdown table docs/scale.md carries between its markers. */
+export const renderModel = (rows: readonly ModelRow[]): string => {
+  const header =
+    '| route | requests | RCU | WCU | Lambda ms | bound by | per | calls/s per key | calls/s per table | calls/s, 1,000 instances | calls/s, 10 instances |';
+  const lines = rows.map((r) =>
+    [
+      r.label,
+      String(r.requests),
+      units(r.rcu),
+      units(r.wcu),
+      r.lambdaMs === null ? '—' : r.lambdaMs.toFixed(1),
+      r.bound.key,
+      r.bound.per,
+      round(r.perKey),
+      round(r.perTable),
+      round(r.lambdaDefault),
+      round(r.lambdaNewAccount),
+    ].join(' | '),
+  );
+  return [header, `|${header.split('|').slice(1, -1).map(() => '---').join('|')}|`, ...lines.map((l) => `| ${l} |`)].join('\n');
+};
+
+/** The table for the benchmark's results as bench/results/latest.json holds them. */
+export const modelTable = (latest: { results: { capacity?: { rows: CapacityRow[] }; load?: { rows: LoadRow[] } } }): string => {
+  const { capacity, load } = latest.results;
+  if (!capacity || !load) throw new Error('bench/results/latest.json lacks the capacity or load part: run npm run bench');
+  return renderModel(modelRows(capacity.rows, load.rows));
+};
+
+export const MARKERS = { start: '<!-- scale-model:start (npm run scale:doc writes this table) -->', end: '<!-- scale-model:end -->' } as const;
+
+/** `doc` with the text between its markers replaced by `table`. */
+export const withModel = (doc: string, table: string): string => {
+  const start = doc.indexOf(MARKERS.start);
+  const end = doc.indexOf(MARKERS.end);
+  if (start < 0 || end < start) throw new Error('docs/scale.md has lost its scale-model markers');
+  return `${doc.slice(0, start + MARKERS.start.length)}\n${table}\n${doc.slice(end)}`;
+};
