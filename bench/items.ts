@@ -57,8 +57,8 @@ export const checkMembershipItem = (m: MembershipItem): void => {
 };
 
 /**
- * Adds `count` members (role MEMBER) with their users, numbered from `from`, to a team, and moves
- * the team's memberCount to match. Returns their membership ids, in join order.
+ * Adds `count` members (role MEMBER) with their users, numbered from `from`, to a team (the team
+ * item keeps no member count, so it is not touched). Returns their membership ids, in join order.
  */
 export const addSyntheticMembers = async (writer: BulkWriter, teamId: number, from: number, count: number): Promise<number[]> => {
   const now = isoMillis(new Date());
@@ -81,7 +81,6 @@ export const addSyntheticMembers = async (writer: BulkWriter, teamId: number, fr
   }
   if (members[0]) checkMembershipItem(members[0]);
   await writer.write([...users, ...members.map(membershipItem)]);
-  await db().entities.team.patch({ teamId }).add({ memberCount: count }).go();
   return members.map((m) => m.memberId);
 };
 
@@ -102,7 +101,7 @@ export const teamItems = (owner: UserItem, slug: string, now: Date): { teamId: n
     teamId,
     items: [
       itemOf(e.slugClaim.put({ slug, teamId }).params()),
-      itemOf(e.team.put({ teamId, name: `Team ${slug}`, slug, ownerCount: 1, memberCount: 1, createdAt: stamp, updatedAt: stamp }).params()),
+      itemOf(e.team.put({ teamId, name: `Team ${slug}`, slug, ownerCount: 1, createdAt: stamp, updatedAt: stamp }).params()),
       itemOf(e.idClaim.put({ kind: 'membership', id: memberId }).params()),
       itemOf(
         e.membership.put({ teamId, userUuid: owner.userUuid, memberId, userId: owner.userId, role: 'OWNER', createdAt: stamp, updatedAt: stamp }).params(),

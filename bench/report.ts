@@ -1,7 +1,9 @@
 import { FUNCTION_DEFAULTS, ROUTES } from '../lib/http/routes.ts';
 import type { ColdResult, ColdRow } from './cold-start.ts';
+import type { HotTeamResult } from './hot-team.ts';
 import { PRICES, costPerMillion } from './costs.ts';
 import type { LoadRow } from './load.ts';
+import type { NatPhase, NatResult } from './nat.ts';
 import type { Results } from './parts.ts';
 import type { ScaleResult, ScaleRow } from './scale.ts';
 
@@ -203,6 +205,39 @@ const scaleSection = (scale: ScaleResult): string => {
   ].join('\n');
 };
 
+const hotTeamSection = (hot: HotTeamResult): string =>
+  [
+    '## 5. Hot team: joins into one team',
+    '',
+    `${count(hot.accepts)} accepts of distinct pending invites to one team, ${hot.concurrency} at a time through the local HTTP server ` +
+      '(each client sends its next accept when the last is answered); every answer other than 200 is an error. Joins write no team ' +
+      'item (only an OWNER\'s join would), so concurrent joins do not conflict (docs/scale.md).',
+    '',
+    table(
+      ['accepts', 'concurrency', 'seconds', 'joins/s', 'answers', 'memberships after'],
+      [[count(hot.accepts), String(hot.concurrency), hot.seconds.toFixed(1), hot.joinsPerSecond.toFixed(0), statuses(hot.answers, '200'), count(hot.members)]],
+    ),
+  ].join('\n');
+
+const natRow = (label: string, phase: NatPhase): string[] => [
+  label,
+  count(phase.requests),
+  statuses(phase.statuses),
+  `${ms(phase.latencyMs.p50)} / ${ms(phase.latencyMs.p99)}`,
+  phase.seconds.toFixed(1),
+];
+
+const natSection = (nat: NatResult): string =>
+  [
+    '## 6. One address, many people (NAT)',
+    '',
+    `${count(nat.users)} people sign in from one address (127.0.0.1), ${nat.concurrency} at a time, each with a right password ` +
+      '(argon2id at full cost), then each refreshes once; then 40 wrong passwords for 40 unknown e-mails from the same address. ' +
+      `With the configured limits, not the benchmark's raised ones: sign-in ${nat.limits.signIn} (failures only); refresh ${nat.limits.refreshPerSession} per session.`,
+    '',
+    table(['phase', 'requests', 'answers', 'p50 / p99 ms', 'seconds'], [natRow('sign-in', nat.signIn), natRow('refresh', nat.refresh), natRow('wrong passwords', nat.guesses)]),
+  ].join('\n');
+
 export const markdown = (meta: Meta, results: Results): string =>
   [
     [
@@ -219,6 +254,8 @@ export const markdown = (meta: Meta, results: Results): string =>
     capacitySection(results),
     loadSection(results),
     results.scale ? scaleSection(results.scale) : '',
+    results.hotteam ? hotTeamSection(results.hotteam) : '',
+    results.nat ? natSection(results.nat) : '',
   ]
     .filter((section) => section !== '')
     .join('\n\n')

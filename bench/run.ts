@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- cold capacity load scale]`: the benchmarks of issue 6. Each group of parts
+ * `npm run bench [-- cold capacity load scale hotteam nat]`: the benchmarks of issues 6 and 10. Each group of parts
  * (bench/parts.ts) runs in turn, in a worker process with an in-memory DynamoDB Local, a table
  * and a data directory of its own; the results go to bench/results/latest.md and latest.json,
  * and the Markdown is printed.
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDynamoDbLocal } from '../infra/dynamodb-local.ts';
 import { BENCH_LIMITS } from './limits-env.ts';
-import { PART_NAMES, PROCESS_GROUPS, type PartName, type Results, type WorkerMessage } from './parts.ts';
+import { PART_NAMES, PROCESS_GROUPS, WITH_LIMITS, type PartName, type Results, type WorkerMessage } from './parts.ts';
 import { type Meta, json, markdown } from './report.ts';
 
 const started = performance.now();
@@ -36,8 +36,10 @@ const runWorker = (group: readonly PartName[], endpoint: string, dataDir: string
     const child = fork(WORKER, [...group], {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: {
-        ...process.env,
-        ...BENCH_LIMITS,
+        // The NAT part measures the configured limits: none of the caller's RATE_LIMIT_* and none of ours.
+        ...(group.some((part) => WITH_LIMITS.includes(part))
+          ? Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATE_LIMIT_')))
+          : { ...process.env, ...BENCH_LIMITS }),
         DYNAMODB_ENDPOINT: endpoint,
         TABLE_NAME: `bench-${group.join('-')}-${randomUUID().slice(0, 8)}`,
         DATA_DIR: dataDir,

@@ -38,6 +38,8 @@ const parts: Record<PartName, () => Promise<unknown>> = {
   capacity: async () => (await import('./capacity.ts')).runCapacity(ctx),
   load: async () => (await import('./load.ts')).runLoad(ctx),
   scale: async () => (await import('./scale.ts')).runScale(ctx),
+  hotteam: async () => (await import('./hot-team.ts')).runHotTeam(ctx),
+  nat: async () => (await import('./nat.ts')).runNat(ctx),
 };
 
 for (const part of process.argv.slice(2)) {

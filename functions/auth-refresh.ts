@@ -2,4 +2,4 @@ import { refresh } from '../lib/refresh.ts';
 import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 
-export const handler = endpoint('auth-refresh', ({ body, client, now }) => refresh(db(), body, client, now));
+export const handler = endpoint('auth-refresh', ({ body, now }) => refresh(db(), body, now));

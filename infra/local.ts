@@ -30,15 +30,19 @@ const server = await startLocalServer(port, process.env.HOST ?? '127.0.0.1').cat
   process.exit(1);
 });
 console.log(`Roster API on ${server.url} (table ${tableName} at ${endpoint}); Ctrl-C stops it.`);
-// The mailer, as Lambda would run it: from the table's stream (infra/stream-poller.ts).
-const { startStreamPoller } = await import('./stream-poller.ts');
-const poller = await startStreamPoller({ endpoint, tableName, dataDir });
+// The mailer and the team cleanup, as Lambda would run them: from the table's stream (infra/stream-poller.ts).
+const { startStreamPollers } = await import('./stream-poller.ts');
+const pollers = await startStreamPollers({ endpoint, tableName, dataDir });
+
+// The invite sweeper, as its schedule would run it (functions/invite-sweep.ts).
+const { startInviteSweeper } = await import('./invite-sweeper.ts');
+const sweeper = startInviteSweeper();
 
 let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;
-  await poller.stop();
+  await Promise.all([sweeper.stop(), ...pollers.map((p) => p.stop())]);
   await server.close();
   dynamo?.stop();
   process.exit(0);

@@ -25,14 +25,14 @@ export const NAG_ACKNOWLEDGEMENTS = {
   streamListing: {
     id: 'AwsSolutions-IAM5[Resource::*]',
     reason:
-      'dynamodb:ListStreams, which the mailer\'s stream mapping needs, takes no resource narrower than *; ' +
-      'it only lists stream ARNs. Every other action of the mailer names the table, its stream, the ' +
-      'dead-letter queue or the SES identity.',
+      'dynamodb:ListStreams, which a stream mapping (the mailer\'s, the team cleanup\'s) needs, takes no resource ' +
+      'narrower than *; it only lists stream ARNs. Every other action of those functions names the table, ' +
+      'its stream, their dead-letter queue or the SES identity.',
   },
   deadLetterQueue: {
     id: 'AwsSolutions-SQS3',
     reason:
-      'This queue is itself the dead-letter destination of the mailer\'s stream mapping: it holds records ' +
+      'This queue is itself the dead-letter destination of a stream mapping (the mailer\'s or the team cleanup\'s): it holds records ' +
       'that failed every retry, raises an alarm, and is drained by a person; a dead-letter queue of its own ' +
       'would only move them again.',
   },

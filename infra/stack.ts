@@ -13,8 +13,10 @@ import {
   Table,
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
-import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { type CfnFunction, FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -23,8 +25,10 @@ import type { Construct } from 'constructs';
 import { signingKeysPartitionKey } from '../lib/db/entities/keys.ts';
 import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '../lib/db/table.ts';
 import { FALLBACK, ROUTES, type RouteName } from '../lib/http/routes.ts';
+import { INVITE_SWEEP, TEAM_CLEANUP } from '../lib/background.ts';
 import { Endpoint, LOG_RETENTION } from './endpoint.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
+import { STREAM_FILTERS } from './stream-filters.ts';
 import { deployOptions } from './options.ts';
 
 /** Secrets Manager rotates the signing keys this often (docs/keys.md); old keys verify until their tokens expire. */
@@ -36,6 +40,9 @@ export const MAILER = 'mailer';
 export const MAILER_ACTIONS = ['GetItem', 'UpdateItem'] as const;
 /** How often a failed stream record is retried before it goes to the dead-letter queue. */
 export const MAIL_RETRY_ATTEMPTS = 8;
+
+/** How often a failed team-cleanup run is retried before its record goes to the dead-letter queue. */
+export const CLEANUP_RETRY_ATTEMPTS = 10;
 
 /** The function Secrets Manager calls to rotate the signing keys (functions/keys-rotate.ts); not a route. */
 export const KEY_ROTATION = 'keys-rotate';
@@ -91,6 +98,10 @@ export class RosterStack extends Stack {
   readonly keyRotation: Endpoint;
   /** The outbox's mailer (MAILER), fed by the table's stream. */
   readonly mailer: Endpoint;
+  /** The deleted teams' cleanup (TEAM_CLEANUP), fed by the table's stream. */
+  readonly teamCleanup: Endpoint;
+  /** The expired invites' sweeper (INVITE_SWEEP), on a schedule. */
+  readonly inviteSweep: Endpoint;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -183,9 +194,12 @@ export class RosterStack extends Stack {
     (stage.node.defaultChild as CfnStage).routeSettings = routeSettings;
     acknowledge('publicRoute', api.node.findChild('DefaultRoute'));
     this.mailer = this.deliverMail(table, stage.url);
+    this.teamCleanup = this.cleanUpTeams(table);
+    this.inviteSweep = this.sweepInvites(table);
 
     this.alarm('Api5xx', 'The API answered 5xx', api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }));
-    for (const [name, fn] of [...this.endpoints, [KEY_ROTATION, this.keyRotation] as const, [MAILER, this.mailer] as const]) {
+    const others = [[KEY_ROTATION, this.keyRotation], [MAILER, this.mailer], [TEAM_CLEANUP.name, this.teamCleanup], [INVITE_SWEEP.name, this.inviteSweep]] as const;
+    for (const [name, fn] of [...this.endpoints, ...others]) {
       this.alarm(`${fn.node.id}Errors`, `The ${name} function failed`, fn.metricErrors({ period: Duration.minutes(5) }));
     }
     const ops = { operations: operations(), period: Duration.minutes(5) };
@@ -256,12 +270,7 @@ export class RosterStack extends Stack {
         resources: [`arn:${this.partition}:ses:${this.region}:${this.account}:identity/${identity}`],
       }),
     );
-    const deadLetters = new Queue(this, 'MailDeadLetters', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    acknowledge('deadLetterQueue', deadLetters);
+    const deadLetters = this.deadLetterQueue('MailDeadLetters');
     fn.addEventSource(
       new DynamoEventSource(table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -282,6 +291,68 @@ export class RosterStack extends Stack {
     acknowledge('streamListing', fn.role?.node.tryFindChild('DefaultPolicy') ?? fn);
     this.alarm('MailDeadLetters', 'An e-mail could not be delivered after every retry', deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }));
     return fn;
+  }
+
+  /**
+   * The cleanup of deleted teams (functions/team-cleanup.ts, lib/team-cleanup.ts) on the table's
+   * stream, only for the cleanup jobs' INSERT and MODIFY records (each run that ends with work left
+   * updates its job, and that MODIFY starts the next run). One job a batch, so a run has the whole
+   * timeout for it; its time budget (RESERVE_MS short of the timeout) ends it cleanly first. A run
+   * that fails or times out is retried, halving the batch; after the last attempt the record goes to
+   * a dead-letter queue that raises an alarm. Its grants: exactly TEAM_CLEANUP.actions on the table
+   * and gsi1 (a Query of the team's ended invites).
+   */
+  private cleanUpTeams(table: Table): Endpoint {
+    const fn = new Endpoint(this, idOf(TEAM_CLEANUP.name), { name: TEAM_CLEANUP.name, environment: { TABLE_NAME: table.tableName } });
+    // Not an API function: its timeout is its own (the API's is capped by the gateway's 29 s).
+    (fn.node.defaultChild as CfnFunction).timeout = TEAM_CLEANUP.timeoutSeconds;
+    fn.allowTable(table, TEAM_CLEANUP.actions, TEAM_CLEANUP.indexes);
+    const deadLetters = this.deadLetterQueue('TeamCleanupDeadLetters');
+    fn.addEventSource(
+      new DynamoEventSource(table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: TEAM_CLEANUP.batchSize,
+        bisectBatchOnError: true,
+        retryAttempts: CLEANUP_RETRY_ATTEMPTS,
+        maxRecordAge: Duration.days(1),
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(deadLetters),
+        filters: [FilterCriteria.filter(STREAM_FILTERS[TEAM_CLEANUP.name])],
+      }),
+    );
+    acknowledge('streamListing', fn.role?.node.tryFindChild('DefaultPolicy') ?? fn);
+    this.alarm(
+      'TeamCleanupDeadLetters',
+      'A deleted team\'s cleanup failed every retry: its rows remain until it is run again',
+      deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
+    );
+    return fn;
+  }
+
+  /**
+   * The sweeper of expired invites (functions/invite-sweep.ts, lib/invite-sweep.ts) on a schedule.
+   * No reserved concurrency (any reservation fails the deploy on an account whose quota is under
+   * 100 + it): runs are bounded by their time budget and a watermark, and two that overlap only
+   * repeat conditional writes. A failed run is not retried: the next tick starts where it stopped.
+   * Its grants: the watermark item and the invites (GetItem, PutItem, UpdateItem) and gsi3 (Query).
+   */
+  private sweepInvites(table: Table): Endpoint {
+    const fn = new Endpoint(this, idOf(INVITE_SWEEP.name), { name: INVITE_SWEEP.name, environment: { TABLE_NAME: table.tableName } });
+    (fn.node.defaultChild as CfnFunction).timeout = INVITE_SWEEP.timeoutSeconds;
+    fn.allowTable(table, INVITE_SWEEP.actions, INVITE_SWEEP.indexes);
+    new Rule(this, 'InviteSweepSchedule', {
+      description: 'Takes expired invites out of the invite lists (docs/data-model.md, "Expired invites")',
+      schedule: Schedule.rate(Duration.minutes(INVITE_SWEEP.everyMinutes)),
+      targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
+    });
+    return fn;
+  }
+
+  /** Where a stream mapping puts the records that failed every retry, for two weeks. */
+  private deadLetterQueue(id: string): Queue {
+    const queue = new Queue(this, id, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+    acknowledge('deadLetterQueue', queue);
+    return queue;
   }
 
   /** Any datapoint at or above 1 in five minutes; no data is fine (no traffic, no errors). */

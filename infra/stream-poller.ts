@@ -1,10 +1,15 @@
 /**
- * Local mode's stand-in for Lambda's DynamoDB stream event source: reads DynamoDB Local's stream of
- * the table and invokes the mailer handler (functions/mailer.ts) with the same DynamoDBStreamEvent
- * Lambda would send. Per shard, in order, batches of at most 100 records; records the handler
- * reports as failed (batchItemFailures) are retried with exponential backoff, and after the last
- * attempt logged as dead-lettered. The last sequence number handled per shard is kept in
- * DATA_DIR/stream-checkpoint.json, so a restarted server goes on after it instead of starting over.
+ * Local mode's stand-in for Lambda's DynamoDB stream event sources: one poller per function on the
+ * stream (infra/stream-filters.ts: the mailer, functions/mailer.ts, and the team cleanup,
+ * functions/team-cleanup.ts), each reading DynamoDB Local's stream of the table on its own, like
+ * one event-source mapping each, and invoking its handler with the DynamoDBStreamEvent Lambda would
+ * send: only the records its filter passes (the others are skipped, as Lambda drops them), and a
+ * context whose remaining time counts down from the function's timeout. Per shard, in order,
+ * batches of at most 100 records; records the handler reports as failed (batchItemFailures) are
+ * retried with exponential backoff, and after the last attempt logged as dead-lettered. The last
+ * sequence number handled per shard is kept per function in DATA_DIR (stream-checkpoint.json for
+ * the mailer, stream-checkpoint.<function>.json for the others), so a restarted server goes on
+ * after it instead of starting over.
  */
 import { DescribeTableCommand, DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import {
@@ -18,21 +23,36 @@ import {
   type Shard,
   TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
-import type { AttributeValue as LambdaValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { Context, AttributeValue as LambdaValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { STREAM_VIEW_TYPE } from '../lib/db/table.ts';
+import { lambdaContext } from '../lib/http/apigw.ts';
+import { FUNCTION_DEFAULTS } from '../lib/http/routes.ts';
 import { log } from '../lib/log.ts';
+import { TEAM_CLEANUP } from '../lib/background.ts';
+import { STREAM_FILTERS, type StreamFunction, passes } from './stream-filters.ts';
 
-export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | undefined>;
+export type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | undefined>;
+
+/**
+ * Each stream function's handler module and timeout, as the stack deploys them, and the most
+ * records one event carries when the stack says so (otherwise what one GetRecords returned).
+ */
+const FUNCTIONS: Record<StreamFunction, { load: () => Promise<{ handler: StreamHandler }>; timeoutSeconds: number; batchSize?: number }> = {
+  mailer: { load: () => import('../functions/mailer.ts'), timeoutSeconds: FUNCTION_DEFAULTS.timeoutSeconds },
+  'team-cleanup': { load: () => import('../functions/team-cleanup.ts'), timeoutSeconds: TEAM_CLEANUP.timeoutSeconds, batchSize: TEAM_CLEANUP.batchSize },
+};
 
 export interface StreamPollerOptions {
   endpoint: string;
   tableName: string;
-  /** Where stream-checkpoint.json lives. */
+  /** Where the checkpoint files live. */
   dataDir: string;
-  /** Default: functions/mailer.ts's handler, loaded once like a warm Lambda. */
+  /** The function this poller feeds (its filter, handler, timeout and checkpoint). Default: the mailer. */
+  function?: StreamFunction;
+  /** Default: the function's own handler module, loaded once like a warm Lambda. */
   handler?: StreamHandler;
   region?: string;
   /** Pause between polls of a shard that had nothing new. */
@@ -60,11 +80,12 @@ interface Checkpoint {
   shards: Record<string, string | undefined>;
 }
 
-const CHECKPOINT_FILE = 'stream-checkpoint.json';
+/** The mailer keeps the name it had when it was the only function on the stream. */
+const checkpointFile = (fn: StreamFunction): string => (fn === 'mailer' ? 'stream-checkpoint.json' : `stream-checkpoint.${fn}.json`);
 
-const readCheckpoint = (dataDir: string, streamArn: string): Checkpoint => {
+const readCheckpoint = (dataDir: string, file: string, streamArn: string): Checkpoint => {
   try {
-    const saved = JSON.parse(readFileSync(join(dataDir, CHECKPOINT_FILE), 'utf8')) as Checkpoint;
+    const saved = JSON.parse(readFileSync(join(dataDir, file), 'utf8')) as Checkpoint;
     if (saved.streamArn === streamArn && typeof saved.shards === 'object' && saved.shards !== null) return saved;
   } catch {
     // none yet, or unreadable: start from the oldest record (delivery is idempotent per message)
@@ -72,9 +93,9 @@ const readCheckpoint = (dataDir: string, streamArn: string): Checkpoint => {
   return { streamArn, shards: {} };
 };
 
-const writeCheckpoint = (dataDir: string, checkpoint: Checkpoint): void => {
+const writeCheckpoint = (dataDir: string, name: string, checkpoint: Checkpoint): void => {
   mkdirSync(dataDir, { recursive: true });
-  const file = join(dataDir, CHECKPOINT_FILE);
+  const file = join(dataDir, name);
   writeFileSync(`${file}.tmp`, JSON.stringify(checkpoint));
   renameSync(`${file}.tmp`, file);
 };
@@ -131,8 +152,10 @@ const streamArnOf = async (endpoint: string, tableName: string, region: string):
   }
 };
 
-/** Starts polling the table's stream; resolves once the stream is found (the loop runs on). */
+/** Starts polling the table's stream for one function; resolves once the stream is found (the loop runs on). */
 export const startStreamPoller = async (options: StreamPollerOptions): Promise<StreamPoller> => {
+  const fn = options.function ?? 'mailer';
+  const checkpointName = checkpointFile(fn);
   const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
   const pollMs = options.pollMs ?? 200;
   const batchSize = Math.min(options.batchSize ?? 100, 100);
@@ -147,7 +170,7 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
     region,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  const checkpoint = readCheckpoint(options.dataDir, streamArn);
+  const checkpoint = readCheckpoint(options.dataDir, checkpointName, streamArn);
   const stopping = new AbortController();
   const stopped = () => stopping.signal.aborted;
   const pause = (ms: number) => sleep(ms, undefined, { signal: stopping.signal }).catch(() => undefined);
@@ -156,20 +179,21 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
   const handler = (): Promise<StreamHandler> =>
     options.handler
       ? Promise.resolve(options.handler)
-      : (loaded ??= Promise.all([import('../functions/mailer.ts'), import('../lib/http/server.ts')]).then(
-          ([mailer, server]) =>
-            (event: DynamoDBStreamEvent) => server.invocation.run({ functionName: 'mailer' }, () => mailer.handler(event)),
+      : (loaded ??= Promise.all([FUNCTIONS[fn].load(), import('../lib/http/server.ts')]).then(
+          ([module, server]) =>
+            (event: DynamoDBStreamEvent, context: Context) => server.invocation.run({ functionName: fn }, () => module.handler(event, context)),
         ));
 
   /** Sequence numbers the handler did not finish; all of them when it threw or answered nonsense. */
   const invoke = async (records: DynamoDBRecord[]): Promise<DynamoDBRecord[]> => {
+    const context = lambdaContext(`roster-${fn}`, FUNCTIONS[fn].timeoutSeconds * 1000, records[0]?.eventID ?? 'stream');
     try {
-      const result = await (await handler())({ Records: records });
+      const result = await (await handler())({ Records: records }, context);
       const ids = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       if ([...ids].some((id) => !records.some((r) => r.dynamodb?.SequenceNumber === id))) return records;
       return records.filter((r) => ids.has(r.dynamodb?.SequenceNumber ?? ''));
     } catch (error) {
-      log.error('stream handler threw; the whole batch is retried', error, { records: records.length });
+      log.error('stream handler threw; the whole batch is retried', error, { function: fn, records: records.length });
       return records;
     }
   };
@@ -186,6 +210,7 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
     }
     for (const r of pending) {
       log.error('stream record dead-lettered after the last attempt', new Error('delivery failed'), {
+        function: fn,
         sequenceNumber: r.dynamodb?.SequenceNumber,
         eventName: r.eventName,
         messageId: r.dynamodb?.NewImage?.messageId?.S,
@@ -251,9 +276,14 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
     }
     const records = (page.Records ?? []).map((r) => toLambdaRecord(r, streamArn, region));
     if (records.length > 0) {
-      if (!(await handleBatch(records))) return false;
+      // The function sees only what its filter passes; the rest is skipped (and checkpointed) as Lambda does.
+      const passed = records.filter((r) => passes(fn, r));
+      const size = FUNCTIONS[fn].batchSize ?? passed.length;
+      for (let i = 0; i < passed.length; i += size) {
+        if (!(await handleBatch(passed.slice(i, i + size)))) return false;
+      }
       checkpoint.shards[id] = records.at(-1)?.dynamodb?.SequenceNumber as string;
-      writeCheckpoint(options.dataDir, checkpoint);
+      writeCheckpoint(options.dataDir, checkpointName, checkpoint);
     }
     state.iterator = page.NextShardIterator;
     // No next iterator: the shard is closed and read to its end.
@@ -284,7 +314,7 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
   };
 
   const running = loop();
-  log.info('stream poller started', { streamArn, shardsCheckpointed: Object.keys(checkpoint.shards).length });
+  log.info('stream poller started', { function: fn, streamArn, shardsCheckpointed: Object.keys(checkpoint.shards).length });
   return {
     streamArn,
     stop: async () => {
@@ -294,3 +324,7 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
     },
   };
 };
+
+/** One poller per function on the stream (every entry of STREAM_FILTERS), as the stack deploys them. */
+export const startStreamPollers = async (options: Omit<StreamPollerOptions, 'function' | 'handler'>): Promise<StreamPoller[]> =>
+  Promise.all((Object.keys(STREAM_FILTERS) as StreamFunction[]).map((fn) => startStreamPoller({ ...options, function: fn })));

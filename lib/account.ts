@@ -2,10 +2,12 @@ import type { Actor } from './auth/actor.ts';
 import { hashPassword, verifyPassword } from './auth/passwords.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
 import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from './auth/limits.ts';
-import { type ClientInfo, endSessions, isLive, readAsActor, sessionsOf } from './auth/session-items.ts';
+import { type ClientInfo, endSessionsOf, isLive, readAsActor } from './auth/session-items.ts';
+import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db } from './db/service.ts';
 import { isConditionFailure } from './db/transactions.ts';
 import { AppError, notFound } from './errors.ts';
+import { Page, type PageRequest } from './pagination.ts';
 import type { SessionInfo } from './responses.ts';
 import type { UserUpdateInput } from './schemas.ts';
 import { isoMillis } from './time.ts';
@@ -33,23 +35,36 @@ export const signOut = async (db: Db, actor: Actor, scope: 'local' | 'global'): 
     throw error;
   }
   actor.sessionChecked = true;
-  if (scope === 'global') await endSessions(db, actor.userUuid, (await sessionsOf(db, actor.userUuid)).map((s) => s.sessionId));
+  if (scope === 'global') await endSessionsOf(db, actor.userUuid);
   return {};
 };
 
-/** The user's live sessions, oldest first, the caller's marked `current`. */
-export const listSessions = async (db: Db, actor: Actor, now: Date): Promise<SessionInfo[]> => {
+/**
+ * One page of the user's live sessions, oldest first (by id: UUIDv7, time-ordered), the caller's
+ * marked `current`: the caller's session check, then one strongly consistent Query of the user's
+ * partition. A session past its absolute end that TTL has not deleted yet is left out, so a page
+ * may hold fewer than `limit`; its cursor still goes on after it.
+ */
+export const listSessions = async (db: Db, actor: Actor, now: Date, request: PageRequest): Promise<Page<SessionInfo>> => {
   await readAsActor(db, actor, [] as const);
-  return (await sessionsOf(db, actor.userUuid))
-    .filter((s) => isLive(s, now.getTime()))
-    .map((s) => ({
-      id: s.sessionId,
-      createdAt: s.createdAt,
-      lastUsedAt: s.lastUsedAt,
-      userAgent: s.userAgent ?? null,
-      ip: s.ip ?? null,
-      current: s.sessionId === actor.sessionId,
-    }));
+  const page = await queryPage(
+    (options) => db.entities.session.query.primary({ userUuid: actor.userUuid }).go({ ...options, consistent: true }),
+    request,
+    cursorAfter(db.entities.session, 'primary'),
+  );
+  return new Page(
+    page.items
+      .filter((s) => isLive(s, now.getTime()))
+      .map((s) => ({
+        id: s.sessionId,
+        createdAt: s.createdAt,
+        lastUsedAt: s.lastUsedAt,
+        userAgent: s.userAgent ?? null,
+        ip: s.ip ?? null,
+        current: s.sessionId === actor.sessionId,
+      })),
+    page.cursor,
+  );
 };
 
 /**
@@ -82,8 +97,8 @@ export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, c
   if (input.password !== undefined) {
     if (isCommonPassword(input.password)) throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
     // The current password is guessed under the same limits as a sign-in of this account, and
-    // the two hashes a change costs are capped per address.
-    await limitPasswordChange(db, client.ip, now);
+    // the two hashes a change costs are capped per user (not per address: a NAT's users all may).
+    await limitPasswordChange(db, u.userUuid, now);
     const attempt = await checkPasswordAttempt(db, u.email, client.ip, now);
     if (!(await verifyPassword(u.passwordHash, input.currentPassword ?? ''))) {
       throw new AppError('validation_failed', undefined, { fields: { currentPassword: 'is not your current password' } });
@@ -104,8 +119,7 @@ export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, c
   }
   if (input.password !== undefined) {
     // Strongly consistent: every session committed before the new password is found and ended.
-    const others = (await sessionsOf(db, u.userUuid)).filter((s) => s.sessionId !== actor.sessionId);
-    await endSessions(db, u.userUuid, others.map((s) => s.sessionId));
+    await endSessionsOf(db, u.userUuid, actor.sessionId);
   }
   return userView({ ...u, ...changes });
 };

@@ -38,10 +38,20 @@ export const config = {
   accountBackoffMaxSeconds: int('RATE_LIMIT_ACCOUNT_BACKOFF_MAX_SECONDS', 900),
   /** Failed attempts of one account in any 60 minutes (ASVS 4.0.3 2.2.1). */
   accountHourlyFailures: int('RATE_LIMIT_ACCOUNT_HOURLY_FAILURES', 100),
-  /** Per source IP token buckets (sign-in, sign-up and refresh each have their own). */
+  /** Sign-in per source IP: failed password checks (successes give their token back); also per user for password changes. */
   ipBurst: int('RATE_LIMIT_IP_BURST', 30),
   ipRefill: int('RATE_LIMIT_IP_REFILL', 30),
   ipRefillSeconds: int('RATE_LIMIT_IP_REFILL_SECONDS', 300),
+  /** Sign-up per source IP: a company onboarding its staff from one office (100 at once, 300 an hour). */
+  signupBurst: int('RATE_LIMIT_SIGNUP_BURST', 100),
+  signupRefill: int('RATE_LIMIT_SIGNUP_REFILL', 300),
+  signupRefillSeconds: int('RATE_LIMIT_SIGNUP_REFILL_SECONDS', 3600),
+  /** Refresh-token rotations per session (5 at once, then one per 12 s); never per IP. */
+  refreshBurst: int('RATE_LIMIT_REFRESH_BURST', 5),
+  refreshRefill: int('RATE_LIMIT_REFRESH_REFILL', 5),
+  refreshRefillSeconds: int('RATE_LIMIT_REFRESH_REFILL_SECONDS', 60),
+  /** Live sessions one user may hold; signing in past it ends the oldest. */
+  maxSessionsPerUser: int('MAX_SESSIONS_PER_USER', 100),
   /** Secrets Manager secret holding the private signing keys; set only on the functions that sign. */
   signingKeySecretArn: process.env.SIGNING_KEY_SECRET_ARN,
   /** Token algorithms (comma-separated): the first signs new keys, all verify (docs/keys.md). */

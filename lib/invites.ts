@@ -3,6 +3,8 @@ import type { Actor } from './auth/actor.ts';
 import { config } from './config.ts';
 import { limitTeamMail } from './auth/limits.ts';
 import { readAsActor } from './auth/session-items.ts';
+import { readTogether } from './db/batch-read.ts';
+import { statusComposites } from './db/entities/invites.ts';
 import { hydrate } from './db/lookups.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
@@ -26,6 +28,9 @@ const pendingTtl = (expiresAt: Date): number => epochSeconds(addDays(expiresAt, 
 
 const isExpired = (i: InviteItem, now: Date): boolean => i.expiresAt <= isoMillis(now);
 
+/** Not ended: PENDING, or EXPIRED (pending past its expiry, swept out of the lists); a re-invite or resend revives it. */
+const isOpen = (i: InviteItem): boolean => i.status === 'PENDING' || i.status === 'EXPIRED';
+
 /**
  * The outbox message that asks for an e-mail, written in the same transaction as the change that
  * calls for it: the mailer (functions/mailer.ts) sends it from the table's stream.
@@ -43,17 +48,20 @@ const requireInviteManager = async (db: Db, actor: Actor, slug: string) => {
 
 /**
  * The updates that keep a pending invite and its claim alive with new values (re-invite, resend):
- * only while the invite is still pending and the claim still points at it; the claim's TTL follows.
+ * only while the invite is still open (an EXPIRED one becomes PENDING again, back in the lists) and
+ * the claim still points at it; the claim's TTL follows.
  */
 const renewPending = (
   tx: Tx,
-  i: { inviteUuid: string; teamId: number; email: string },
+  i: InviteItem,
   changes: { expiresAt: string; updatedAt: string; ttl: number; role?: InviteItem['role']; invitedByUuid?: string },
 ) => [
   tx.invite
     .patch({ inviteUuid: i.inviteUuid })
-    .set(changes)
-    .where((a, op) => op.eq(a.status, 'PENDING'))
+    .set({ ...changes, status: 'PENDING' })
+    .composite({ teamId: i.teamId, email: i.email, inviteId: i.inviteId })
+    // Parenthesised: ElectroDB ANDs this after the key and composite conditions.
+    .where((a, op) => `(${op.eq(a.status, 'PENDING')} OR ${op.eq(a.status, 'EXPIRED')})`)
     .commit(),
   tx.pendingInvite
     .patch({ teamId: i.teamId, email: i.email })
@@ -62,12 +70,12 @@ const renewPending = (
     .commit(),
 ];
 
-/** The invite a (team, e-mail) claim points at: `claimed` is its UUID, `pending` the invite if still pending. */
+/** The invite a (team, e-mail) claim points at: `claimed` is its UUID, `pending` the invite if still open. */
 const lookUpPending = async (db: Db, teamId: number, email: string) => {
   const claim = (await db.entities.pendingInvite.get({ teamId, email }).go({ consistent: true })).data;
   if (!claim) return { claimed: undefined, pending: undefined };
   const found = (await db.entities.invite.get({ inviteUuid: claim.inviteUuid }).go({ consistent: true })).data;
-  return { claimed: claim.inviteUuid, pending: found?.status === 'PENDING' ? found : undefined };
+  return { claimed: claim.inviteUuid, pending: found && isOpen(found) ? found : undefined };
 };
 
 /**
@@ -170,10 +178,16 @@ export const listTeamInvites = async (db: Db, actor: Actor, slug: string, reques
   );
 };
 
-/** A pending invite of this team by its integer id; expired or ended invites are not found. */
+/**
+ * A pending invite of this team by its integer id; expired or ended invites are not found. With
+ * `expiredToo`, expired ones are, also once swept (EXPIRED): a second Query beside the first.
+ */
 const findTeamInvite = async (db: Db, t: TeamItem, inviteId: number, now: Date, { expiredToo = false } = {}): Promise<InviteItem> => {
-  const { data } = await db.entities.invite.query.byTeam({ teamId: t.teamId, status: 'PENDING', inviteId }).go({ limit: 1 });
-  const found = data[0];
+  const statuses = expiredToo ? (['PENDING', 'EXPIRED'] as const) : (['PENDING'] as const);
+  const pages = await Promise.all(
+    statuses.map((status) => db.entities.invite.query.byTeam({ teamId: t.teamId, status, inviteId }).go({ limit: 1 })),
+  );
+  const found = pages.flatMap((page) => page.data)[0];
   if (!found || (isExpired(found, now) && !expiredToo)) throw notFound(NOT_FOUND);
   return found;
 };
@@ -230,7 +244,7 @@ const endInvite = (tx: Tx, i: InviteItem, status: 'ACCEPTED' | 'DECLINED' | 'REV
   tx.invite
     .patch({ inviteUuid: i.inviteUuid })
     .set({ status, updatedAt: isoMillis(now), ttl: endedTtl(now) })
-    .composite({ teamId: i.teamId, email: i.email, inviteId: i.inviteId })
+    .composite(statusComposites(i))
     .where((a, op) => {
       const pending = `${op.eq(a.status, 'PENDING')} AND ${op.gt(a.expiresAt, isoMillis(now))}`;
       return asRead ? `${pending} AND ${op.eq(a.updatedAt, i.updatedAt)}` : pending;
@@ -242,13 +256,30 @@ const endInvite = (tx: Tx, i: InviteItem, status: 'ACCEPTED' | 'DECLINED' | 'REV
     .commit(),
 ];
 
-/** Revokes a pending invite. Throws `forbidden`, `not_found`. */
+/**
+ * Revokes a pending invite. The revoke's conditions include the expiry it read, so one that a
+ * resend or re-invite renewed meanwhile is read again (base table) and revoked as it now is.
+ * Throws `forbidden`, `not_found`.
+ */
 export const deleteInvite = async (db: Db, actor: Actor, slug: string, inviteId: number, now: Date): Promise<Record<string, never>> => {
   const { team: t, me } = await requireInviteManager(db, actor, slug);
-  const found = await findTeamInvite(db, t, inviteId, now);
+  let found = await findTeamInvite(db, t, inviteId, now);
+  let readAgain = false;
   await commit(
-    () => db.transaction.write((tx) => [...endInvite(tx, found, 'REVOKED', now), actorStillHolds(tx, me)]).go(),
-    (index) => (index < 2 ? notFound(NOT_FOUND) : new AppError('conflict')),
+    async () => {
+      if (readAgain) {
+        const again = (await db.entities.invite.get({ inviteUuid: found.inviteUuid }).go({ consistent: true })).data;
+        if (!again || again.status !== 'PENDING' || isExpired(again, now)) throw notFound(NOT_FOUND);
+        found = again;
+      }
+      return db.transaction.write((tx) => [...endInvite(tx, found, 'REVOKED', now), actorStillHolds(tx, me)]).go();
+    },
+    (index) => {
+      if (index === 1) return notFound(NOT_FOUND);
+      if (index >= 2) return new AppError('conflict');
+      readAgain = true;
+      return 'retry';
+    },
   );
   return {};
 };
@@ -280,36 +311,67 @@ export const listMyInvites = async (db: Db, actor: Actor, request: PageRequest, 
   );
 };
 
+const TEAM_GONE = 'The team of this invite no longer exists.';
+
 /**
- * The invite behind `uuid`, for its addressee only, checked in this order: exists (404), is
- * addressed to the actor's e-mail (403), still pending (409), not expired (410).
+ * The invite behind `uuid` for its addressee only: it exists (404), is addressed to the actor's
+ * e-mail (403). The rest of the checks need its team (`stillOpen`).
  */
-const ownPendingInvite = (found: InviteItem | null, actor: Actor, now: Date): InviteItem => {
+const addressedTo = (found: InviteItem | null, actor: Actor): InviteItem => {
   if (!found) throw notFound('No invite with that id.');
   if (found.email !== actor.email) throw new AppError('invite_email_mismatch');
-  if (found.status !== 'PENDING') throw new AppError('invite_not_pending');
-  if (isExpired(found, now)) throw new AppError('invite_expired');
   return found;
 };
 
-/** The invite again, after a write found it changed (the session was checked with the first read). */
-const readInviteAgain = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<InviteItem> =>
-  ownPendingInvite((await db.entities.invite.get({ inviteUuid }).go({ consistent: true })).data, actor, now);
+/**
+ * The rest of the addressee's checks, in this order: its team exists (404), it is still pending
+ * (409), not expired (410; EXPIRED, once swept, is pending and expired). A deleted team's invites are deleted by a background cleanup; checking
+ * the team before the invite's own state makes the answer 404 whether that has run yet or not.
+ * Only the addressee gets this far, so nobody else learns whether the team exists.
+ */
+const stillOpen = (i: InviteItem, team: TeamItem | null, now: Date): TeamItem => {
+  if (!team) throw notFound(TEAM_GONE);
+  if (!isOpen(i)) throw new AppError('invite_not_pending');
+  if (isExpired(i, now)) throw new AppError('invite_expired');
+  return team;
+};
 
-/** What the invitee sees before answering. Throws `not_found`, `invite_email_mismatch`, `invite_not_pending`, `invite_expired`. */
+/** The invite's team, strongly consistent (its key is in the invite, so it cannot ride in the invite's read). */
+const teamOf = async (db: Db, i: InviteItem): Promise<TeamItem | null> =>
+  (await db.entities.team.get({ teamId: i.teamId }).go({ consistent: true })).data;
+
+/** The invite and its team again, in one read, after a write found something changed (the session was checked with the first read). */
+const readInviteAgain = async (db: Db, actor: Actor, i: InviteItem, now: Date): Promise<InviteItem> => {
+  const [found, team] = await readTogether(db, [
+    [db.entities.invite, { inviteUuid: i.inviteUuid }],
+    [db.entities.team, { teamId: i.teamId }],
+  ] as const);
+  const again = addressedTo(found, actor);
+  stillOpen(again, team, now);
+  return again;
+};
+
+/**
+ * What the invitee sees before answering. Throws `not_found`, `invite_email_mismatch`,
+ * `invite_not_pending`, `invite_expired`.
+ */
 export const getMyInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<InviteView> => {
   const [found] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }]] as const);
-  const i = ownPendingInvite(found, actor, now);
+  const i = addressedTo(found, actor);
   const { teams, users } = await hydrate(db, null, { teamIds: [i.teamId], userUuids: [i.invitedByUuid] });
-  const team = teams.get(i.teamId);
-  if (!team) throw notFound('No invite with that id.');
+  const team = stillOpen(i, teams.get(i.teamId) ?? null, now);
   return inviteView(i, team, users.get(i.invitedByUuid));
 };
 
 /**
- * Accepts: in one transaction the invite moves from PENDING (and unexpired) to ACCEPTED, its
- * claim goes, the membership is created (its key refuses a second one) and the team's counters
- * move (the team must still exist). Throws the codes of ownPendingInvite, `already_member`.
+ * Accepts: in one transaction the invite moves from PENDING (unexpired, unchanged since read) to
+ * ACCEPTED, its claim goes, the membership is created (its key refuses a second one) with its id
+ * claim, and, for an OWNER only, the team's `ownerCount` moves (the team must still exist). Other
+ * roles do not write the team item, so a team's joins share no hot item. Their guard against a
+ * team deleted after the read is the claim's condition: the claim lives in the team's partition,
+ * which the deletion's cleanup empties (claims and memberships alike) before it ends, so an accept
+ * either commits before its claim goes, and its membership is collected, or fails. Throws the
+ * codes of `addressedTo` and `stillOpen`, `already_member`.
  */
 export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
   const [found, invitee] = await readAsActor(db, actor, [
@@ -317,13 +379,15 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
     [db.entities.user, { userUuid: actor.userUuid }],
   ] as const);
   if (!invitee) throw new AppError('unauthorized');
-  let i = ownPendingInvite(found, actor, now);
+  let i = addressedTo(found, actor);
+  stillOpen(i, await teamOf(db, i), now);
   const stamp = isoMillis(now);
   let readAgain = false;
   await commit(
     async () => {
-      // After a failed condition on the invite: it ended (409/410 from here) or was re-sent (retry).
-      if (readAgain) i = await readInviteAgain(db, actor, inviteUuid, now);
+      // After a failed condition on the invite or its claim: it ended (409/410 from here), its
+      // team is gone (404), or it was re-sent (retry).
+      if (readAgain) i = await readInviteAgain(db, actor, i, now);
       const memberId = newId(now);
       return db.transaction
         .write((tx) => [
@@ -331,11 +395,8 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
           tx.membership
             .create({ teamId: i.teamId, userUuid: invitee.userUuid, memberId, userId: invitee.userId, role: i.role, createdAt: stamp, updatedAt: stamp })
             .commit(),
-          tx.team
-            .patch({ teamId: i.teamId })
-            .add({ memberCount: 1, ownerCount: i.role === 'OWNER' ? 1 : 0 })
-            .commit(),
           tx.idClaim.create({ kind: 'membership', id: memberId }).commit(),
+          ...(i.role === 'OWNER' ? [tx.team.patch({ teamId: i.teamId }).add({ ownerCount: 1 }).commit()] : []),
         ])
         .go();
     },
@@ -345,21 +406,23 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
         return 'retry';
       }
       if (index === 2) return new AppError('already_member');
-      if (index === 3) return notFound('The team of this invite no longer exists.');
+      if (index === 4) return notFound(TEAM_GONE);
+      // A fresh member id clashed: draw another.
       return 'retry';
     },
   );
   return {};
 };
 
-/** Declines: the invite moves from PENDING to DECLINED. Throws the codes of ownPendingInvite. */
+/** Declines: the invite moves from PENDING to DECLINED. Throws the codes of `addressedTo` and `stillOpen`. */
 export const declineInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
   const [found] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }]] as const);
-  let i = ownPendingInvite(found, actor, now);
+  let i = addressedTo(found, actor);
+  stillOpen(i, await teamOf(db, i), now);
   let readAgain = false;
   await commit(
     async () => {
-      if (readAgain) i = await readInviteAgain(db, actor, inviteUuid, now);
+      if (readAgain) i = await readInviteAgain(db, actor, i, now);
       return db.transaction
         .write((tx) => [...endInvite(tx, i, 'DECLINED', now), ...(config.declineNotice ? [mailFor(tx, 'declined', i.inviteUuid, now)] : [])])
         .go();

@@ -50,17 +50,18 @@ const findMember = async (db: Db, teamId: number, memberId: number): Promise<Mem
 const ownerDelta = (from: Role, to: Role | null): number => (to === 'OWNER' ? 1 : 0) - (from === 'OWNER' ? 1 : 0);
 
 /**
- * The counter update on the team item, when there is one. Demoting or removing an OWNER carries
- * `ownerCount > 1`: the rule "a team keeps an owner" is this condition, checked in the same
- * transaction as the change itself.
+ * The owner-count update on the team item, only when an OWNER is involved: other joins, leaves and
+ * role changes do not write the team item, so a busy team has no hot key. Demoting or removing an
+ * OWNER carries `ownerCount > 1`: the rule "a team keeps an owner" is this condition, checked in
+ * the same transaction as the change itself.
  */
-const teamCounters = (tx: Tx, teamId: number, owners: number, members: number) =>
-  owners === 0 && members === 0
+const ownerCounter = (tx: Tx, teamId: number, owners: number) =>
+  owners === 0
     ? []
     : [
         tx.team
           .patch({ teamId })
-          .add({ ownerCount: owners, memberCount: members })
+          .add({ ownerCount: owners })
           .where((a, op) => (owners < 0 ? op.gt(a.ownerCount, 1) : ''))
           .commit(),
       ];
@@ -83,7 +84,7 @@ export const updateMemberRole = async (db: Db, actor: Actor, slug: string, membe
   const updatedAt = isoMillis(now);
   const owners = ownerDelta(target.role, role);
   const isSelf = target.userUuid === me.userUuid;
-  // Items: the membership, the actor's own role (unless acting on itself), the team's counters.
+  // Items: the membership, the actor's own role (unless acting on itself), the owner count.
   const lastOwnerIndex = isSelf ? 1 : 2;
   await commit(
     () =>
@@ -95,7 +96,7 @@ export const updateMemberRole = async (db: Db, actor: Actor, slug: string, membe
             .where(unchanged(target))
             .commit(),
           ...(isSelf ? [] : [actorStillHolds(tx, me)]),
-          ...teamCounters(tx, t.teamId, owners, 0),
+          ...ownerCounter(tx, t.teamId, owners),
         ])
         .go(),
     (index) => (owners < 0 && index === lastOwnerIndex ? new AppError('last_owner') : new AppError('conflict')),
@@ -122,7 +123,7 @@ export const removeMember = async (db: Db, actor: Actor, slug: string, memberId:
         .write((tx) => [
           tx.membership.delete({ teamId: t.teamId, userUuid: target.userUuid }).where(unchanged(target)).commit(),
           ...(isSelf ? [] : [actorStillHolds(tx, me)]),
-          ...teamCounters(tx, t.teamId, owners, -1),
+          ...ownerCounter(tx, t.teamId, owners),
         ])
         .go(),
     (index) => (owners < 0 && index === lastOwnerIndex ? new AppError('last_owner') : new AppError('conflict')),

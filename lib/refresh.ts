@@ -1,5 +1,5 @@
-import { limitRefresh } from './auth/limits.ts';
-import { type ClientInfo, type SessionItem, endSessions, isRefreshable } from './auth/session-items.ts';
+import { REFRESH_LIMITS, bucketTimes, planBucket, rateLimited } from './auth/limits.ts';
+import { type SessionItem, endSessions, isRefreshable } from './auth/session-items.ts';
 import { openChild, sealChild, sessionBody, touchSession } from './auth/sessions.ts';
 import { hashRefreshToken, newRefreshToken } from './auth/tokens.ts';
 import { config } from './config.ts';
@@ -14,13 +14,26 @@ import type { UserItem } from './views.ts';
 const expired = () => new AppError('unauthorized', 'The refresh token is invalid, expired or revoked; sign in again.');
 
 /**
+ * The session's rotation bucket after one more rotation at `now` (a GCRA `tat`, as in
+ * lib/auth/limits.ts), or 429 when it is empty.
+ */
+const nextRefreshTat = (s: SessionItem, now: Date): number => {
+  const t = now.getTime();
+  const plan = planBucket(s.refreshTat, t, REFRESH_LIMITS);
+  if (plan.kind === 'limited') throw rateLimited(plan.waitMs);
+  return Math.max(s.refreshTat ?? t, t) + bucketTimes(REFRESH_LIMITS).interval;
+};
+
+/**
  * Trades a refresh token for a new pair. The token is rotated: it stops working, and a retry
  * within the grace window gets the same new pair (two tabs refreshing at once stay signed in).
  * A rotated token presented after the window means it leaked: the whole session (every token
- * descended from that sign-in) ends. Throws `unauthorized`.
+ * descended from that sign-in) ends. Rotations are limited per session (a few a minute; a retry
+ * in the grace window is not a rotation), never per address: the token's 256 random bits are the
+ * protection, and an address limit would only sign out people behind one NAT. Throws
+ * `unauthorized`, `rate_limited`.
  */
-export const refresh = async (db: Db, input: RefreshInput, client: ClientInfo, now: Date) => {
-  await limitRefresh(db, client.ip, now);
+export const refresh = async (db: Db, input: RefreshInput, now: Date) => {
   const parent = input.refresh_token;
   const tokenHash = hashRefreshToken(parent);
   let token = (await db.entities.refreshToken.get({ tokenHash }).go({ consistent: true })).data;
@@ -37,6 +50,7 @@ export const refresh = async (db: Db, input: RefreshInput, client: ClientInfo, n
     async () => {
       if (lostRace) token = (await db.entities.refreshToken.get({ tokenHash }).go({ consistent: true })).data;
       if (!token || token.status !== 'ACTIVE') return { canceled: false, data: [] };
+      const tat = nextRefreshTat(s, now);
       return db.transaction
         .write((tx) => [
           tx.refreshToken
@@ -55,11 +69,13 @@ export const refresh = async (db: Db, input: RefreshInput, client: ClientInfo, n
               ttl: s.expiresAt,
             })
             .commit(),
-          touchSession(tx, s, now),
+          touchSession(tx, s, now, tat),
         ])
         .go();
     },
-    // Another refresh of the same token won: read it again and answer as a retry would.
+    // Another refresh of the same token won: read it again and answer as a retry would. The
+    // session's own condition (live, `refreshTat` as read) fails alone only when it ended meanwhile:
+    // its one active token is this one, so no other rotation can move its `refreshTat`.
     (index) => {
       if (index !== 0) return expired();
       lostRace = true;

@@ -3,7 +3,7 @@ import type { Actor } from './auth/actor.ts';
 import { readAsActor } from './auth/session-items.ts';
 import { type Read, readTogether } from './db/batch-read.ts';
 import { hydrate } from './db/lookups.ts';
-import { cursorAfter, queryPage, untilProcessed } from './db/pages.ts';
+import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
 import { commit } from './db/transactions.ts';
 import { AppError, notFound } from './errors.ts';
@@ -97,7 +97,7 @@ export const createTeam = async (db: Db, actor: Actor, input: TeamInput, now: Da
   let created: TeamItem | undefined;
   await commit(
     () => {
-      const t: TeamItem = { teamId: newId(now), name: input.name, slug: input.slug, ownerCount: 1, memberCount: 1, createdAt: stamp, updatedAt: stamp };
+      const t: TeamItem = { teamId: newId(now), name: input.name, slug: input.slug, ownerCount: 1, createdAt: stamp, updatedAt: stamp };
       const memberId = newId(now);
       created = t;
       return db.transaction
@@ -176,11 +176,13 @@ export const updateTeam = async (db: Db, actor: Actor, slug: string, input: Team
 };
 
 /**
- * Deletes the team and frees its slug in one transaction (OWNER only), then removes its
- * memberships and pending invites. Reads never show what the cleanup has not reached yet: they
- * all start from the team item. Throws `forbidden`, `conflict`.
+ * Deletes the team and frees its slug (OWNER only), and writes its cleanup job, in one
+ * transaction; answers at once. The team's memberships, pending-invite claims and invites are
+ * removed afterwards by functions/team-cleanup.ts (lib/team-cleanup.ts), which the job's stream
+ * record starts. Reads never show what the cleanup has not reached yet: they all start from the
+ * team item. Throws `forbidden`, `conflict`.
  */
-export const deleteTeam = async (db: Db, actor: Actor, slug: string): Promise<Record<string, never>> => {
+export const deleteTeam = async (db: Db, actor: Actor, slug: string, now: Date): Promise<Record<string, never>> => {
   const { team: current, me } = await requireMember(db, slug, actor);
   if (!canDeleteTeam(me.role)) throw new AppError('forbidden');
   await commit(
@@ -190,39 +192,10 @@ export const deleteTeam = async (db: Db, actor: Actor, slug: string): Promise<Re
           tx.team.delete({ teamId: current.teamId }).where((a, op) => op.eq(a.slug, current.slug)).commit(),
           tx.slugClaim.delete({ slug: current.slug }).where((a, op) => op.eq(a.teamId, current.teamId)).commit(),
           actorStillHolds(tx, me),
+          tx.teamCleanup.create({ teamId: current.teamId, slug: current.slug, deletedAt: isoMillis(now) }).commit(),
         ])
         .go(),
     () => new AppError('conflict'),
   );
-  await removeTeamItems(db, current.teamId);
   return {};
-};
-
-/** Deletes a deleted team's memberships, pending-invite claims and pending invites, page by page. */
-const removeTeamItems = async (db: Db, teamId: number): Promise<void> => {
-  const { membership, pendingInvite, invite } = db.entities;
-  for (let cursor: string | null = null; ; ) {
-    const page: { data: { userUuid: string }[]; cursor: string | null } = await membership.query
-      .primary({ teamId })
-      .go({ cursor, limit: 500, attributes: ['teamId', 'userUuid'] });
-    await untilProcessed(
-      page.data.map((m) => ({ teamId, userUuid: m.userUuid })),
-      (keys) => membership.delete(keys).go(),
-    );
-    if (!(cursor = page.cursor)) break;
-  }
-  for (let cursor: string | null = null; ; ) {
-    const page: { data: { email: string; inviteUuid: string }[]; cursor: string | null } = await pendingInvite.query
-      .primary({ teamId })
-      .go({ cursor, limit: 500 });
-    await untilProcessed(
-      page.data.map((p) => ({ teamId, email: p.email })),
-      (keys) => pendingInvite.delete(keys).go(),
-    );
-    await untilProcessed(
-      page.data.map((p) => ({ inviteUuid: p.inviteUuid })),
-      (keys) => invite.delete(keys).go(),
-    );
-    if (!(cursor = page.cursor)) break;
-  }
 };

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
-import { checkPasswordAttempt, limitSignIn, limitSignUp, recordPasswordSuccess } from './auth/limits.ts';
+import { checkPasswordAttempt, giveBack, limitSignIn, limitSignUp, recordPasswordSuccess } from './auth/limits.ts';
 import { hashPassword, spendVerifyTime, verifyPassword } from './auth/passwords.ts';
-import type { ClientInfo } from './auth/session-items.ts';
+import { type ClientInfo, trimSessions } from './auth/session-items.ts';
 import { newSession } from './auth/sessions.ts';
 import type { Db } from './db/service.ts';
 import { commit } from './db/transactions.ts';
@@ -61,13 +61,19 @@ export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now
  * wrong password and gets the same answer. The source IP's bucket and the account's attempt limits
  * (keyed by e-mail, known or not: the back-off per source network, the hourly cap across all of
  * them) are checked before any password is: a limited caller gets 429 whatever the password.
- * Throws `rate_limited`, `invalid_credentials`.
+ * The address's token is given back when the password was right or when the account limits
+ * refused (no password checked): the address bucket counts guesses, not the people behind it.
+ * Opening a session past the user's cap ends the oldest ones. Throws `rate_limited`,
+ * `invalid_credentials`.
  */
 export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now: Date) => {
   // The address bucket first: a caller it refuses must not count against the account.
-  await limitSignIn(db, client.ip, now);
+  const token = await limitSignIn(db, client.ip, now);
   const [attempt, claim] = await Promise.all([
-    checkPasswordAttempt(db, input.email, client.ip, now),
+    checkPasswordAttempt(db, input.email, client.ip, now).catch(async (error: unknown) => {
+      await giveBack(db, token);
+      throw error;
+    }),
     db.entities.emailClaim.get({ email: input.email }).go({ consistent: true }).then(({ data }) => data),
   ]);
   // An unknown e-mail still reads a user (the nil UUID, never assigned): the same requests, the same time.
@@ -82,9 +88,15 @@ export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now
   const signedIn: UserItem = { ...u, lastSignInAt: signInStamp(now) };
   const session = await newSession(signedIn, client, now);
   // The counters reset beside the session's transaction rather than inside it: an item in a
-  // transaction costs twice the write units, and the password was right either way.
-  await Promise.all([
+  // transaction costs twice the write units, and the password was right either way. The user's
+  // other sessions are read meanwhile (eventually consistent, at most about the cap) for the cap.
+  const [, , others] = await Promise.all([
     recordPasswordSuccess(db, attempt),
+    giveBack(db, token),
+    db.entities.session.query
+      .primary({ userUuid: u.userUuid })
+      .go({ pages: 'all', attributes: ['sessionId', 'createdAt'] })
+      .then(({ data }) => data),
     commit(
       () =>
         db.transaction
@@ -103,5 +115,6 @@ export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now
       () => new AppError('invalid_credentials'),
     ),
   ]);
+  await trimSessions(db, u.userUuid, others, session.sessionId);
   return session.body;
 };

@@ -67,7 +67,8 @@ export const inviteView = (i: InviteItem, t: TeamItem, inviter: UserItem | undef
   team: { id: t.teamId, name: t.name, slug: t.slug },
   email: i.email,
   role: i.role,
-  status: i.status,
+  // EXPIRED is stored only: a pending invite past its expiry that the sweeper took out of the lists.
+  status: i.status === 'EXPIRED' ? 'PENDING' : i.status,
   invitedBy: inviterView(inviter),
   expiresAt: i.expiresAt,
   createdAt: i.createdAt,

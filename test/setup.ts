@@ -24,6 +24,8 @@ process.env.DYNAMODB_REQUEST_TIMEOUT_MS ??= '20000';
 // Hundreds of concurrent requests share this one process (on Lambda each would have an instance).
 process.env.LOCAL_FUNCTION_TIMEOUT_SECONDS ??= '60';
 process.env.RATE_LIMIT_IP_REFILL ??= '100000';
+process.env.RATE_LIMIT_SIGNUP_BURST ??= '100000';
+process.env.RATE_LIMIT_SIGNUP_REFILL ??= '100000';
 process.env.TABLE_NAME = `test-${randomUUID()}`;
 process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-test-'));
 await ensureTable(endpoint, process.env.TABLE_NAME);

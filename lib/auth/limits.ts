@@ -12,17 +12,34 @@ import { log } from '../log.ts';
  * counts. Each state item is changed only by a conditional UpdateItem: a check and its count are
  * one atomic write, never a read followed by a separate write.
  *
- * Per source IP (API Gateway's `sourceIp`, never a header; IPv6 by its /64), one token bucket per
- * scope (sign-in, sign-up, refresh, password change): `burst` tokens, one back every
+ * Token buckets: per source IP (API Gateway's `sourceIp`, never a header; IPv6 by its /64) for
+ * sign-in and sign-up, per user for password changes, per team for invitation mail (refreshes are
+ * limited per session, in the session item: lib/refresh.ts). `burst` tokens, one back every
  * `refillSeconds / refill` seconds, never more than `burst`. Stored as GCRA: `tat`, the time at
  * which the bucket would be full again. With T = refillSeconds * 1000 / refill (ms, rounded up)
  * and tau = (burst - 1) * T, a request at `now` is admitted when tat <= now + tau, which then
  * becomes max(tat, now) + T. Two conditional writes cover the two cases of max(), so neither needs
  * the value read first:
- *   idle: `attribute_not_exists(tat) OR tat <= now`  ->  SET tat = now + T
- *   busy: `tat > now AND tat <= now + tau`            ->  ADD tat T
+ *   idle: `attribute_not_exists(tat) OR tat <= now`  ->  SET tat = now + T, epoch = (random)
+ *   busy: `tat > now AND tat <= now + tau`            ->  ADD tat T  (returns the item: its epoch)
  * A failed condition returns the item as it was (ReturnValuesOnConditionCheckFailure: ALL_OLD),
  * which picks the other case or the answer 429, Retry-After = the wait until tat - tau.
+ *
+ * The sign-in bucket counts failures, not people: a sign-in reserves a token before anything else
+ * and gives it back when the password was right (or when the account limits refused it, so no
+ * password was checked). The give-back must not add to the bucket beyond its refill. An idle write
+ * forgives everything before it (SET tat = now + T), reservations still out included, so a
+ * give-back after one would forgive a later guess instead. Each idle write therefore draws a new
+ * random `epoch`; a reservation remembers the epoch it was taken in, and its give-back is
+ *   `ADD tat -T`   if epoch = (the reservation's) AND attribute_exists(tat)
+ * so it only undoes its own ADD, within the run of busy writes it belongs to. What remains is the
+ * clamp of max(): had the reservation never been made, a request admitted while it was out might
+ * have found the bucket idle (tat <= its now) and been counted from its own time rather than
+ * stacked after the reservation. The give-back then leaves that request counted from the
+ * reservation's time instead: earlier by less than how long the reservation was out (one
+ * sign-in's duration, well under T). So in any window the admitted guesses are at most what GCRA
+ * allows in that window stretched by the longest hold: never a whole token more per window, and
+ * nothing that adds up over time (test/unit/limits.test.ts checks this property).
  *
  * Password checks (sign-in, and a password change by a signed-in user) are limited by two items.
  * The account is keyed by the SHA-256 of the normalised e-mail, so unknown e-mails count exactly
@@ -81,7 +98,25 @@ export interface AccountSettings {
   hourlyFailures: number;
 }
 
-export const IP_LIMITS: BucketSettings = { burst: config.ipBurst, refill: config.ipRefill, refillSeconds: config.ipRefillSeconds };
+/** Sign-in per source network: failed (or in-flight) password checks only. */
+export const SIGNIN_LIMITS: BucketSettings = { burst: config.ipBurst, refill: config.ipRefill, refillSeconds: config.ipRefillSeconds };
+
+/** Sign-up per source network: sized for a company onboarding its staff from one office. */
+export const SIGNUP_LIMITS: BucketSettings = {
+  burst: config.signupBurst,
+  refill: config.signupRefill,
+  refillSeconds: config.signupRefillSeconds,
+};
+
+/** Password changes per user (the current password is also under the account limits). */
+export const PASSWORD_CHANGE_LIMITS: BucketSettings = SIGNIN_LIMITS;
+
+/** Refresh-token rotations per session (lib/refresh.ts); grace-window retries do not count. */
+export const REFRESH_LIMITS: BucketSettings = {
+  burst: config.refreshBurst,
+  refill: config.refreshRefill,
+  refillSeconds: config.refreshRefillSeconds,
+};
 
 export const ACCOUNT_LIMITS: AccountSettings = {
   freeFailures: config.accountFreeFailures,
@@ -130,7 +165,7 @@ export const ipSubject = (ip: string): string => sha256(clientNetwork(ip));
 /** The key of one account's attempts from one network (see `clientNetwork`). */
 export const accountNetworkSubject = (email: string, ip: string): string => sha256(`${accountSubject(email)} ${clientNetwork(ip)}`);
 
-const rateLimited = (waitMs: number): AppError =>
+export const rateLimited = (waitMs: number): AppError =>
   new AppError('rate_limited', undefined, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) } });
 
 const unavailable = (error: unknown): AppError => {
@@ -141,6 +176,7 @@ const unavailable = (error: unknown): AppError => {
 /** A limit item's fields as stored (numbers as epoch ms, except `ttl` in seconds). */
 export interface LimitState {
   tat?: number;
+  epoch?: number;
   fails?: number;
   until?: number;
   recent?: number[];
@@ -160,7 +196,7 @@ const decode = (item: Record<string, unknown> | undefined): LimitState => {
   const set = item.recent;
   const members = Array.isArray(set) ? set : set instanceof Set ? [...set] : set !== null && typeof set === 'object' && 'NS' in set ? (set as { NS: unknown[] }).NS : [];
   const recent = members.map((m) => (typeof m === 'string' ? Number(m) : num(m))).filter((n): n is number => n !== undefined && Number.isFinite(n));
-  return { tat: num(item.tat), fails: num(item.fails), until: num(item.until), recent, last: num(item.last), ttl: num(item.ttl) };
+  return { tat: num(item.tat), epoch: num(item.epoch), fails: num(item.fails), until: num(item.until), recent, last: num(item.last), ttl: num(item.ttl) };
 };
 
 /** After a failed write: the item as it was when its condition failed, or 503 for any other failure. */
@@ -198,7 +234,20 @@ export const planBucket = (tat: number | undefined, now: number, s: BucketSettin
 
 type BucketScope = Exclude<LimitScope, 'account' | 'account-net'>;
 
-const takeToken = async (db: Db, scope: BucketScope, subject: string, now: Date, s: BucketSettings): Promise<void> => {
+/** A token taken from a bucket: what `giveBack` needs to return it. */
+export interface BucketToken {
+  readonly scope: BucketScope;
+  readonly subject: string;
+  /** The bucket's epoch when the token was taken (undefined: an item from before epochs). */
+  readonly epoch: number | undefined;
+  /** The token's size, T (ms). */
+  readonly interval: number;
+}
+
+/** A random epoch for an idle write (48 bits: never the same twice in practice). */
+const newEpoch = (): number => randomInt(2 ** 48 - 1);
+
+const takeToken = async (db: Db, scope: BucketScope, subject: string, now: Date, s: BucketSettings): Promise<BucketToken> => {
   const entity = db.entities.rateLimit;
   const key = { scope, subject };
   const t = now.getTime();
@@ -210,21 +259,22 @@ const takeToken = async (db: Db, scope: BucketScope, subject: string, now: Date,
     if (plan.kind === 'limited') throw rateLimited(plan.waitMs);
     try {
       if (plan.kind === 'idle') {
+        const epoch = newEpoch();
         await entity
           .update(key)
-          .set({ tat: t + interval, ttl: epochSeconds(t + interval) })
+          .set({ tat: t + interval, epoch, ttl: epochSeconds(t + interval) })
           .where(({ tat }, { notExists, lte }) => `${notExists(tat)} OR ${lte(tat, t)}`)
           .go(WRITE);
-      } else {
-        await entity
-          .update(key)
-          .add({ tat: interval })
-          // The largest tat this write can leave (an upper bound): the item must not expire before it.
-          .set({ ttl: epochSeconds(t + tolerance + interval) })
-          .where(({ tat }, { gt, lte }) => `${gt(tat, t)} AND ${lte(tat, t + tolerance)}`)
-          .go(WRITE);
+        return { scope, subject, epoch, interval };
       }
-      return;
+      const { data } = await entity
+        .update(key)
+        .add({ tat: interval })
+        // The largest tat this write can leave (an upper bound): the item must not expire before it.
+        .set({ ttl: epochSeconds(t + tolerance + interval) })
+        .where(({ tat }, { gt, lte }) => `${gt(tat, t)} AND ${lte(tat, t + tolerance)}`)
+        .go({ response: 'all_new', params: WRITE.params });
+      return { scope, subject, epoch: data.epoch, interval };
     } catch (error) {
       tat = stateOnConditionFailure(error).tat;
     }
@@ -232,33 +282,48 @@ const takeToken = async (db: Db, scope: BucketScope, subject: string, now: Date,
   throw rateLimited(1000);
 };
 
-/** Takes a token from the caller's sign-in bucket. Throws 429 `rate_limited` (with Retry-After) or 503. */
-export const limitSignIn = (db: Db, clientIp: string, now: Date, s: BucketSettings = IP_LIMITS): Promise<void> =>
+/**
+ * Returns a token taken by `takeToken`, unless the bucket went idle since (a new epoch: that idle
+ * write already forgave it). Best effort: a token not returned only errs on the strict side.
+ */
+export const giveBack = async (db: Db, token: BucketToken): Promise<void> => {
+  try {
+    await db.entities.rateLimit
+      .update({ scope: token.scope, subject: token.subject })
+      .add({ tat: -token.interval })
+      .where(({ tat, epoch }, { exists, notExists, eq }) => `${exists(tat)} AND ${token.epoch === undefined ? notExists(epoch) : eq(epoch, token.epoch)}`)
+      .go({ response: 'none' });
+  } catch (error) {
+    if (!isConditionFailure(error)) log.error('rate limiter could not give a token back', error);
+  }
+};
+
+/**
+ * Reserves a token of the caller's sign-in bucket: call it first, before the account limits.
+ * Give it back (`giveBack`) when the password was right, or when the account limits refused the
+ * attempt (no password was checked); keep it for a wrong password or an unknown e-mail.
+ * Throws 429 `rate_limited` (with Retry-After) or 503.
+ */
+export const limitSignIn = (db: Db, clientIp: string, now: Date, s: BucketSettings = SIGNIN_LIMITS): Promise<BucketToken> =>
   takeToken(db, 'signin-ip', ipSubject(clientIp), now, s);
 
 /** Takes a token from the caller's sign-up bucket. Throws 429 `rate_limited` (with Retry-After) or 503. */
-export const limitSignUp = (db: Db, clientIp: string, now: Date, s: BucketSettings = IP_LIMITS): Promise<void> =>
-  takeToken(db, 'signup-ip', ipSubject(clientIp), now, s);
+export const limitSignUp = async (db: Db, clientIp: string, now: Date, s: BucketSettings = SIGNUP_LIMITS): Promise<void> => {
+  await takeToken(db, 'signup-ip', ipSubject(clientIp), now, s);
+};
 
 /**
- * For POST /api/auth/refresh: takes a token from the caller's refresh bucket (its own bucket, with
- * the same settings as sign-in). Call it first, before looking the refresh token up, with
- * `call.client.ip` (API Gateway's source IP) and `call.now`. Throws 429 `rate_limited` with
- * `Retry-After` when the bucket is empty, 503 `unavailable` when DynamoDB cannot be reached.
+ * For a password change (PUT /api/auth/user with `password`): takes a token from the user's
+ * password-change bucket. Per user, not per address: everyone behind one NAT may change their
+ * password, while one stolen session still cannot make the service hash without end (each change
+ * costs two hashes). Call it once the request is known to change the password and its new
+ * password has passed validation, before `checkPasswordAttempt` and before any hashing. Throws 429
+ * `rate_limited` with `Retry-After` when the bucket is empty, 503 `unavailable` when DynamoDB
+ * cannot be reached.
  */
-export const limitRefresh = (db: Db, clientIp: string, now: Date, s: BucketSettings = IP_LIMITS): Promise<void> =>
-  takeToken(db, 'refresh-ip', ipSubject(clientIp), now, s);
-
-/**
- * For a password change (PUT /api/auth/user with `password`): takes a token from the caller's
- * password-change bucket (its own bucket, with the same settings as sign-in). Call it once the
- * request is known to change the password and its new password has passed validation, before
- * `checkPasswordAttempt` and before any hashing, with `call.client.ip` (API Gateway's source IP)
- * and `call.now`. Throws 429 `rate_limited` with `Retry-After` when the bucket is empty, 503
- * `unavailable` when DynamoDB cannot be reached.
- */
-export const limitPasswordChange = (db: Db, clientIp: string, now: Date, s: BucketSettings = IP_LIMITS): Promise<void> =>
-  takeToken(db, 'password-ip', ipSubject(clientIp), now, s);
+export const limitPasswordChange = async (db: Db, userUuid: string, now: Date, s: BucketSettings = PASSWORD_CHANGE_LIMITS): Promise<void> => {
+  await takeToken(db, 'password-user', userUuid, now, s);
+};
 
 // ---------------------------------------------------------------------------------------------
 // Password checks: consecutive failures per (account, network) with back-off, and a sliding
@@ -494,5 +559,6 @@ export const TEAM_MAIL_LIMITS: BucketSettings = { burst: config.teamMailsPerHour
  * Takes a token from the team's invitation-mail bucket. Call it before a write that sends an
  * invitation. Throws 429 `rate_limited` (with Retry-After) or 503.
  */
-export const limitTeamMail = (db: Db, teamId: number, now: Date, s: BucketSettings = TEAM_MAIL_LIMITS): Promise<void> =>
-  takeToken(db, 'team-mail', String(teamId), now, s);
+export const limitTeamMail = async (db: Db, teamId: number, now: Date, s: BucketSettings = TEAM_MAIL_LIMITS): Promise<void> => {
+  await takeToken(db, 'team-mail', String(teamId), now, s);
+};

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, randomUUIDv7 } from 'node:crypto';
 import { config } from '../config.ts';
 import type { Tx } from '../db/service.ts';
 import type { AuthSession } from '../responses.ts';
@@ -41,7 +41,8 @@ export const sessionBody = async (
  * transaction needs) and the `data.session` body to answer with once they are written.
  */
 export const newSession = async (u: UserItem, client: ClientInfo, now: Date) => {
-  const sessionId = randomUUID();
+  // Time-ordered (UUIDv7): the user's partition sorts by creation, so it pages oldest first.
+  const sessionId = randomUUIDv7();
   const refresh = newRefreshToken();
   const expiresAt = epochSeconds(addDays(now, config.refreshTokenDays));
   const createdAt = isoMillis(now);
@@ -63,7 +64,7 @@ export const newSession = async (u: UserItem, client: ClientInfo, now: Date) => 
       .create({ tokenHash: hashRefreshToken(refresh), sessionId, userUuid: u.userUuid, status: 'ACTIVE', createdAt, expiresAt, ttl })
       .commit(),
   ];
-  return { writes, body: await sessionBody(u, { sessionId, expiresAt }, refresh, now) };
+  return { sessionId, writes, body: await sessionBody(u, { sessionId, expiresAt }, refresh, now) };
 };
 
 /**
@@ -87,10 +88,17 @@ export const openChild = (parent: string, seal: string): string => {
   return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString('utf8');
 };
 
-/** Items to write when a session is used (refreshed): its idle timeout starts again. */
-export const touchSession = (tx: Tx, s: SessionItem, now: Date) =>
+/**
+ * Items to write when a session is used (refreshed): its idle timeout starts again, and its
+ * rotation bucket's `refreshTat` becomes `tat` (computed from the value read, `s.refreshTat`, which
+ * the condition requires to be unchanged: the count costs no request of its own).
+ */
+export const touchSession = (tx: Tx, s: SessionItem, now: Date, tat: number) =>
   tx.session
     .patch({ userUuid: s.userUuid, sessionId: s.sessionId })
-    .set({ lastUsedAt: isoMillis(now), ttl: ttlOf(s.expiresAt, now) })
-    .where((a, op) => op.gt(a.expiresAt, epochSeconds(now)))
+    .set({ lastUsedAt: isoMillis(now), ttl: ttlOf(s.expiresAt, now), refreshTat: tat })
+    .where(
+      (a, op) =>
+        `${op.gt(a.expiresAt, epochSeconds(now))} AND ${s.refreshTat === undefined ? op.notExists(a.refreshTat) : op.eq(a.refreshTat, s.refreshTat)}`,
+    )
     .commit();

@@ -7,6 +7,8 @@ export const KEYS = { pk: 'pk', sk: 'sk' } as const;
 export const INDEXES = {
   gsi1: { pk: 'gsi1pk', sk: 'gsi1sk' },
   gsi2: { pk: 'gsi2pk', sk: 'gsi2sk' },
+  /** Sparse: pending invites by expiry hour and shard, for the sweeper (lib/invite-sweep.ts). */
+  gsi3: { pk: 'gsi3pk', sk: 'gsi3sk' },
 } as const;
 
 export type IndexName = keyof typeof INDEXES;

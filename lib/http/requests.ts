@@ -18,6 +18,7 @@ export const REQUESTS = {
   'auth-refresh': { body: RefreshBody },
   'auth-signout': { query: SignOutQuery },
   'auth-user-update': { body: UserUpdateBody },
+  'auth-sessions-list': { query: PageQuery },
   'teams-list': { query: PageQuery },
   'teams-create': { body: TeamBody },
   'teams-update': { body: TeamBody },

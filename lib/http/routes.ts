@@ -49,7 +49,7 @@ const AUTH = ['GetItem', 'BatchGetItem'] as const;
 
 export const ROUTES = [
   { name: 'auth-signup', method: 'POST', path: '/api/auth/signup', auth: false, body: true, status: 201, actions: ['GetItem', 'PutItem', 'UpdateItem'], indexes: [], signs: true, reservedConcurrency: 10, files: COMMON_PASSWORDS },
-  { name: 'auth-signin', method: 'POST', path: '/api/auth/signin', auth: false, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'PutItem'], indexes: [], signs: true, reservedConcurrency: 20 },
+  { name: 'auth-signin', method: 'POST', path: '/api/auth/signin', auth: false, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'], indexes: [], signs: true, reservedConcurrency: 20 },
   { name: 'auth-refresh', method: 'POST', path: '/api/auth/refresh', auth: false, body: true, status: 200, actions: ['GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem', 'BatchWriteItem'], indexes: [], signs: true, reservedConcurrency: 10 },
   { name: 'auth-signout', method: 'POST', path: '/api/auth/signout', auth: true, body: false, status: 200, actions: ['GetItem', 'DeleteItem', 'Query', 'BatchWriteItem'], indexes: [] },
   { name: 'auth-user', method: 'GET', path: '/api/auth/user', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
@@ -64,7 +64,7 @@ export const ROUTES = [
   { name: 'teams-create', method: 'POST', path: '/api/teams', auth: true, body: true, status: 201, actions: [...AUTH, 'PutItem'], indexes: [] },
   { name: 'teams-get', method: 'GET', path: '/api/teams/{slug}', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
   { name: 'teams-update', method: 'PUT', path: '/api/teams/{slug}', auth: true, body: true, status: 200, actions: [...AUTH, 'UpdateItem', 'PutItem', 'DeleteItem', 'ConditionCheckItem'], indexes: [] },
-  { name: 'teams-delete', method: 'DELETE', path: '/api/teams/{slug}', auth: true, body: false, status: 200, actions: [...AUTH, 'DeleteItem', 'ConditionCheckItem', 'Query', 'BatchWriteItem'], indexes: [] },
+  { name: 'teams-delete', method: 'DELETE', path: '/api/teams/{slug}', auth: true, body: false, status: 200, actions: [...AUTH, 'DeleteItem', 'ConditionCheckItem', 'PutItem'], indexes: [] },
   { name: 'members-list', method: 'GET', path: '/api/teams/{slug}/members', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: ['gsi2'] },
   { name: 'members-update-role', method: 'PUT', path: '/api/teams/{slug}/members/{memberId}', auth: true, body: true, status: 200, actions: [...AUTH, 'Query', 'UpdateItem', 'ConditionCheckItem'], indexes: ['gsi2'] },
   { name: 'members-remove', method: 'DELETE', path: '/api/teams/{slug}/members/{memberId}', auth: true, body: false, status: 200, actions: [...AUTH, 'Query', 'DeleteItem', 'UpdateItem', 'ConditionCheckItem'], indexes: ['gsi2'] },

@@ -259,8 +259,7 @@ const successResponse = (route: Route, operation: Operation): Json => {
       content: { 'application/json': { schema: dataOf({ type: 'array', items: component(success.page) }) } },
     };
   }
-  const data = 'list' in success ? { type: 'array', items: component(success.list) } : component(success.data);
-  return { description, headers: headers(), content: { 'application/json': { schema: dataOf(data) } } };
+  return { description, headers: headers(), content: { 'application/json': { schema: dataOf(component(success.data)) } } };
 };
 
 /** What API Gateway answers itself, before any function runs, on every route: not in the envelope. */

@@ -19,8 +19,6 @@ export type Success =
   | { data: z.ZodMiniType }
   /** `{ "data": [<schema>…] }` with `limit`, `cursor` and the `Link` header. */
   | { page: z.ZodMiniType }
-  /** `{ "data": [<schema>…] }`, whole (never more than a handful). */
-  | { list: z.ZodMiniType }
   /** The schema itself, not enveloped (the JWK Set). */
   | { bare: z.ZodMiniType }
   /** Not JSON of ours: the OpenAPI document, the docs page and its assets. */
@@ -78,7 +76,7 @@ export const OPERATIONS = {
     tag: 'Auth',
     summary: 'Refresh the access token',
     description:
-      'Trades a refresh token for a new access token and a new refresh token (rotation). A retry within 10 seconds gets the same pair; reusing a rotated token later ends the whole session (401).',
+      'Trades a refresh token for a new access token and a new refresh token (rotation). A retry within 10 seconds gets the same pair; reusing a rotated token later ends the whole session (401). Rotations are limited per session (a few a minute; 429 with `Retry-After`), not per address.',
     success: { data: AuthSessionSchema },
     errors: ['unauthorized', 'rate_limited', ...writes],
     example: { refresh_token: 'Yp1xR0m8pXz2vS3bQ9cH4kL7tN6wE5aJ1fU0iO2gD8s' },
@@ -108,8 +106,9 @@ export const OPERATIONS = {
   'auth-sessions-list': {
     tag: 'Sessions',
     summary: "The user's sessions",
-    description: 'Live sessions, oldest first; `current` marks the one this token belongs to.',
-    success: { list: SessionInfoSchema },
+    description:
+      'Live sessions, oldest first, paged; `current` marks the one this token belongs to. A user holds at most 100 sessions (configurable): signing in past that ends the oldest.',
+    success: { page: SessionInfoSchema },
     errors: [],
   },
   'auth-sessions-delete': {

@@ -3,6 +3,7 @@ import { hashRefreshToken } from '../../lib/auth/tokens.ts';
 import { db } from '../../lib/db/service.ts';
 import { MAILER, MAILER_ACTIONS } from '../../infra/stack.ts';
 import { ROUTES } from '../../lib/http/routes.ts';
+import { TEAM_CLEANUP } from '../../lib/background.ts';
 import { invocation } from '../../lib/http/server.ts';
 import { addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
@@ -44,16 +45,18 @@ beforeAll(() => {
 });
 afterAll(() => db().documents.middlewareStack.remove('recordActions'));
 
-// The mailer runs on the table's stream, as the local server runs it; its requests count too.
+// The mailer and the team cleanup run on the table's stream, as the local server runs them; their requests count too.
 let stopPoller: (() => Promise<void> | void) | undefined;
 beforeAll(async () => {
-  const { startStreamPoller } = await import('../../infra/stream-poller.ts');
-  const poller = await startStreamPoller({
+  const { startStreamPollers } = await import('../../infra/stream-poller.ts');
+  const pollers = await startStreamPollers({
     endpoint: process.env.DYNAMODB_ENDPOINT as string,
     tableName: process.env.TABLE_NAME as string,
     dataDir: process.env.DATA_DIR as string,
   });
-  stopPoller = () => poller.stop();
+  stopPoller = async () => {
+    await Promise.all(pollers.map((p) => p.stop()));
+  };
 });
 afterAll(() => stopPoller?.());
 
@@ -133,6 +136,15 @@ describe('IAM grants cover what every function does', () => {
     expect(used.has(MAILER), 'the mailer was not exercised').toBe(true);
     for (const action of used.get(MAILER) ?? []) {
       if (!(MAILER_ACTIONS as readonly string[]).includes(action)) missing.push(`${MAILER}: ${action}`);
+    }
+    // The deleted team's cleanup has run to its end (it deletes its job last).
+    for (let i = 0; i < 100 && !used.get(TEAM_CLEANUP.name)?.has('DeleteItem'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(used.has(TEAM_CLEANUP.name), 'the team cleanup was not exercised').toBe(true);
+    for (const action of used.get(TEAM_CLEANUP.name) ?? []) {
+      if (!(TEAM_CLEANUP.actions as readonly string[]).includes(action)) missing.push(`${TEAM_CLEANUP.name}: ${action}`);
+    }
+    for (const index of usedIndexes.get(TEAM_CLEANUP.name) ?? []) {
+      if (!(TEAM_CLEANUP.indexes as readonly string[]).includes(index)) missing.push(`${TEAM_CLEANUP.name}: index ${index}`);
     }
     expect(missing, 'used but not granted').toEqual([]);
   });

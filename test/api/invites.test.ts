@@ -1,6 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyAccessToken } from '../../lib/auth/tokens.ts';
 import { db } from '../../lib/db/service.ts';
+import { AppError } from '../../lib/errors.ts';
+import { acceptInvite, deleteInvite } from '../../lib/invites.ts';
 import { type Api, type TestUser, addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
+import { expireInvite } from '../helpers/invites.ts';
+import { pausedBeforeFirstWrite } from '../helpers/paused.ts';
 
 const api = useApi();
 const DAY = 86_400_000;
@@ -13,9 +18,7 @@ const pendingFor = async (a: Api, user: TestUser, slug: string) => {
   return mine.body.data.find((i: { team: { slug: string } }) => i.team.slug === slug);
 };
 
-/** Moves an invite's expiry into the past, as if its 7 days had gone by. */
-const expire = (inviteUuid: string) =>
-  db().entities.invite.patch({ inviteUuid }).set({ expiresAt: new Date(Date.now() - 1000).toISOString() }).go();
+const expire = (inviteUuid: string) => expireInvite(inviteUuid);
 
 describe('invites', () => {
   it('invites (201, {}), lists and reads the pending invite with the contract fields', async () => {
@@ -241,5 +244,144 @@ describe('invites', () => {
     const res = await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json });
     expect(res.status).toBe(422);
     expect(res.body.error.fields[field]).toBeDefined();
+  });
+});
+
+describe('accept without the team item, and invites of a deleted team', () => {
+  /** The TransactWriteItems that handlers send, as (operation, entity) pairs, while recording. */
+  let transacted: string[][] | null = null;
+  beforeAll(() => {
+    db().documents.middlewareStack.add(
+      (next, context) => (args) => {
+        const input = args.input as { TransactItems?: Record<string, { Item?: Record<string, unknown>; Key?: Record<string, unknown> }>[] };
+        if (transacted && context.commandName === 'TransactWriteItemsCommand') {
+          transacted.push(
+            (input.TransactItems ?? []).map((t) => {
+              const [operation, body] = Object.entries(t)[0] as [string, { Item?: Record<string, unknown>; Key?: Record<string, unknown> }];
+              // The sort key starts with the entity's name: `$invite_1`, `$pendinginvite_1#email_…`.
+              return `${operation} ${/^\$([a-z]+)_/.exec(String((body.Item ?? body.Key)?.sk))?.[1]}`;
+            }),
+          );
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordTransactions' },
+    );
+  });
+  afterAll(() => db().documents.middlewareStack.remove('recordTransactions'));
+
+  it('accept writes the team item only for an OWNER (ownerCount), with the same answers', async () => {
+    const [owner, member, admin, second] = [await signUp(api), await signUp(api), await signUp(api), await signUp(api)];
+    const team = await createTeam(api, owner);
+    const before = (await db().entities.team.get({ teamId: team.id }).go({ consistent: true })).data;
+    transacted = [];
+    await addMember(api, team.slug, owner, member, 'MEMBER');
+    await addMember(api, team.slug, owner, admin, 'ADMIN');
+    const accepts = transacted.filter((ops) => ops.includes('Put membership'));
+    const plain = ['Update invite', 'Delete pendinginvite', 'Put membership', 'Put idclaim'];
+    expect(accepts).toEqual([plain, plain]);
+    expect((await db().entities.team.get({ teamId: team.id }).go({ consistent: true })).data).toEqual(before);
+
+    transacted = [];
+    await addMember(api, team.slug, owner, second, 'OWNER');
+    expect(transacted.filter((ops) => ops.includes('Put membership'))).toEqual([[...plain, 'Update team']]);
+    transacted = null;
+    expect((await db().entities.team.get({ teamId: team.id }).go({ consistent: true })).data?.ownerCount).toBe(2);
+  });
+
+  it('concurrent accepts to one team all succeed: no shared item to conflict on', async () => {
+    const owner = await signUp(api);
+    const team = await createTeam(api, owner);
+    const guests = await Promise.all(Array.from({ length: 24 }, () => signUp(api)));
+    for (const g of guests) expect((await invite(owner, team.slug, g.email)).status).toBe(201);
+    const uuids = await Promise.all(guests.map(async (g) => (await pendingFor(api, g, team.slug)).uuid as string));
+    const replies = await Promise.all(guests.map((g, n) => api.call('POST', `/api/invites/${uuids[n]}/accept`, { token: g.token })));
+    expect(replies.map((r) => r.status)).toEqual(guests.map(() => 200));
+    const members = await api.call('GET', `/api/teams/${team.slug}/members`, { token: owner.token });
+    expect(members.body.data).toHaveLength(25);
+  });
+
+  it('a deleted team\'s invite answers 404 on accept, decline and preview, whatever the cleanup has reached', async () => {
+    const [owner, guest, stranger] = [await signUp(api), await signUp(api), await signUp(api)];
+    const { slug, id: teamId } = await createTeam(api, owner);
+    await invite(owner, slug, guest.email);
+    const pending = await pendingFor(api, guest, slug);
+    const answers = async (user: TestUser) =>
+      Promise.all(
+        [
+          ['POST', `/api/invites/${pending.uuid}/accept`],
+          ['POST', `/api/invites/${pending.uuid}/decline`],
+          ['GET', `/api/invites/${pending.uuid}`],
+        ].map(async ([method, path]) => {
+          const res = await api.call(method as 'GET' | 'POST', path as string, { token: user.token });
+          return `${res.status} ${res.body.error?.code}`;
+        }),
+      );
+    const notFound = ['404 not_found', '404 not_found', '404 not_found'];
+
+    // The team item is gone, the cleanup has not started: the invite is still pending, its claim there.
+    await db().entities.team.delete({ teamId }).go();
+    expect(await answers(guest)).toEqual(notFound);
+    // Expired meanwhile: still 404, not 410. Someone else is told only that it is not theirs.
+    await expire(pending.uuid);
+    expect(await answers(guest)).toEqual(notFound);
+    expect(await answers(stranger)).toEqual(['403 invite_email_mismatch', '403 invite_email_mismatch', '403 invite_email_mismatch']);
+    // The cleanup took the claim, then the invite.
+    await db().entities.pendingInvite.delete({ teamId, email: guest.email }).go();
+    expect(await answers(guest)).toEqual(notFound);
+    await db().entities.invite.delete({ inviteUuid: pending.uuid }).go();
+    expect(await answers(guest)).toEqual(notFound);
+    const res = await api.call('POST', `/api/invites/${pending.uuid}/accept`, { token: guest.token });
+    expect(res.body.error.message).toBe('No invite with that id.');
+  });
+
+  it('an invite that ended before its team was deleted is 404 too, not 409', async () => {
+    const [owner, guest] = [await signUp(api), await signUp(api)];
+    const { slug, id: teamId } = await createTeam(api, owner);
+    await invite(owner, slug, guest.email);
+    const pending = await pendingFor(api, guest, slug);
+    expect((await api.call('POST', `/api/invites/${pending.uuid}/decline`, { token: guest.token })).status).toBe(200);
+    await db().entities.team.delete({ teamId }).go();
+    const res = await api.call('POST', `/api/invites/${pending.uuid}/accept`, { token: guest.token });
+    expect([res.status, res.body.error.code, res.body.error.message]).toEqual([404, 'not_found', 'The team of this invite no longer exists.']);
+  });
+
+  it('a revoke that reads an invite a resend then renews revokes it as renewed (200), not 404', async () => {
+    const [owner, guest] = [await signUp(api), await signUp(api)];
+    const { slug } = await createTeam(api, owner);
+    await invite(owner, slug, guest.email);
+    const pending = await pendingFor(api, guest, slug);
+    let resent = 0;
+    const paused = pausedBeforeFirstWrite(async () => {
+      resent = (await api.call('POST', `/api/teams/${slug}/invites/${pending.id}/resend`, { token: owner.token })).status;
+    });
+    await deleteInvite(paused, await verifyAccessToken(owner.token), slug, pending.id, new Date());
+    expect(resent).toBe(200);
+    expect((await db().entities.invite.get({ inviteUuid: pending.uuid }).go({ consistent: true })).data?.status).toBe('REVOKED');
+  });
+
+  /** Accepts as `guest` through the use case, with `meanwhile` run between its read and its write. */
+  const acceptWith = async (guest: TestUser, uuid: string, meanwhile: () => Promise<void>) =>
+    acceptInvite(pausedBeforeFirstWrite(meanwhile), await verifyAccessToken(guest.token), uuid, new Date()).then(
+      () => null,
+      (error: unknown) => error,
+    );
+
+  it('a team deleted between accept\'s read and its write: the OWNER accept fails on the team, the others on the claim (404, nothing written)', async () => {
+    for (const role of ['OWNER', 'MEMBER']) {
+      const [owner, guest] = [await signUp(api), await signUp(api)];
+      const { slug, id: teamId } = await createTeam(api, owner);
+      await invite(owner, slug, guest.email, role);
+      const pending = await pendingFor(api, guest, slug);
+      const failed = await acceptWith(guest, pending.uuid, async () => {
+        await db().entities.team.delete({ teamId }).go();
+        // An OWNER accept is refused by the team item alone; for the others the cleanup's claim deletion is what bites.
+        if (role !== 'OWNER') await db().entities.pendingInvite.delete({ teamId, email: guest.email }).go();
+      });
+      expect(failed, role).toBeInstanceOf(AppError);
+      expect([(failed as AppError).code, (failed as AppError).message], role).toEqual(['not_found', 'The team of this invite no longer exists.']);
+      expect((await db().entities.membership.get({ teamId, userUuid: guest.uuid }).go({ consistent: true })).data, role).toBeNull();
+      expect((await db().entities.invite.get({ inviteUuid: pending.uuid }).go({ consistent: true })).data?.status, role).toBe('PENDING');
+    }
   });
 });

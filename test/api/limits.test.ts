@@ -6,12 +6,14 @@
  * which the local server passes on as API Gateway's sourceIp; each IPv4 address is a network of
  * its own. The server runs in this process, so freezing `Date` here freezes the handlers' clock.
  */
+import { argon2Sync, randomBytes, randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { accountNetworkSubject, accountSubject } from '../../lib/auth/limits.ts';
 import { config } from '../../lib/config.ts';
 import { db } from '../../lib/db/service.ts';
+import { newId } from '../../lib/ids.ts';
 import { type Reply, freshEmail, signUp, useApi } from '../helpers/api.ts';
 import { expectDocumented } from '../helpers/openapi.ts';
 
@@ -255,15 +257,121 @@ describe('per-IP buckets (A4, A6)', () => {
     expect(signup.status).toBe(201);
   });
 
-  it('sign-up: 30 accounts per address, then 429 with Retry-After; other addresses unaffected', async () => {
+  it('sign-up: 100 accounts per address at once (an office onboarding), then 429 with Retry-After; other addresses unaffected', async () => {
     const ip = '127.0.4.3';
     const body = () => ({ email: freshEmail('spam'), password: 'a long enough secret', firstName: 'S', lastName: 'P' });
     freeze();
-    const first = await batched(30, 6, () => post(ip, '/api/auth/signup', body()));
-    expect(tally(first)).toEqual({ '201': 30 });
-    expect(outcome(await post(ip, '/api/auth/signup', body()))).toBe('429 rate_limited 10');
-    expect(outcome(await post(ip, '/api/auth/signup', body(), { 'x-forwarded-for': '198.51.100.9' }))).toBe('429 rate_limited 10');
+    const first = await batched(100, 6, () => post(ip, '/api/auth/signup', body()));
+    expect(tally(first)).toEqual({ '201': 100 });
+    // 300 an hour: one more every 12 s.
+    expect(outcome(await post(ip, '/api/auth/signup', body()))).toBe('429 rate_limited 12');
+    expect(outcome(await post(ip, '/api/auth/signup', body(), { 'x-forwarded-for': '198.51.100.9' }))).toBe('429 rate_limited 12');
     expect((await post('127.0.4.4', '/api/auth/signup', body())).status).toBe(201);
+  });
+});
+
+const PASSWORD = 'correct horse battery staple';
+
+/**
+ * Writes `count` users whose password is PASSWORD, hashed with argon2id at its lowest cost (the
+ * stored PHC string carries its parameters, so sign-in verifies it in about a millisecond):
+ * hundreds of sign-ins stay fast while every request still runs the real code.
+ */
+const seedUsers = async (count: number, name: string): Promise<{ email: string; uuid: string }[]> => {
+  const nonce = randomBytes(16);
+  const hash = argon2Sync('argon2id', { message: PASSWORD, nonce, memory: 64, passes: 1, parallelism: 1, tagLength: 32 });
+  const b64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '');
+  const passwordHash = `$argon2id$v=19$m=64,t=1,p=1$${b64(nonce)}$${b64(hash)}`;
+  const now = new Date();
+  const users = Array.from({ length: count }, () => ({ email: freshEmail(name), uuid: randomUUID() }));
+  await db()
+    .entities.user.put(
+      users.map((u) => ({
+        userUuid: u.uuid,
+        userId: newId(now),
+        email: u.email,
+        firstName: name,
+        lastName: 'Seeded',
+        passwordHash,
+        createdAt: now.toISOString(),
+        updatedAt: now.toISOString(),
+      })),
+    )
+    .go();
+  await db()
+    .entities.emailClaim.put(users.map((u) => ({ email: u.email, userUuid: u.uuid })))
+    .go();
+  return users;
+};
+
+describe('one address, many people (a NAT)', () => {
+  it('lets 500 users sign in and refresh from one IP, and still stops the 31st wrong password after them', async () => {
+    const ip = '127.0.9.1';
+    const users = await seedUsers(500, 'office');
+    const signIns = await batched(500, 10, (i) => signIn(ip, (users[i] as { email: string }).email, PASSWORD));
+    expect(tally(signIns)).toEqual({ '200': 500 });
+    // Refreshes are limited per session, never per address.
+    const refreshes = await batched(500, 10, (i) => post(ip, '/api/auth/refresh', { refresh_token: signIns[i]?.body.data.session.refresh_token }));
+    expect(tally(refreshes)).toEqual({ '200': 500 });
+    freeze();
+    const guesses = await batched(40, 10, () => signIn(ip, freshEmail('stuffing'), WRONG));
+    expect(tally(guesses)).toEqual({ '401 invalid_credentials': 30, '429 rate_limited 10': 10 });
+  });
+
+  it('successes interleaved with guesses buy the guesser nothing: still exactly 30 wrong passwords', async () => {
+    const ip = '127.0.9.2';
+    const users = await seedUsers(200, 'mixed');
+    freeze();
+    const people: Reply[][] = [];
+    const guesses: Reply[] = [];
+    // 40 rounds: 5 users signing in at once, then one guess.
+    for (let round = 0; round < 40; round++) {
+      people.push(await Promise.all(users.slice(round * 5, round * 5 + 5).map((u) => signIn(ip, u.email, PASSWORD))));
+      guesses.push(await signIn(ip, freshEmail('guess'), WRONG));
+    }
+    expect(tally(guesses)).toEqual({ '401 invalid_credentials': 30, '429 rate_limited 10': 10 });
+    expect(guesses.slice(0, 30).every((r) => r.status === 401)).toBe(true);
+    // Everyone got in while the guesses left the 5 tokens a round needs (the first 26 rounds);
+    // once a guesser has emptied the address's bucket, it is empty for everyone there.
+    expect(tally(people.slice(0, 26).flat())).toEqual({ '200': 130 });
+  });
+
+  it('gives the address its token back when the account limits refused (no password was checked)', async () => {
+    const ip = '127.0.9.3';
+    const [victim] = await seedUsers(1, 'backedoff');
+    freeze();
+    await seedNetwork(victim?.email as string, ip, { fails: 40, until: Date.now() + 900_000 });
+    const refused = await batched(40, 10, () => signIn(ip, victim?.email as string, PASSWORD));
+    expect(tally(refused)).toEqual({ '429 rate_limited 900': 40 });
+    const guesses = await batched(31, 10, () => signIn(ip, freshEmail('after'), WRONG));
+    expect(tally(guesses)).toEqual({ '401 invalid_credentials': 30, '429 rate_limited 10': 1 });
+  });
+
+  it('lets 40 users behind one IP change their password (the bucket is per user)', async () => {
+    const ip = '127.0.9.4';
+    const users = await seedUsers(40, 'changer');
+    const sessions = await batched(40, 10, (i) => signIn(ip, (users[i] as { email: string }).email, PASSWORD));
+    const changes = await batched(40, 5, (i) =>
+      new Promise<Reply>((resolve, reject) => {
+        const url = new URL('/api/auth/user', api.url);
+        const req = request(
+          url,
+          {
+            method: 'PUT',
+            localAddress: ip,
+            agent: false,
+            headers: { 'content-type': 'application/json', authorization: `Token ${sessions[i]?.body.data.session.access_token}` },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: new Headers(), body: undefined }));
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify({ currentPassword: PASSWORD, password: 'a brand new passphrase' }));
+      }),
+    );
+    expect(changes.map((r) => r.status)).toEqual(Array(40).fill(200));
   });
 });
 

@@ -70,33 +70,33 @@ describe('DynamoDB requests per endpoint (warm)', () => {
     ]);
   });
 
-  it('accept: the invite, the user and the session in one read, then one transaction', async () => {
+  it('accept: the invite, the user and the session in one read, then its team (named by the invite), then one transaction', async () => {
     const guest = await signUp(api);
     await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: guest.email, role: 'MEMBER' } });
     const uuid = (await api.call('GET', '/api/invites', { token: guest.token })).body.data[0].uuid;
-    expect(await requestsOf(() => api.call('POST', `/api/invites/${uuid}/accept`, { token: guest.token }))).toEqual(['BatchGetItem', 'TransactWriteItems']);
+    expect(await requestsOf(() => api.call('POST', `/api/invites/${uuid}/accept`, { token: guest.token }))).toEqual(['BatchGetItem', 'GetItem', 'TransactWriteItems']);
   });
 
-  it('refresh: the address bucket, the token, then its session and user, then one transaction', async () => {
+  it('refresh: the token, then its session and user, then one transaction (the session item carries its rotation limit)', async () => {
     const user = await signUp(api);
     expect(await requestsOf(() => api.call('POST', '/api/auth/refresh', { json: { refresh_token: user.refreshToken } }))).toEqual([
-      'UpdateItem',
       'GetItem',
       'BatchGetItem',
       'TransactWriteItems',
     ]);
   });
 
-  it('sign-in: three limiter updates, the e-mail and the user, two resets, then one transaction', async () => {
+  it('sign-in: three limiter updates, the e-mail and the user, two resets and the token back, the sessions, then one transaction', async () => {
     const user = await signUp(api);
     const requests = await requestsOf(() => api.call('POST', '/api/auth/signin', { json: { email: user.email, password: user.password } }));
     // The address bucket first, alone; then the account+network back-off and the account hourly
-    // set beside the e-mail claim; the user; then the network's reset and the hourly entry's
-    // removal beside the transaction. Requests sent side by side arrive in any order.
+    // set beside the e-mail claim; the user; then the network's reset, the hourly entry's removal,
+    // the address's token given back and the user's sessions (for the cap) beside the transaction.
+    // Requests sent side by side arrive in any order.
     expect(requests[0]).toBe('UpdateItem');
     expect(requests.slice(1, 4).sort()).toEqual(['GetItem', 'UpdateItem', 'UpdateItem']);
     expect(requests[4]).toBe('GetItem');
-    expect(requests.slice(5).sort()).toEqual(['TransactWriteItems', 'UpdateItem', 'UpdateItem']);
+    expect(requests.slice(5).sort()).toEqual(['Query', 'TransactWriteItems', 'UpdateItem', 'UpdateItem', 'UpdateItem']);
   });
 
   it('sign-up: the address bucket, then one transaction', async () => {

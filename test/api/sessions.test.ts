@@ -1,5 +1,7 @@
+import { randomUUID, randomUUIDv7 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { hashRefreshToken } from '../../lib/auth/tokens.ts';
+import { config } from '../../lib/config.ts';
 import { db } from '../../lib/db/service.ts';
 import { type TestUser, signUp, useApi } from '../helpers/api.ts';
 
@@ -11,6 +13,10 @@ const signIn = async (user: TestUser) => {
   const res = await api.call('POST', '/api/auth/signin', { json: { email: user.email, password: user.password } });
   return { token: res.body.data.session.access_token as string, refreshToken: res.body.data.session.refresh_token as string };
 };
+
+/** The session id an access token carries (its `session_id` claim). */
+const sessionOf = (accessToken: string): string =>
+  JSON.parse(Buffer.from(accessToken.split('.')[1] as string, 'base64url').toString('utf8')).session_id as string;
 
 /** Moves a rotation into the past, as if the grace window had gone by. */
 const ageRotation = (refreshToken: string, ms: number) =>
@@ -54,6 +60,32 @@ describe('POST /api/auth/refresh', () => {
     expect(new Set(results.map((r) => r.body.data.session.access_token)).size).toBe(1);
     const child = results[0]?.body.data.session.refresh_token as string;
     expect((await refresh(child)).status).toBe(200);
+  });
+
+  it(`rotates at most ${config.refreshBurst} times at once per session, then 429 with Retry-After; grace retries do not count`, async () => {
+    const user = await signUp(api);
+    const other = await signIn(user);
+    let current = user.refreshToken;
+    let previous = current;
+    for (let i = 0; i < config.refreshBurst; i++) {
+      const res = await refresh(current);
+      expect(res.status, `rotation ${i + 1}`).toBe(200);
+      previous = current;
+      current = res.body.data.session.refresh_token;
+    }
+    // A retry of the last rotation inside the grace window is the same pair, not a rotation.
+    const retry = await refresh(previous);
+    expect(retry.status).toBe(200);
+    expect(retry.body.data.session.refresh_token).toBe(current);
+    const limited = await refresh(current);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe('rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // The refused token was not rotated: it still works once the bucket refills; other sessions never noticed.
+    expect((await refresh(other.refreshToken)).status).toBe(200);
+    // As if a minute had gone by: the session's bucket is full again.
+    await db().entities.session.patch({ userUuid: user.uuid, sessionId: sessionOf(user.token) }).set({ refreshTat: Date.now() }).go();
+    expect((await refresh(current)).status).toBe(200);
   });
 
   it('ends the whole session when a rotated token comes back after the grace window', async () => {
@@ -169,6 +201,98 @@ describe('sessions', () => {
     const current = (await api.call('GET', '/api/auth/sessions', { token: user.token })).body.data[0].id;
     expect((await api.call('DELETE', `/api/auth/sessions/${current}`, { token: user.token })).status).toBe(200);
     expect((await me(user.token)).status).toBe(401);
+  });
+});
+
+/** Every page of the caller's sessions, following `Link`; answers the pages' ids and sizes. */
+const allPages = async (token: string, limit: number) => {
+  const pages: string[][] = [];
+  let path: string | null = `/api/auth/sessions?limit=${limit}`;
+  while (path) {
+    const res = await api.call('GET', path, { token });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body)).toEqual(['data']);
+    pages.push(res.body.data.map((s: { id: string }) => s.id));
+    const link = res.headers.get('link');
+    const next = link ? new URL(/^<([^>]+)>; rel="next"$/.exec(link)?.[1] as string) : null;
+    path = next ? `${next.pathname}${next.search}` : null;
+  }
+  return pages;
+};
+
+/** Writes sessions of `userUuid` directly (for counts that take long to reach by signing in). */
+const seedSessions = (userUuid: string, sessions: { sessionId: string; createdAt: string }[]) => {
+  const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
+  return db()
+    .entities.session.put(sessions.map((s) => ({ ...s, userUuid, lastUsedAt: s.createdAt, expiresAt, ttl: expiresAt })))
+    .go();
+};
+
+describe('sessions: paged, oldest first, capped', () => {
+  it('pages with limit and cursor (Link header), in creation order, ids being UUIDv7', async () => {
+    const user = await signUp(api);
+    const later = [];
+    for (let i = 0; i < 4; i++) later.push(await signIn(user));
+    const everything = (await api.call('GET', '/api/auth/sessions', { token: user.token })).body.data as { id: string; createdAt: string; current: boolean }[];
+    expect(everything).toHaveLength(5);
+    expect(everything.map((s) => s.createdAt)).toEqual(everything.map((s) => s.createdAt).sort());
+    for (const s of everything) expect(s.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(everything[0]?.current).toBe(true);
+    const pages = await allPages(user.token, 2);
+    expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
+    expect(pages.flat()).toEqual(everything.map((s) => s.id));
+    // An id from the list works as the path parameter (a UUIDv7 is a UUID).
+    expect((await api.call('DELETE', `/api/auth/sessions/${everything[4]?.id}`, { token: user.token })).status).toBe(200);
+    expect((await me(later[3]?.token as string)).status).toBe(401);
+  });
+
+  it('refuses a bad limit or cursor (422)', async () => {
+    const user = await signUp(api);
+    for (const query of ['limit=0', 'limit=1001', 'limit=x', 'cursor=bad!']) {
+      const res = await api.call('GET', `/api/auth/sessions?${query}`, { token: user.token });
+      expect(res.status, query).toBe(422);
+    }
+    const forged = Buffer.from(JSON.stringify({ pk: 'x', sk: 'y', other: 'z' })).toString('base64url');
+    expect((await api.call('GET', `/api/auth/sessions?cursor=${forged}`, { token: user.token })).status).toBe(422);
+  });
+
+  it(`keeps at most ${config.maxSessionsPerUser} sessions: signing in past the cap ends the oldest, older v4 ids by their creation time`, async () => {
+    const user = await signUp(api);
+    const cap = config.maxSessionsPerUser;
+    const start = Date.now() - 86_400_000;
+    // A session from before UUIDv7 ids (a random v4, which sorts anywhere), the oldest of all, and
+    // enough time-ordered ones to reach the cap with the sign-up's session.
+    const legacy = { sessionId: randomUUID(), createdAt: new Date(start).toISOString() };
+    const seeded = Array.from({ length: cap - 2 }, (_, i) => ({ sessionId: randomUUIDv7(), createdAt: new Date(start + 1000 * (i + 1)).toISOString() }));
+    await seedSessions(user.uuid, [legacy, ...seeded]);
+    expect((await allPages(user.token, 1000)).flat()).toHaveLength(cap);
+
+    await signIn(user);
+    let ids = (await allPages(user.token, 1000)).flat();
+    expect(ids).toHaveLength(cap);
+    expect(ids).not.toContain(legacy.sessionId);
+    expect(ids).toContain(seeded[0]?.sessionId);
+
+    const newest = await signIn(user);
+    ids = (await allPages(user.token, 1000)).flat();
+    expect(ids).toHaveLength(cap);
+    expect(ids).not.toContain(seeded[0]?.sessionId);
+    expect((await me(user.token)).status).toBe(200);
+    expect((await me(newest.token)).status).toBe(200);
+  });
+
+  it('a global sign-out ends every one of a full set of sessions at once', async () => {
+    const user = await signUp(api);
+    const start = Date.now() - 3_600_000;
+    await seedSessions(
+      user.uuid,
+      Array.from({ length: config.maxSessionsPerUser - 1 }, (_, i) => ({ sessionId: randomUUIDv7(), createdAt: new Date(start + i).toISOString() })),
+    );
+    const other = await signIn(user);
+    expect((await api.call('POST', '/api/auth/signout?scope=global', { token: user.token })).status).toBe(200);
+    expect((await me(other.token)).status).toBe(401);
+    const left = await db().entities.session.query.primary({ userUuid: user.uuid }).go({ consistent: true, pages: 'all' });
+    expect(left.data).toEqual([]);
   });
 });
 

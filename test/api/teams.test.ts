@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { db } from '../../lib/db/service.ts';
 import { addMember, createTeam, freshSlug, signUp, useApi } from '../helpers/api.ts';
 
 const api = useApi();
@@ -103,13 +104,15 @@ describe('teams', () => {
 
   it('deletes a team with its members and invites; the slug can be used again', async () => {
     const [owner, member, invitee] = [await signUp(api), await signUp(api), await signUp(api)];
-    const { slug } = await createTeam(api, owner);
+    const { slug, id } = await createTeam(api, owner);
     await addMember(api, slug, owner, member, 'MEMBER');
     await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: invitee.email, role: 'ADMIN' } });
 
     const res = await api.call('DELETE', `/api/teams/${slug}`, { token: owner.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ data: {} });
+    // The rest is left to the background cleanup (test/api/team-cleanup.test.ts), whose job the deletion wrote in its transaction.
+    expect((await db().entities.teamCleanup.get({ teamId: id }).go({ consistent: true })).data).toMatchObject({ teamId: id, slug, deletedAt: expect.any(String) });
     expect((await api.call('GET', `/api/teams/${slug}`, { token: owner.token })).status).toBe(404);
     expect((await api.call('GET', '/api/teams', { token: member.token })).body.data).toEqual([]);
     expect((await api.call('GET', '/api/invites', { token: invitee.token })).body.data).toEqual([]);

@@ -8,11 +8,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ESBUILD } from '../../infra/endpoint.ts';
-import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, KEY_ROTATION, KEY_ROTATION_DAYS, MAILER, MAIL_RETRY_ATTEMPTS, RosterStack } from '../../infra/stack.ts';
+import { ACCESS_LOG_FIELDS, CLEANUP_RETRY_ATTEMPTS, CREDENTIAL_ROUTES, KEY_ROTATION, KEY_ROTATION_DAYS, MAILER, MAIL_RETRY_ATTEMPTS, RosterStack } from '../../infra/stack.ts';
 import { DEFAULT_OPTIONS } from '../../infra/options.ts';
 import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '../../lib/db/entities/keys.ts';
 import { KEYS, createTableInput, TTL_ATTRIBUTE } from '../../lib/db/table.ts';
 import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '../../lib/http/routes.ts';
+import { INVITE_SWEEP, TEAM_CLEANUP } from '../../lib/background.ts';
+import { RESERVE_MS as SWEEP_RESERVE_MS } from '../../lib/invite-sweep.ts';
+import { RESERVE_MS } from '../../lib/team-cleanup.ts';
 
 /**
  * K1–K5 (and G9's rotation schedule) on the synthesized template. Bundling is skipped here (`aws:cdk:bundling-stacks: []`);
@@ -48,7 +51,16 @@ const [secretId, secret] = only('AWS::SecretsManager::Secret');
 const [, stage] = only('AWS::ApiGatewayV2::Stage');
 
 const logicalId = (name: string): string => {
-  const fn = name === KEY_ROTATION ? stack.keyRotation : name === MAILER ? stack.mailer : stack.endpoints.get(name);
+  const fn =
+    name === KEY_ROTATION
+      ? stack.keyRotation
+      : name === MAILER
+        ? stack.mailer
+        : name === TEAM_CLEANUP.name
+          ? stack.teamCleanup
+          : name === INVITE_SWEEP.name
+            ? stack.inviteSweep
+            : stack.endpoints.get(name);
   if (!fn) throw new Error(`no function ${name}`);
   return stack.getLogicalId(fn.node.defaultChild as CfnResource);
 };
@@ -56,8 +68,10 @@ const functionOf = (name: string): Resource => resources[logicalId(name)] as Res
 const routeNames = ROUTES.map((r) => r.name);
 /** The API's functions: one per route, and the fallback. */
 const allNames = [...routeNames, FALLBACK];
-/** Every function of ours: the API's, the key rotation function and the mailer. */
-const everyFunction = [...allNames, KEY_ROTATION, MAILER];
+/** Every function of ours: the API's, the key rotation function, the mailer, the team cleanup and the invite sweeper. */
+const everyFunction = [...allNames, KEY_ROTATION, MAILER, TEAM_CLEANUP.name, INVITE_SWEEP.name];
+/** The functions that are not behind the gateway, with timeouts of their own. */
+const background: string[] = [TEAM_CLEANUP.name, INVITE_SWEEP.name];
 const signers = ROUTES.filter((r) => 'signs' in r && r.signs).map((r) => r.name);
 
 /** Every statement of the function's role: its own policies, inline or attached; no managed ones. */
@@ -107,8 +121,11 @@ describe('functions', () => {
     expect(props.Runtime).toBe('nodejs24.x');
     expect(props.Architectures).toEqual(['arm64']);
     expect(props.MemorySize).toBe(FUNCTION_DEFAULTS.memoryMb);
-    expect(props.Timeout).toBe(FUNCTION_DEFAULTS.timeoutSeconds);
-    expect(props.Timeout).toBeLessThan(29); // API Gateway's integration timeout
+    // The background functions' timeouts fit their time budgets (their own blocks below).
+    if (!background.includes(name)) {
+      expect(props.Timeout).toBe(FUNCTION_DEFAULTS.timeoutSeconds);
+      expect(props.Timeout).toBeLessThan(29); // API Gateway's integration timeout
+    }
     const logging = props.LoggingConfig as { LogFormat: string; LogGroup: { Ref: string } };
     expect(logging.LogFormat).toBe('JSON');
     expect((resources[logging.LogGroup.Ref] as Resource).Properties.RetentionInDays).toBeGreaterThan(0);
@@ -121,13 +138,19 @@ describe('functions', () => {
     const permissions = ofType('AWS::Lambda::Permission').map(([, p]) => p.Properties);
     const [forRotation, ...more] = permissions.filter((p) => JSON.stringify(p.FunctionName) === JSON.stringify(rotation));
     expect(more).toEqual([]);
+    // The invite sweeper: only its own schedule rule may invoke it.
+    const sweeper = { 'Fn::GetAtt': [logicalId(INVITE_SWEEP.name), 'Arn'] };
+    const [forSweeper, ...moreSweeper] = permissions.filter((p) => JSON.stringify(p.FunctionName) === JSON.stringify(sweeper));
+    expect(moreSweeper).toEqual([]);
+    const ruleId = only('AWS::Events::Rule')[0];
+    expect(forSweeper).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'events.amazonaws.com', SourceArn: { 'Fn::GetAtt': [ruleId, 'Arn'] } });
     expect(forRotation).toMatchObject({
       Action: 'lambda:InvokeFunction',
       Principal: 'secretsmanager.amazonaws.com',
       SourceArn: { Ref: secretId },
       SourceAccount: { Ref: 'AWS::AccountId' },
     });
-    for (const permission of permissions.filter((p) => p !== forRotation)) {
+    for (const permission of permissions.filter((p) => p !== forRotation && p !== forSweeper)) {
       expect(permission.Principal).toBe('apigateway.amazonaws.com');
       expect(JSON.stringify(permission.SourceArn)).toContain(JSON.stringify({ Ref: apiId }));
     }
@@ -275,8 +298,9 @@ describe('least privilege (K1)', () => {
     const logGroup = (functionOf(name).Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
     expect(logs.map((s) => s.Resource)).toEqual([{ 'Fn::GetAtt': [logGroup, 'Arn'] }]);
     const services = new Set(statements.flatMap(actionsOf).map((a) => a.split(':')[0]));
-    // The mailer alone also sends mail and feeds its dead-letter queue.
-    const allowed = name === MAILER ? ['dynamodb', 'logs', 'ses', 'sqs'] : ['dynamodb', 'logs', 'secretsmanager'];
+    // The mailer alone also sends mail; the stream functions feed their dead-letter queues.
+    const allowed =
+      name === MAILER ? ['dynamodb', 'logs', 'ses', 'sqs'] : name === TEAM_CLEANUP.name ? ['dynamodb', 'logs', 'sqs'] : ['dynamodb', 'logs', 'secretsmanager'];
     expect([...services].every((s) => allowed.includes(s as string))).toBe(true);
   });
 
@@ -320,8 +344,15 @@ describe('table (K2)', () => {
   });
 });
 
+/** The stream mapping that invokes the function `name`. */
+const mappingOf = (name: string): Resource => {
+  const found = ofType('AWS::Lambda::EventSourceMapping').filter(([, m]) => JSON.stringify(m.Properties.FunctionName) === JSON.stringify({ Ref: logicalId(name) }));
+  expect(found).toHaveLength(1);
+  return (found[0] as [string, Resource])[1];
+};
+
 describe('mailer (outbox)', () => {
-  const [, mapping] = only('AWS::Lambda::EventSourceMapping');
+  const mapping = mappingOf(MAILER);
 
   it('reads only new outbox messages from the stream, retrying with bisection, then a dead-letter queue', () => {
     expect(mapping.Properties.FunctionName).toEqual({ Ref: logicalId(MAILER) });
@@ -347,6 +378,69 @@ describe('mailer (outbox)', () => {
   it('alarms when a message reaches the dead-letter queue', () => {
     const watched = ofType('AWS::CloudWatch::Alarm').map(([, a]) => `${a.Properties.Namespace as string}/${a.Properties.MetricName as string}`);
     expect(watched).toContain('AWS/SQS/ApproximateNumberOfMessagesVisible');
+  });
+});
+
+describe('team cleanup', () => {
+  const mapping = mappingOf(TEAM_CLEANUP.name);
+
+  it('reads only the cleanup jobs\' INSERT and MODIFY records, one a batch, retrying with bisection, then a dead-letter queue', () => {
+    expect(ofType('AWS::Lambda::EventSourceMapping')).toHaveLength(2);
+    expect(mapping.Properties).toMatchObject({
+      BatchSize: TEAM_CLEANUP.batchSize,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: CLEANUP_RETRY_ATTEMPTS,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      StartingPosition: 'TRIM_HORIZON',
+    });
+    expect(JSON.stringify(mapping.Properties.DestinationConfig)).toContain('TeamCleanupDeadLetters');
+    const pattern = JSON.parse((mapping.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters[0]?.Pattern as string);
+    expect(pattern).toEqual({ eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { __edb_e__: { S: ['teamCleanup'] } } } });
+  });
+
+  it('has a timeout that leaves its time budget a reserve, beyond the API functions\' 29 s', () => {
+    const timeout = functionOf(TEAM_CLEANUP.name).Properties.Timeout as number;
+    expect(timeout).toBe(TEAM_CLEANUP.timeoutSeconds);
+    expect(timeout * 1000).toBeGreaterThanOrEqual(4 * RESERVE_MS);
+  });
+
+  it('may use exactly its actions on the table and gsi1, read the stream and feed its queue, nothing else', () => {
+    const statements = statementsOf(TEAM_CLEANUP.name);
+    const actions = statements.flatMap(actionsOf).filter((a) => !a.startsWith('logs:')).sort();
+    const stream = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
+    const queue = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+    expect(actions).toEqual([...TEAM_CLEANUP.actions.map((a) => `dynamodb:${a}`), ...stream, ...queue].sort());
+    const onTable = statements.filter((s) => actionsOf(s).includes('dynamodb:BatchWriteItem'));
+    expect(resourcesOf(onTable)).toEqual(['table', 'table/index/gsi1']);
+    expect(functionOf(TEAM_CLEANUP.name).Properties.Environment).toEqual({ Variables: { TABLE_NAME: { Ref: tableId } } });
+  });
+
+  it('alarms when a job reaches its dead-letter queue', () => {
+    const queueId = ofType('AWS::SQS::Queue').find(([id]) => id.startsWith('TeamCleanupDeadLetters'))?.[0];
+    const watching = ofType('AWS::CloudWatch::Alarm').filter(([, a]) => JSON.stringify(a.Properties.Dimensions ?? []).includes(String(queueId)));
+    expect(watching).toHaveLength(1);
+  });
+});
+
+describe('invite sweeper', () => {
+  it('runs on a schedule, without retries (the next tick goes on), with a timeout past its reserve', () => {
+    const [, rule] = only('AWS::Events::Rule');
+    expect(rule.Properties.ScheduleExpression).toBe(`rate(${INVITE_SWEEP.everyMinutes} minute${INVITE_SWEEP.everyMinutes === 1 ? '' : 's'})`);
+    expect(rule.Properties.State ?? 'ENABLED').toBe('ENABLED');
+    const [target] = rule.Properties.Targets as { Arn: unknown; RetryPolicy?: { MaximumRetryAttempts: number } }[];
+    expect(target?.Arn).toEqual({ 'Fn::GetAtt': [logicalId(INVITE_SWEEP.name), 'Arn'] });
+    expect(target?.RetryPolicy?.MaximumRetryAttempts).toBe(0);
+    const timeout = functionOf(INVITE_SWEEP.name).Properties.Timeout as number;
+    expect(timeout).toBe(INVITE_SWEEP.timeoutSeconds);
+    expect(timeout * 1000).toBeGreaterThan(SWEEP_RESERVE_MS);
+  });
+
+  it('may use exactly its actions on the table and gsi3, nothing else', () => {
+    const statements = statementsOf(INVITE_SWEEP.name);
+    const actions = statements.flatMap(actionsOf).filter((a) => !a.startsWith('logs:')).sort();
+    expect(actions).toEqual(INVITE_SWEEP.actions.map((a) => `dynamodb:${a}`).sort());
+    expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('dynamodb:Query')))).toEqual(['table', 'table/index/gsi3']);
+    expect(functionOf(INVITE_SWEEP.name).Properties.Environment).toEqual({ Variables: { TABLE_NAME: { Ref: tableId } } });
   });
 });
 

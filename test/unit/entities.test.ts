@@ -8,15 +8,15 @@ import { ALIASES, ESBUILD } from '../../infra/endpoint.ts';
 import { signingKeys } from '../../lib/db/entities/keys.ts';
 import { rateLimit } from '../../lib/db/entities/limits.ts';
 import { outboxMessage } from '../../lib/db/entities/outbox.ts';
-import { invite, pendingInvite } from '../../lib/db/entities/invites.ts';
-import { membership, slugClaim, team } from '../../lib/db/entities/teams.ts';
+import { invite, inviteSweep, pendingInvite } from '../../lib/db/entities/invites.ts';
+import { membership, slugClaim, team, teamCleanup } from '../../lib/db/entities/teams.ts';
 import { emailClaim, idClaim, refreshToken, session, user } from '../../lib/db/entities/users.ts';
 
 /**
  * The bundles skip ElectroDB's model check (lib/db/models-checked-in-tests.ts): this is where the
  * models are checked, with the real `jsonschema`, as ElectroDB does when it makes an entity.
  */
-const FACTORIES = { user, emailClaim, idClaim, session, refreshToken, team, slugClaim, membership, invite, pendingInvite, rateLimit, signingKeys, outboxMessage };
+const FACTORIES = { user, emailClaim, idClaim, session, refreshToken, team, slugClaim, membership, teamCleanup, invite, pendingInvite, inviteSweep, rateLimit, signingKeys, outboxMessage };
 
 describe('entity models', () => {
   it.each(Object.entries(FACTORIES))('%s passes ElectroDB’s own model check', (_, factory) => {

@@ -5,27 +5,31 @@
  * per account across every network.
  */
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../infra/dynamodb-local.ts';
 import {
   ACCOUNT_LIMITS,
   type AccountSettings,
+  type BucketSettings,
   accountNetworkSubject,
   accountSubject,
   backoffSeconds,
   bucketTimes,
   checkPasswordAttempt,
   clientNetwork,
-  IP_LIMITS,
+  giveBack,
   ipSubject,
   limitPasswordChange,
-  limitRefresh,
   limitSignIn,
   limitSignUp,
   planBackoff,
   planBucket,
   planHourly,
   recordPasswordSuccess,
+  REFRESH_LIMITS,
+  SIGNIN_LIMITS,
+  SIGNUP_LIMITS,
 } from '../../lib/auth/limits.ts';
 import { config } from '../../lib/config.ts';
 import { createDocumentClient } from '../../lib/db/client.ts';
@@ -76,7 +80,11 @@ const storedNet = async (email: string, ip: string) =>
 describe('defaults', () => {
   it('are the issue\'s: 5 free failures, 1 s doubling to 15 min, 100 an hour; 30 per IP refilling 30 per 5 min', () => {
     expect(ACCOUNT_LIMITS).toEqual({ freeFailures: 5, backoffSeconds: 1, backoffMaxSeconds: 900, hourlyFailures: 100 });
-    expect(IP_LIMITS).toEqual({ burst: 30, refill: 30, refillSeconds: 300 });
+    expect(SIGNIN_LIMITS).toEqual({ burst: 30, refill: 30, refillSeconds: 300 });
+    // Sign-up: a company onboarding its staff from one office; refresh: per session, a few a minute.
+    expect(SIGNUP_LIMITS).toEqual({ burst: 100, refill: 300, refillSeconds: 3600 });
+    expect(REFRESH_LIMITS).toEqual({ burst: 5, refill: 5, refillSeconds: 60 });
+    expect(config.maxSessionsPerUser).toBe(100);
     expect(config.accountFreeFailures).toBe(5);
   });
 });
@@ -106,6 +114,121 @@ describe('planBucket (GCRA)', () => {
       tat = Math.max(tat ?? T0, T0) + 10_000;
     }
     expect(admitted).toBe(30);
+  });
+});
+
+/**
+ * The sign-in bucket's writes as DynamoDB applies them (lib/auth/limits.ts): a reservation takes a
+ * token (an idle write starts a new epoch), a give-back returns it within its epoch only.
+ * `unconditioned` models the naive give-back (ADD tat -T whatever happened since).
+ */
+class BucketModel {
+  tat: number | undefined;
+  epoch = 0;
+  readonly s: BucketSettings;
+  readonly unconditioned: boolean;
+  constructor(s: BucketSettings, unconditioned = false) {
+    this.s = s;
+    this.unconditioned = unconditioned;
+  }
+  /** The reservation's epoch, or null when refused. */
+  reserve(now: number): number | null {
+    const plan = planBucket(this.tat, now, this.s);
+    if (plan.kind === 'limited') return null;
+    const { interval } = bucketTimes(this.s);
+    if (plan.kind === 'idle') {
+      this.tat = now + interval;
+      this.epoch++;
+    } else this.tat = (this.tat as number) + interval;
+    return this.epoch;
+  }
+  giveBack(epoch: number): void {
+    if (this.tat !== undefined && (this.unconditioned || epoch === this.epoch)) this.tat -= bucketTimes(this.s).interval;
+  }
+}
+
+interface Step {
+  gap: number;
+  kind: 'guess' | 'success';
+  /** How long a success holds its token before giving it back (its sign-in's duration). */
+  hold: number;
+}
+
+/** Runs the steps in time order (a give-back due at a step's time goes first); answers what happened. */
+const simulate = (model: BucketModel, steps: Step[]) => {
+  const guesses: number[] = [];
+  const refusedSuccessesOutstanding: number[] = [];
+  const due: { at: number; epoch: number }[] = [];
+  let t = 0;
+  const settle = (until: number) => {
+    due.sort((a, b) => a.at - b.at);
+    while (due.length > 0 && (due[0] as { at: number }).at <= until) model.giveBack((due.shift() as { epoch: number }).epoch);
+  };
+  for (const step of steps) {
+    t += step.gap;
+    settle(t);
+    const epoch = model.reserve(t);
+    if (step.kind === 'guess') {
+      if (epoch !== null) guesses.push(t);
+    } else if (epoch === null) refusedSuccessesOutstanding.push(due.length);
+    else due.push({ at: t + step.hold, epoch });
+  }
+  return { guesses, refusedSuccessesOutstanding };
+};
+
+/**
+ * The GCRA bound, its window stretched by the longest hold: admitted guesses in any [a, b] are at
+ * most burst + floor((b - a + maxHold) / T).
+ */
+const withinBound = (guesses: number[], s: BucketSettings, maxHold: number): boolean => {
+  const { interval } = bucketTimes(s);
+  for (let i = 0; i < guesses.length; i++) {
+    for (let j = i; j < guesses.length; j++) {
+      if (j - i + 1 > s.burst + Math.floor(((guesses[j] as number) - (guesses[i] as number) + maxHold) / interval)) return false;
+    }
+  }
+  return true;
+};
+
+describe('giving sign-in tokens back (a model of the writes)', () => {
+  const s = { burst: 3, refill: 1, refillSeconds: 1 };
+  const steps = (maxHold: number, kinds: Step['kind'][] = ['guess', 'success']) =>
+    fc.array(
+      fc.record({ gap: fc.integer({ min: 0, max: 2500 }), kind: fc.constantFrom(...kinds), hold: fc.integer({ min: 0, max: maxHold }) }),
+      { maxLength: 80 },
+    );
+
+  it('with no successes, is plain GCRA: never more than burst + floor(window / T) guesses', () => {
+    fc.assert(fc.property(steps(0, ['guess']), (run) => withinBound(simulate(new BucketModel(s), run).guesses, s, 0)));
+  });
+
+  it('interleaving successes buys no more guesses than GCRA allows in the window stretched by the longest hold', () => {
+    for (const maxHold of [0, 200, 999, 3000]) {
+      fc.assert(fc.property(steps(maxHold), (run) => withinBound(simulate(new BucketModel(s), run).guesses, s, maxHold)), { numRuns: 500 });
+    }
+  });
+
+  it('unlike the naive give-back (no epoch condition): a success held across an idle write gifts it a guess', () => {
+    const run: Step[] = [
+      { gap: 0, kind: 'success', hold: 2500 }, // reserved at 0 (tat 1000), given back at 2500
+      { gap: 2000, kind: 'guess', hold: 0 }, // the bucket is idle: tat = 3000, a new epoch
+      { gap: 0, kind: 'guess', hold: 0 },
+      { gap: 0, kind: 'guess', hold: 0 },
+      { gap: 500, kind: 'guess', hold: 0 }, // after the give-back at 2500
+    ];
+    expect(simulate(new BucketModel(s, true), run).guesses).toEqual([2000, 2000, 2000, 2500]);
+    expect(simulate(new BucketModel(s), run).guesses).toEqual([2000, 2000, 2000]);
+    // Four guesses in half a second from a bucket of three: the success's token paid for one.
+    expect(withinBound([2000, 2000, 2000, 2500], s, 0)).toBe(false);
+  });
+
+  it('refuses a success only while `burst` reservations are out: people are never counted', () => {
+    fc.assert(
+      fc.property(steps(3000, ['success']), (run) =>
+        simulate(new BucketModel(s), run).refusedSuccessesOutstanding.every((out) => out >= s.burst),
+      ),
+      { numRuns: 500 },
+    );
   });
 });
 
@@ -181,24 +304,78 @@ describe('per-IP token buckets in DynamoDB', () => {
     expect(tally(later)).toEqual({ ok: 30, 'rate_limited 10': 5 });
   });
 
-  it('keeps sign-in, sign-up and refresh apart, and one address apart from another', async () => {
+  it('keeps sign-in and sign-up apart, one address apart from another, and password changes per user', async () => {
     const ip = freshIp();
     const s = { burst: 2, refill: 2, refillSeconds: 60 };
     expect([await outcome(limitSignIn(db(), ip, at(0), s)), await outcome(limitSignIn(db(), ip, at(0), s))]).toEqual(['ok', 'ok']);
     expect(await outcome(limitSignIn(db(), ip, at(0), s))).toBe('rate_limited 30');
     expect(await outcome(limitSignUp(db(), ip, at(0), s))).toBe('ok');
-    expect(await outcome(limitRefresh(db(), ip, at(0), s))).toBe('ok');
-    expect(await outcome(limitPasswordChange(db(), ip, at(0), s))).toBe('ok');
-    expect(await outcome(limitPasswordChange(db(), ip, at(0), s))).toBe('ok');
-    expect(await outcome(limitPasswordChange(db(), ip, at(0), s))).toBe('rate_limited 30');
+    const user = randomUUID();
+    expect(await outcome(limitPasswordChange(db(), user, at(0), s))).toBe('ok');
+    expect(await outcome(limitPasswordChange(db(), user, at(0), s))).toBe('ok');
+    expect(await outcome(limitPasswordChange(db(), user, at(0), s))).toBe('rate_limited 30');
+    expect(await outcome(limitPasswordChange(db(), randomUUID(), at(0), s))).toBe('ok');
     expect(await outcome(limitSignIn(db(), freshIp(), at(0), s))).toBe('ok');
   });
 
   it('never admits more than the bucket holds under 150 concurrent requests', async () => {
     const ip = freshIp();
     const s = { burst: 10, refill: 10, refillSeconds: 300 };
-    const results = await Promise.all(Array.from({ length: 150 }, () => outcome(limitRefresh(db(), ip, at(0), s))));
+    const results = await Promise.all(Array.from({ length: 150 }, () => outcome(limitSignUp(db(), ip, at(0), s))));
     expect(tally(results)).toEqual({ ok: 10, 'rate_limited 30': 140 });
+  });
+});
+
+describe('giving sign-in tokens back in DynamoDB', () => {
+  const tatOf = async (ip: string) =>
+    (await db().entities.rateLimit.get({ scope: 'signin-ip', subject: ipSubject(ip) }).go({ consistent: true })).data?.tat;
+
+  it('lets 500 successes through one address at once, 20 at a time, and still stops the 31st guess', async () => {
+    const ip = freshIp();
+    for (let start = 0; start < 500; start += 20) {
+      const tokens = await Promise.all(Array.from({ length: 20 }, () => limitSignIn(db(), ip, at(0))));
+      await Promise.all(tokens.map((token) => giveBack(db(), token)));
+    }
+    expect(await tatOf(ip)).toBe(T0);
+    const guesses = await Promise.all(Array.from({ length: 40 }, () => outcome(limitSignIn(db(), ip, at(0)))));
+    expect(tally(guesses)).toEqual({ ok: 30, 'rate_limited 10': 10 });
+  });
+
+  it('interleaved with guesses, gives back exactly its own token', async () => {
+    const ip = freshIp();
+    const success = await limitSignIn(db(), ip, at(0));
+    for (let i = 0; i < 29; i++) expect(await outcome(limitSignIn(db(), ip, at(0)))).toBe('ok');
+    expect(await outcome(limitSignIn(db(), ip, at(0)))).toBe('rate_limited 10');
+    await giveBack(db(), success);
+    expect(await outcome(limitSignIn(db(), ip, at(0)))).toBe('ok');
+    expect(await outcome(limitSignIn(db(), ip, at(0)))).toBe('rate_limited 10');
+  });
+
+  it('gives nothing back once the bucket went idle in between (that idle write forgave the token)', async () => {
+    const ip = freshIp();
+    const held = await limitSignIn(db(), ip, at(0));
+    // 20 s later the bucket is full again: the next guess starts a new epoch.
+    expect(await outcome(limitSignIn(db(), ip, at(20_000)))).toBe('ok');
+    await giveBack(db(), held);
+    expect(await tatOf(ip)).toBe(T0 + 30_000);
+    const guesses = await Promise.all(Array.from({ length: 35 }, () => outcome(limitSignIn(db(), ip, at(20_000)))));
+    expect(tally(guesses)).toEqual({ ok: 29, 'rate_limited 10': 6 });
+  });
+
+  it('gives back a token of an item written before epochs existed', async () => {
+    const ip = freshIp();
+    await db().entities.rateLimit.update({ scope: 'signin-ip', subject: ipSubject(ip) }).set({ tat: T0 + 5000, ttl: T0 / 1000 + 600 }).go();
+    const token = await limitSignIn(db(), ip, at(0));
+    expect(token.epoch).toBeUndefined();
+    expect(await tatOf(ip)).toBe(T0 + 15_000);
+    await giveBack(db(), token);
+    expect(await tatOf(ip)).toBe(T0 + 5000);
+  });
+
+  it('creates nothing when the item is gone', async () => {
+    const ip = freshIp();
+    await giveBack(db(), { scope: 'signin-ip', subject: ipSubject(ip), epoch: 1, interval: 10_000 });
+    expect(await tatOf(ip)).toBeUndefined();
   });
 });
 
@@ -371,8 +548,7 @@ describe('when DynamoDB cannot be reached', () => {
     const down = createDb(createDocumentClient(`http://127.0.0.1:${await freePort()}`), config.tableName);
     expect(await outcome(limitSignIn(down, freshIp(), at(0)))).toBe('unavailable 1');
     expect(await outcome(limitSignUp(down, freshIp(), at(0)))).toBe('unavailable 1');
-    expect(await outcome(limitRefresh(down, freshIp(), at(0)))).toBe('unavailable 1');
-    expect(await outcome(limitPasswordChange(down, freshIp(), at(0)))).toBe('unavailable 1');
+    expect(await outcome(limitPasswordChange(down, randomUUID(), at(0)))).toBe('unavailable 1');
     expect(await outcome(checkPasswordAttempt(down, freshEmail(), freshIp(), at(0)))).toBe('unavailable 1');
     const email = freshEmail();
     const ip = freshIp();

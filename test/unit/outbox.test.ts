@@ -45,7 +45,7 @@ const setUp = async (invite: { status?: 'PENDING' | 'ACCEPTED' | 'DECLINED' | 'R
     .create({ userUuid: inviterUuid, userId: 5000 + n, email: inviterEmail, firstName: 'Ann', lastName: 'Lee', passwordHash: 'x', createdAt: iso(NOW), updatedAt: iso(NOW) })
     .go();
   await d.entities.team
-    .create({ teamId, name: `Acme ${n}`, slug: `acme-${n}`, ownerCount: 1, memberCount: 1, createdAt: iso(NOW), updatedAt: iso(NOW) })
+    .create({ teamId, name: `Acme ${n}`, slug: `acme-${n}`, ownerCount: 1, createdAt: iso(NOW), updatedAt: iso(NOW) })
     .go();
   await d.entities.invite
     .create({

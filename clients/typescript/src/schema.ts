@@ -55,7 +55,7 @@ export interface paths {
         put?: never;
         /**
          * Refresh the access token
-         * @description Trades a refresh token for a new access token and a new refresh token (rotation). A retry within 10 seconds gets the same pair; reusing a rotated token later ends the whole session (401).
+         * @description Trades a refresh token for a new access token and a new refresh token (rotation). A retry within 10 seconds gets the same pair; reusing a rotated token later ends the whole session (401). Rotations are limited per session (a few a minute; 429 with `Retry-After`), not per address.
          */
         post: operations["auth-refresh"];
         delete?: never;
@@ -114,7 +114,7 @@ export interface paths {
         };
         /**
          * The user's sessions
-         * @description Live sessions, oldest first; `current` marks the one this token belongs to.
+         * @description Live sessions, oldest first, paged; `current` marks the one this token belongs to. A user holds at most 100 sessions (configurable): signing in past that ends the oldest.
          */
         get: operations["auth-sessions-list"];
         put?: never;
@@ -1530,18 +1530,24 @@ export interface operations {
     };
     "auth-sessions-list": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Items per page, 1 to 1000 (default 100). */
+                limit?: number;
+                /** @description Where the page starts: copy it from the previous page's `Link` header. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The user's sessions */
+            /** @description The user's sessions, one page. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1571,6 +1577,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
                 };
             };
             431: components["responses"]["HeadersTooLarge"];

@@ -2,16 +2,17 @@ import { Entity, type EntityConfiguration } from 'electrodb';
 import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
 
 /**
- * What a rate-limit item counts: a per-address token bucket (sign-in, sign-up, refresh, password
- * change), one account's failed password attempts of the last hour from every network (`account`),
+ * What a rate-limit item counts: a token bucket (sign-in and sign-up per address, password change
+ * per user, invitation mail per team), one account's failed password attempts of the last hour from every network (`account`),
  * or one account's consecutive failures from one source network (`account-net`).
  */
-export const LIMIT_SCOPES = ['signin-ip', 'signup-ip', 'refresh-ip', 'password-ip', 'team-mail', 'account', 'account-net'] as const;
+export const LIMIT_SCOPES = ['signin-ip', 'signup-ip', 'password-user', 'team-mail', 'account', 'account-net'] as const;
 export type LimitScope = (typeof LIMIT_SCOPES)[number];
 
 /**
  * One rate-limit state item per (scope, subject); the subject is the SHA-256 hex of the source
- * network, of the normalised e-mail, or of both (hex survives ElectroDB's key lowercasing). Every
+ * network, of the normalised e-mail, or of both (hex survives ElectroDB's key lowercasing), a
+ * user's UUID (lowercase) or a team id. Every
  * change is one conditional UpdateItem (lib/auth/limits.ts), so concurrent Lambda instances never
  * lose a count.
  * `ttl` is housekeeping only: the code treats a state past its time as empty.
@@ -24,6 +25,11 @@ export const rateLimit = (config?: EntityConfiguration) =>
       subject: { type: 'string', required: true, readOnly: true },
       /** Token bucket (GCRA): the theoretical arrival time, epoch milliseconds. */
       tat: { type: 'number' },
+      /**
+       * Token bucket: a random number drawn by each idle write (one that forgives everything before
+       * it); a token is given back only within the epoch it was taken in.
+       */
+      epoch: { type: 'number' },
       /** Account-net: consecutive attempts from the network not followed by a success (each counts from its admission). */
       fails: { type: 'number' },
       /** Account-net: epoch milliseconds before which no attempt from the network is admitted (the back-off). */

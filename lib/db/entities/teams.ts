@@ -4,7 +4,11 @@ import { INDEXES, KEYS } from '../table.ts';
 
 const idPadding = { length: 16, char: '0' } as const;
 
-/** A team. `ownerCount` moves in the same transaction as every role change that touches OWNER. */
+/**
+ * A team. `ownerCount` moves in the same transaction as every change that touches OWNER; joins and
+ * leaves of other roles do not write this item (no hot item on the join path). No member count:
+ * it would put every join of a team on this one key.
+ */
 export const team = (config?: EntityConfiguration) =>
   new Entity({
   model: { entity: 'team', version: '1', service: 'roster' },
@@ -14,7 +18,6 @@ export const team = (config?: EntityConfiguration) =>
     slug: { type: 'string', required: true },
     logo: { type: 'string' },
     ownerCount: { type: 'number', required: true },
-    memberCount: { type: 'number', required: true },
     createdAt: { type: 'string', required: true, readOnly: true },
     updatedAt: { type: 'string', required: true },
   },
@@ -64,5 +67,30 @@ export const membership = (config?: EntityConfiguration) =>
       pk: { field: INDEXES.gsi2.pk, composite: ['teamId'] },
       sk: { field: INDEXES.gsi2.sk, composite: ['memberId'] },
     },
+  },
+}, config);
+
+/**
+ * The cleanup job of a deleted team, written in the deletion's transaction. The table's stream
+ * hands its INSERT and each MODIFY to functions/team-cleanup.ts, which removes the team's rows in
+ * time-boxed runs, records progress here (the MODIFY that starts the next run) and deletes this
+ * item when nothing is left (lib/team-cleanup.ts). The key's label keeps it out of the team's own
+ * partition, so "the team's partition is empty" means exactly that.
+ */
+export const teamCleanup = (config?: EntityConfiguration) =>
+  new Entity({
+  model: { entity: 'teamCleanup', version: '1', service: 'roster' },
+  attributes: {
+    teamId: { type: 'number', required: true, readOnly: true, padding: idPadding, label: 'cleanupTeamId' },
+    slug: { type: 'string', required: true, readOnly: true },
+    deletedAt: { type: 'string', required: true, readOnly: true },
+    /** Runs that ended with work left (each one's update is the MODIFY that starts the next). */
+    runs: { type: 'number' },
+    /** Items deleted so far, over all runs. */
+    deleted: { type: 'number' },
+    updatedAt: { type: 'string' },
+  },
+  indexes: {
+    primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: [] } },
   },
 }, config);

@@ -62,10 +62,13 @@ export const session = (config?: EntityConfiguration) =>
     expiresAt: { type: 'number', required: true },
     userAgent: { type: 'string' },
     ip: { type: 'string' },
+    /** Refresh rotations of this session: GCRA theoretical arrival time, epoch ms (lib/refresh.ts). */
+    refreshTat: { type: 'number' },
     ttl: { type: 'number', field: TTL_ATTRIBUTE },
   },
   // Under the user's partition: "every session of this user" is a strongly consistent Query, so
-  // a global sign-out or a password change misses none, however recent.
+  // a global sign-out or a password change misses none, however recent. Session ids are UUIDv7
+  // (time-ordered), so the partition reads oldest first.
   indexes: {
     primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: ['sessionId'] } },
   },
