@@ -1,7 +1,7 @@
 import { EXPIRY_SHARDS, expiryBucketOf, statusComposites } from './db/entities/invites.ts';
 import type { Db } from './db/service.ts';
 import { isConditionFailure } from './db/transactions.ts';
-import { isoMillis } from './time.ts';
+import { HOUR_MS, isoMillis } from './time.ts';
 
 /**
  * The invite sweeper (docs/data-model.md, "Expired invites"). Nothing writes an invite when it
@@ -14,7 +14,6 @@ import { isoMillis } from './time.ts';
 /** A run starts no new page with less time than this left: a page takes well under a second. */
 export const RESERVE_MS = 10_000;
 
-const HOUR_MS = 3_600_000;
 /** Invites read per Query page; their updates go out WRITES_IN_FLIGHT at a time. */
 const PAGE = 100;
 const WRITES_IN_FLIGHT = 10;

@@ -32,6 +32,8 @@ const WRITES_IN_FLIGHT = 10;
  * there, so the next batch's Query finds them again.
  */
 const THROTTLED_PAUSE_MS = 200;
+/** Between the two looks at an empty partition: far longer than a transaction takes to commit. */
+const SETTLE_MS = 2_000;
 
 export interface CleanupProgress {
   /** True when nothing of the team is left (the job can go). */
@@ -88,7 +90,11 @@ export const cleanUpTeam = async (db: Db, teamId: number, mayGoOn: () => boolean
       return true;
     }
     // Claims were none, then memberships were none, but an invite create may have committed in
-    // between: only one look at the whole partition at once proves it empty.
+    // between: only a look at the whole partition at once proves it empty. A Query is only
+    // read-committed against transactions: one may see an accept's claim delete before its
+    // membership put. So look twice, the second time after any transaction under way has ended.
+    if (!(await partitionEmpty(db, teamId))) return true;
+    await sleep(SETTLE_MS);
     if (!(await partitionEmpty(db, teamId))) return true;
     // Nothing can add an invite of this team any more: the ended ones (gsi1, whatever the status).
     const ended = (await invite.query.byTeam({ teamId }).go({ limit: PAGE, attributes: ['inviteUuid'] })).data;

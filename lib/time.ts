@@ -7,4 +7,6 @@ export const isoMicros = (date: Date, extraMicros: number): string =>
 
 export const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
+export const HOUR_MS = 3_600_000;
+
 export const addDays = (date: Date, days: number): Date => new Date(date.getTime() + days * 86_400_000);

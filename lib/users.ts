@@ -4,6 +4,7 @@ import { checkPasswordAttempt, giveBack, limitSignIn, limitSignUp, recordPasswor
 import { hashPassword, spendVerifyTime, verifyPassword } from './auth/passwords.ts';
 import { type ClientInfo, trimSessions } from './auth/session-items.ts';
 import { newSession } from './auth/sessions.ts';
+import { config } from './config.ts';
 import type { Db } from './db/service.ts';
 import { commit } from './db/transactions.ts';
 import { AppError } from './errors.ts';
@@ -95,7 +96,9 @@ export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now
     giveBack(db, token),
     db.entities.session.query
       .primary({ userUuid: u.userUuid })
-      .go({ pages: 'all', attributes: ['sessionId', 'createdAt'] })
+      // Bounded: a user past the cap (sessions from before it, a cap lowered) loses up to a cap's
+      // worth of the oldest per sign-in, so no sign-in reads or deletes more than that.
+      .go({ limit: 2 * config.maxSessionsPerUser, attributes: ['sessionId', 'createdAt'] })
       .then(({ data }) => data),
     commit(
       () =>

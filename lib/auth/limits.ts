@@ -6,6 +6,7 @@ import type { Db } from '../db/service.ts';
 import { isConditionFailure } from '../db/transactions.ts';
 import { AppError } from '../errors.ts';
 import { log } from '../log.ts';
+import { HOUR_MS } from '../time.ts';
 
 /**
  * Brute-force protection, kept in DynamoDB so that every concurrent Lambda instance sees the same
@@ -125,7 +126,6 @@ export const ACCOUNT_LIMITS: AccountSettings = {
   hourlyFailures: config.accountHourlyFailures,
 };
 
-const HOUR_MS = 3_600_000;
 /** How long an account's state is kept after its last change. */
 const FORGET_MS = 12 * HOUR_MS;
 /** Conditional writes per request before giving up on a contended item (answering 429). */
