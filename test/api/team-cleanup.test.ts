@@ -96,7 +96,7 @@ describe('team deletion with its cleanup on the stream', () => {
     expect(answers.map(outcome), stage).toEqual(['404 not_found', '404 not_found', '404 not_found']);
   };
 
-  it('deletes a 20,000-member team at once, cleans up in the background (cut short, crashed, resumed) to 0 rows, and frees the slug', { timeout: 300_000 }, async ({ annotate }) => {
+  it('deletes a 20,000-member team at once, cleans up in the background (cut short, crashed, resumed) to 0 rows, and frees the slug', { timeout: 900_000 }, async ({ annotate }) => {
     const team = await createTeam(api, owner);
     // Through the API: the invitee's pending invite, and an ended (declined) one with its outbox notice.
     const invited = await api.call('POST', `/api/teams/${team.slug}/invites`, { token: owner.token, json: { email: invitee.email, role: 'ADMIN' } });
@@ -183,7 +183,8 @@ describe('team deletion with its cleanup on the stream', () => {
         return handler(event, lambdaContext('roster-team-cleanup', 120_000, 'test'));
       },
     });
-    for (let i = 0; i < 1200 && (await job(team.id)); i++) await sleep(100);
+    // Patient: DynamoDB Local on two shared cores reads its stream far slower than DynamoDB.
+    for (let i = 0; i < 6000 && (await job(team.id)); i++) await sleep(100);
     const drainMs = Date.now() - drainStart;
     expect(await job(team.id)).toBeNull();
 
