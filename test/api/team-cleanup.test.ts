@@ -1,3 +1,4 @@
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 /**
  * Team deletion off the request path: DELETE /api/teams/{slug} answers at once, and the stream-driven
  * cleanup (functions/team-cleanup.ts) removes a 20,000-member team's rows in time-boxed runs,
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bulkWriter } from '../../bench/bulk-write.ts';
 import { SYNTHETIC, inviteItems, membershipItem, storedUser, syntheticUuid } from '../../bench/items.ts';
 import type { StreamPoller } from '../../infra/stream-poller.ts';
+import { localClient } from '../../infra/dynamodb-local.ts';
 import { config } from '../../lib/config.ts';
 import { createDocumentClient } from '../../lib/db/client.ts';
 import { createDb, db } from '../../lib/db/service.ts';
@@ -84,6 +86,10 @@ describe('team deletion with its cleanup on the stream', () => {
   afterAll(async () => {
     await poller?.stop();
     documents.destroy();
+    // The shared emulator keeps this table's 40,000 stream records in memory; the load tests after this one need it back.
+    const admin = localClient(process.env.DYNAMODB_ENDPOINT as string);
+    await admin.send(new DeleteTableCommand({ TableName: config.tableName }));
+    admin.destroy();
   });
 
   /** The invitee's invite answers 404 on preview, accept and decline. */
