@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from 'vitest';
-import { ensureTable } from '../infra/dynamodb-local.ts';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, inject } from 'vitest';
+import { ensureTable, localClient } from '../infra/dynamodb-local.ts';
 
 /**
  * Every test file: its own table on the shared DynamoDB Local and its own data directory (signing
  * key), set before any handler module loads and reads them. Only loopback endpoints are allowed.
+ * The table goes when the file ends (after the file's own hooks): the in-memory emulator would
+ * otherwise keep every finished file's items and stream records, and slow the files after it.
  */
 const endpoint = inject('dynamodbEndpoint');
 if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(endpoint)) {
@@ -29,3 +32,11 @@ process.env.RATE_LIMIT_SIGNUP_REFILL ??= '100000';
 process.env.TABLE_NAME = `test-${randomUUID()}`;
 process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-test-'));
 await ensureTable(endpoint, process.env.TABLE_NAME);
+afterAll(async () => {
+  const admin = localClient(endpoint);
+  try {
+    await admin.send(new DeleteTableCommand({ TableName: process.env.TABLE_NAME }));
+  } finally {
+    admin.destroy();
+  }
+});
