@@ -7,7 +7,7 @@ import { staticEndpoint } from '../lib/http/static.ts';
  * and at most 10 s behind the table, so a verifier elsewhere that meets a new kid and refetches
  * finds the key; errors keep the API envelope.
  */
-export const handler = staticEndpoint(async () => ({
+export const handler = staticEndpoint('jwks', async () => ({
   body: JSON.stringify(await publishedJwks()),
   contentType: 'application/json; charset=utf-8',
   headers: { 'cache-control': `public, max-age=${JWKS_MAX_AGE_SECONDS}` },

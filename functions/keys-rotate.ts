@@ -15,11 +15,11 @@ import {
   newestKeyOf,
   parseKeyset,
   publicKeysOf,
-  publishKeys,
   readPublishedKeys,
   retireKeys,
   signingKeyOf,
   stillVerifies,
+  updatePublishedKeys,
   withPublishedRetirements,
 } from '../lib/auth/keys.ts';
 import { secretString, secretsManager } from '../lib/auth/secret-store.ts';
@@ -85,10 +85,11 @@ const notFound = (error: unknown): undefined => {
 const recordRetirement = async (database: Db, keyset: Keyset, now: Date): Promise<void> => {
   const added = newestKeyOf(keyset.keys);
   const older = new Set(keyset.keys.filter((k) => k !== added).map((k) => k.kid));
-  const published = (await readPublishedKeys(database, true)) ?? [];
-  const ours = { keys: keyset.keys.filter((k) => k === added || published.some((p) => p.kid === k.kid)) };
-  const later = published.filter((p) => !keyset.keys.some((k) => k.kid === p.kid) && added !== undefined && p.createdAt > added.createdAt);
-  await publishKeys(database, [...retireKeys(mergePublished(publicKeysOf(ours), published), older, now), ...later], now);
+  await updatePublishedKeys(database, now, (published) => {
+    const ours = { keys: keyset.keys.filter((k) => k === added || published.some((p) => p.kid === k.kid)) };
+    const later = published.filter((p) => !keyset.keys.some((k) => k.kid === p.kid) && added !== undefined && p.createdAt > added.createdAt);
+    return [...retireKeys(mergePublished(publicKeysOf(ours), published), older, now), ...later];
+  });
   log.info('rotation: older keys retire', { kid: added?.kid, retired: [...older] });
 };
 
@@ -141,12 +142,14 @@ export const rotationStep = async (sm: SecretsManagerClient, database: Db, event
       // AWSCURRENT whose tokens may be valid stays even if the pending keyset lacked it (testSecret
       // then fails); keys only the item holds (an abandoned pending keyset's) go, and a key the
       // item no longer holds is not brought back.
-      const next = await pending();
-      const items = await published();
-      const kept = withPublishedRetirements(await current(), items).keys.filter(
-        (k) => items.some((p) => p.kid === k.kid) && stillVerifies(k, now) && !next.keys.some((n) => n.kid === k.kid),
-      );
-      await publishKeys(database, mergePublished(publicKeysOf({ keys: [...kept, ...next.keys] }), items), now);
+      // Conditional on the item as read: a revocation written meanwhile is re-read, never undone.
+      const [next, from] = await Promise.all([pending(), current()]);
+      await updatePublishedKeys(database, now, (items) => {
+        const kept = withPublishedRetirements(from, items).keys.filter(
+          (k) => items.some((p) => p.kid === k.kid) && stillVerifies(k, now) && !next.keys.some((n) => n.kid === k.kid),
+        );
+        return mergePublished(publicKeysOf({ keys: [...kept, ...next.keys] }), items);
+      });
       return log.info('rotation: published', { token });
     }
     case 'testSecret': {

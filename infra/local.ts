@@ -34,15 +34,15 @@ console.log(`Roster API on ${server.url} (table ${tableName} at ${endpoint}); Ct
 const { startStreamPollers } = await import('./stream-poller.ts');
 const pollers = await startStreamPollers({ endpoint, tableName, dataDir });
 
-// The invite sweeper, as its schedule would run it (functions/invite-sweep.ts).
-const { startInviteSweeper } = await import('./invite-sweeper.ts');
-const sweeper = startInviteSweeper();
+// The invite and outbox sweepers, as their schedules would run them (infra/schedules.ts).
+const { startSchedules } = await import('./schedules.ts');
+const schedules = startSchedules();
 
 let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;
-  await Promise.all([sweeper.stop(), ...pollers.map((p) => p.stop())]);
+  await Promise.all([...schedules.map((s) => s.stop()), ...pollers.map((p) => p.stop())]);
   await server.close();
   dynamo?.stop();
   process.exit(0);

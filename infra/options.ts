@@ -1,14 +1,34 @@
 /**
  * The deploy-time options an operator sets with `cdk deploy -c name=value` (docs/scale.md explains
- * the numbers). Every default must deploy and serve on a fresh AWS account, whose Lambda
- * concurrency quota may be as low as 10; the riskier settings are opt-in.
+ * the throttles, docs/operations.md the rest). Every default must deploy and serve on a fresh AWS
+ * account, whose Lambda concurrency quota may be as low as 10; the riskier settings are opt-in.
  */
 import type { Node } from 'constructs';
+import { isPlainAddress, parseSender } from '../lib/mail/safety.ts';
 
 export interface Throttle {
   rateLimit: number;
   burstLimit: number;
 }
+
+/**
+ * How the mailer and the outbox sweeper send. `log`: nothing is sent, each message is one log line
+ * (the deploy works on a fresh account, and a stack output says so). `ses`: SES, as `from`, through
+ * `identity`, which the stack creates (`createIdentity`, `-c sesDomain`) or which is verified already
+ * (`-c sesIdentity`).
+ */
+export type MailOptions =
+  | { readonly transport: 'log'; readonly publicUrl: string | undefined }
+  | {
+      readonly transport: 'ses';
+      /** A domain, or (`sesIdentity` only) one address. */
+      readonly identity: string;
+      readonly createIdentity: boolean;
+      /** MAIL_FROM: an address at the identity, optionally with a display name. */
+      readonly from: string;
+      /** The base of the links in e-mails; undefined: the API's URL. */
+      readonly publicUrl: string | undefined;
+    };
 
 export interface DeployOptions {
   /** API Gateway's per-route ceiling (HTTP API stage default route settings): every route, all callers together. */
@@ -17,6 +37,18 @@ export interface DeployOptions {
   credentials: Throttle;
   /** Reserve the route table's concurrency per function (off by default: it needs quota; see below). */
   reservedConcurrency: boolean;
+  /** Shift each API function's traffic to a new version by CodeDeploy canary, rolled back on its alarms (off: at once). */
+  gradualDeploy: boolean;
+  /** Lambda active tracing (X-Ray) on every function. */
+  tracing: boolean;
+  /** Subscribed to the alarm topic by e-mail; none: the topic has no subscriber until one is added. */
+  alarmEmail: string | undefined;
+  mail: MailOptions;
+  /**
+   * A table the functions use instead of the data stack's: one restored from point-in-time recovery
+   * (docs/operations.md), with its stream. Undefined: the data stack's table.
+   */
+  table: { readonly tableName: string; readonly tableStreamArn: string } | undefined;
 }
 
 /**
@@ -29,6 +61,11 @@ export const DEFAULT_OPTIONS: DeployOptions = {
   routes: { rateLimit: 1000, burstLimit: 2000 },
   credentials: { rateLimit: 100, burstLimit: 200 },
   reservedConcurrency: false,
+  gradualDeploy: true,
+  tracing: false,
+  alarmEmail: undefined,
+  mail: { transport: 'log', publicUrl: undefined },
+  table: undefined,
 };
 
 /** Lambda keeps this much of an account's concurrency unreserved; reservations must leave it. */
@@ -49,6 +86,23 @@ const flag = (key: string, raw: unknown, fallback: boolean): boolean => {
   throw new Error(`context ${key} must be true or false, not ${JSON.stringify(raw)}`);
 };
 
+/** A non-empty string without surrounding space, or undefined when the key is not set. */
+const text = (key: string, raw: unknown): string | undefined => {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || raw.trim() === '') throw new Error(`context ${key} must be a non-empty string, not ${JSON.stringify(raw)}`);
+  return raw.trim();
+};
+
+/** A DNS name of at least two labels (RFC 1123), compared in lower case. */
+const isDomain = (value: string): boolean =>
+  value.length <= 253 && /^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/.test(value);
+
+const domain = (key: string, raw: unknown): string | undefined => {
+  const value = text(key, raw)?.toLowerCase();
+  if (value !== undefined && !isDomain(value)) throw new Error(`context ${key} must be a domain name such as example.com, not ${JSON.stringify(raw)}`);
+  return value;
+};
+
 const throttle = (node: Node, rateKey: string, burstKey: string, fallback: Throttle): Throttle => {
   const rateLimit = positiveInt(rateKey, node.tryGetContext(rateKey), fallback.rateLimit);
   const burstLimit = positiveInt(burstKey, node.tryGetContext(burstKey), fallback.burstLimit);
@@ -57,9 +111,78 @@ const throttle = (node: Node, rateKey: string, burstKey: string, fallback: Throt
   return { rateLimit, burstLimit };
 };
 
+/** An absolute https URL without credentials, query or fragment; a trailing `/` is dropped (as lib/config.ts does). */
+const publicUrl = (raw: unknown): string | undefined => {
+  const value = text('publicUrl', raw);
+  if (value === undefined) return undefined;
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (url?.protocol !== 'https:' || url.username || url.password || url.search || url.hash) {
+    throw new Error(`context publicUrl must be an absolute https URL without credentials, query or fragment, such as https://roster.example.com, not ${JSON.stringify(raw)}`);
+  }
+  return value.replace(/\/+$/, '');
+};
+
+/**
+ * The mail settings. SES only when an identity is named, so a plain deploy works on a fresh account
+ * (its mail is logged, and the stack says so); `mailFrom` must be at that identity, since SES refuses
+ * any other sender.
+ */
+const mailOptions = (node: Node): MailOptions => {
+  const sesDomain = domain('sesDomain', node.tryGetContext('sesDomain'));
+  const sesIdentity = text('sesIdentity', node.tryGetContext('sesIdentity'))?.toLowerCase();
+  const mailFrom = text('mailFrom', node.tryGetContext('mailFrom'));
+  const url = publicUrl(node.tryGetContext('publicUrl'));
+  if (sesDomain && sesIdentity) throw new Error('context sesDomain and sesIdentity exclude each other: sesDomain makes the stack create the identity, sesIdentity names one verified already');
+  const identity = sesDomain ?? sesIdentity;
+  if (identity === undefined) {
+    if (mailFrom !== undefined) throw new Error('context mailFrom needs sesDomain or sesIdentity, the SES identity to send it through');
+    return { transport: 'log', publicUrl: url };
+  }
+  if (sesIdentity !== undefined && !isDomain(sesIdentity) && !isPlainAddress(sesIdentity)) {
+    throw new Error(`context sesIdentity must be a domain or an e-mail address verified in SES, not ${JSON.stringify(sesIdentity)}`);
+  }
+  const isAddress = identity.includes('@');
+  const from = mailFrom ?? (isAddress ? identity : `Roster <no-reply@${identity}>`);
+  let address: string;
+  try {
+    address = parseSender(from).address.toLowerCase();
+  } catch {
+    throw new Error(`context mailFrom must be an address or "Name <address>" on one line, not ${JSON.stringify(from)}`);
+  }
+  const atIdentity = isAddress ? address === identity : address.slice(address.lastIndexOf('@') + 1) === identity;
+  if (!atIdentity) throw new Error(`context mailFrom (${address}) must be ${isAddress ? '' : 'an address at '}the SES identity ${identity}, the only sender SES accepts`);
+  return { transport: 'ses', identity, createIdentity: sesDomain !== undefined, from, publicUrl: url };
+};
+
+const alarmEmail = (raw: unknown): string | undefined => {
+  const value = text('alarmEmail', raw);
+  if (value !== undefined && !isPlainAddress(value)) throw new Error(`context alarmEmail must be one e-mail address, not ${JSON.stringify(raw)}`);
+  return value;
+};
+
+/**
+ * `-c tableName=… -c tableStreamArn=…`, both or neither: the stream ARN names the same table
+ * (`arn:<partition>:dynamodb:<region>:<account>:table/<tableName>/stream/<label>`).
+ */
+const restoredTable = (node: Node): DeployOptions['table'] => {
+  const tableName = text('tableName', node.tryGetContext('tableName'));
+  const tableStreamArn = text('tableStreamArn', node.tryGetContext('tableStreamArn'));
+  if (tableName === undefined && tableStreamArn === undefined) return undefined;
+  if (tableName === undefined || tableStreamArn === undefined) throw new Error('context tableName and tableStreamArn go together: the table to use instead of the data stack\'s, and its stream');
+  if (!/^[A-Za-z0-9_.-]{3,255}$/.test(tableName)) throw new Error(`context tableName must be a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -), not ${JSON.stringify(tableName)}`);
+  const stream = /^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table\/([A-Za-z0-9_.-]+)\/stream\/[0-9A-Za-z:.-]+$/.exec(tableStreamArn);
+  if (stream?.[1] !== tableName) throw new Error(`context tableStreamArn must be the stream ARN of table ${tableName} (aws dynamodb describe-table --table-name ${tableName}), not ${JSON.stringify(tableStreamArn)}`);
+  return { tableName, tableStreamArn };
+};
+
 /** The options from the construct tree's context, checked; a bad value fails synth with one sentence. */
 export const deployOptions = (node: Node): DeployOptions => ({
   routes: throttle(node, 'throttleRate', 'throttleBurst', DEFAULT_OPTIONS.routes),
   credentials: throttle(node, 'credentialThrottleRate', 'credentialThrottleBurst', DEFAULT_OPTIONS.credentials),
   reservedConcurrency: flag('reservedConcurrency', node.tryGetContext('reservedConcurrency'), DEFAULT_OPTIONS.reservedConcurrency),
+  gradualDeploy: flag('gradualDeploy', node.tryGetContext('gradualDeploy'), DEFAULT_OPTIONS.gradualDeploy),
+  tracing: flag('tracing', node.tryGetContext('tracing'), DEFAULT_OPTIONS.tracing),
+  alarmEmail: alarmEmail(node.tryGetContext('alarmEmail')),
+  mail: mailOptions(node),
+  table: restoredTable(node),
 });

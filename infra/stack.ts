@@ -1,35 +1,35 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, type App, CfnOutput, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { type CfnStage, HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import {
-  type Attribute,
-  AttributeType,
-  BillingMode,
-  Operation,
-  ProjectionType,
-  StreamViewType,
-  Table,
-  TableEncryption,
-} from 'aws-cdk-lib/aws-dynamodb';
-import { type CfnFunction, FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { LambdaApplication, LambdaDeploymentConfig, LambdaDeploymentGroup } from 'aws-cdk-lib/aws-codedeploy';
+import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Alias, FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { CfnRotationSchedule, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { CfnRotationSchedule, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { ConfigurationSet, EmailSendingEvent, EventDestination } from 'aws-cdk-lib/aws-ses';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { LambdaSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { INVITE_SWEEP, MAIL_EVENTS, OUTBOX_SWEEP, TEAM_CLEANUP } from '../lib/background.ts';
 import { signingKeysPartitionKey } from '../lib/db/entities/keys.ts';
-import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '../lib/db/table.ts';
-import { FALLBACK, ROUTES, type RouteName } from '../lib/http/routes.ts';
-import { INVITE_SWEEP, TEAM_CLEANUP } from '../lib/background.ts';
+import { INDEXES } from '../lib/db/table.ts';
+import { type DynamoAction, FALLBACK, FUNCTION_DEFAULTS, ROUTES, type RouteName } from '../lib/http/routes.ts';
+// The reserves of the functions that stop themselves before their timeout (their duration alarms
+// allow for it). They live with the code that keeps them; lib/background.ts would spare synth
+// loading these modules.
+import { RosterDataStack } from './data-stack.ts';
 import { Endpoint, LOG_RETENTION } from './endpoint.ts';
+import { Monitoring, type WatchedFunction } from './monitoring.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
+import { type DeployOptions, deployOptions } from './options.ts';
 import { STREAM_FILTERS } from './stream-filters.ts';
-import { deployOptions } from './options.ts';
 
 /** Secrets Manager rotates the signing keys this often (docs/keys.md); old keys verify until their tokens expire. */
 export const KEY_ROTATION_DAYS = 30;
@@ -47,104 +47,120 @@ export const CLEANUP_RETRY_ATTEMPTS = 10;
 /** The function Secrets Manager calls to rotate the signing keys (functions/keys-rotate.ts); not a route. */
 export const KEY_ROTATION = 'keys-rotate';
 
+/** The alias the HTTP API calls on every API function; CodeDeploy moves it from version to version. */
+export const LIVE_ALIAS = 'live';
+
+/**
+ * How CodeDeploy moves an API function's alias to a new version (`-c gradualDeploy`, on by
+ * default): a tenth of the requests for five minutes, then all, back to the old version as soon as
+ * one of the function's alarms fires.
+ */
+export const DEPLOYMENT_CONFIG = LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES;
+
+/** The stacks' ids: the stateful one, and the functions' one. */
+export const DATA_STACK_ID = 'RosterData';
+export const STACK_ID = 'Roster';
+
 /**
  * The routes that check a credential: a password (sign-up, sign-in, a password change, where a
  * flood costs a password hash per request) or a refresh token. They get the stricter throttle.
  */
 export const CREDENTIAL_ROUTES: readonly RouteName[] = ['auth-signup', 'auth-signin', 'auth-refresh', 'auth-user-update'];
 
-/** One JSON line per request. No header, query or body variable: those carry tokens and passwords. */
+/**
+ * One JSON line per request. No header, query, path or body variable: those carry tokens,
+ * passwords and invite ids (the route key names the route instead). `integrationRequestId` is the
+ * function's request id, so a gateway line joins the function's own log line.
+ */
 export const ACCESS_LOG_FIELDS = {
   requestId: '$context.requestId',
+  integrationRequestId: '$context.integration.requestId',
   sourceIp: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
   requestTime: '$context.requestTime',
+  httpMethod: '$context.httpMethod',
   routeKey: '$context.routeKey',
   status: '$context.status',
   protocol: '$context.protocol',
   responseLength: '$context.responseLength',
   responseLatency: '$context.responseLatency',
   integrationLatency: '$context.integrationLatency',
+  /** What Lambda answered the gateway (a 429 or 5xx here is Lambda's, not the function's). */
+  integrationStatus: '$context.integration.integrationStatus',
   integrationError: '$context.integrationErrorMessage',
+  /** The gateway's own refusals (its throttle, a timeout), which never reach a function. */
+  gatewayError: '$context.error.message',
+  gatewayErrorType: '$context.error.responseType',
 } as const;
+
+/** The mail line of the `Mail` output when nothing is sent: what to pass instead. */
+export const LOG_TRANSPORT_NOTICE =
+  'mail is NOT sent (log transport: each message is one line in the mailer\'s log): pass -c sesDomain=… or -c sesIdentity=…, and -c mailFrom=… (docs/operations.md)';
 
 /** `teams-create` -> `TeamsCreate`: construct ids from handler names. */
 const idOf = (name: string): string => name.replace(/(?:^|-)(\w)/g, (_match, letter: string) => letter.toUpperCase());
 
-/** lib/db/table.ts names every key attribute; this gives each its CDK type. */
-const attribute = (name: string): Attribute => {
-  const definition = ATTRIBUTE_DEFINITIONS.find((d) => d.AttributeName === name);
-  if (definition?.AttributeType !== 'S') throw new Error(`no string attribute ${name} in lib/db/table.ts`);
-  return { name, type: AttributeType.STRING };
+/** The app: the data stack, and the functions' stack that uses it (infra/app.ts, the tests, the tools). */
+export const rosterStacks = (app: App, props: StackProps = {}): { data: RosterDataStack; api: RosterStack } => {
+  // Set before any construct (CDK takes context only on an empty tree), here rather than in
+  // cdk.json so that the tests build the same app. A deployment group whose alarms are all
+  // removed really loses them (the recommended value since CDK 2.65). Cross-stack references are
+  // CloudFormation exports ("strong", CDK's default, said explicitly): the data stack cannot be
+  // deleted, nor an export the functions use changed, while the functions' stack uses it.
+  app.node.setContext('@aws-cdk/aws-codedeploy:removeAlarmsFromDeploymentGroup', true);
+  app.node.setContext('@aws-cdk/core:defaultCrossStackReferences', 'strong');
+  const data = new RosterDataStack(app, DATA_STACK_ID, { ...props, description: 'Roster state: table, signing keys, dead-letter queues, SES identity' });
+  const api = new RosterStack(app, STACK_ID, { ...props, description: 'Roster: teams, members, roles and invitations API', data });
+  return { data, api };
 };
 
-/**
- * DynamoDB operations the functions call, for the per-operation metrics. Every write transaction
- * is one TransactWriteItems, whatever its items do; a condition check exists only inside one.
- */
-const operations = (): Operation[] => {
-  const called = new Set<string>(ROUTES.flatMap((route) => route.actions));
-  return [Operation.TRANSACT_WRITE_ITEMS, ...Object.values(Operation).filter((op) => called.has(op))];
-};
+export interface RosterStackProps extends StackProps {
+  readonly data: RosterDataStack;
+}
+
+/** What a function that sends mail (the mailer, the outbox sweeper) gets: its settings, and SES if it sends. */
+interface MailSending {
+  readonly environment: Record<string, string>;
+  readonly allow: (fn: Endpoint) => void;
+}
 
 /**
- * Roster: one function per route of lib/http/routes.ts behind an HTTP API, the fallback on the
- * default route, one DynamoDB table, the token signing keys in Secrets Manager with the function
- * that rotates them, and alarms.
+ * Roster's functions: one per route of lib/http/routes.ts behind an HTTP API (each on a `live`
+ * alias that CodeDeploy moves gradually), the fallback on the default route, the background
+ * functions (mailer, team cleanup, invite and outbox sweepers, SES events, key rotation) and the
+ * monitoring. The state they use lives in the data stack (infra/data-stack.ts).
  */
 export class RosterStack extends Stack {
-  /** Every function by its handler name (the route names and FALLBACK), for tests and tools. */
+  /** The API's functions by handler name (the route names and FALLBACK). */
   readonly endpoints = new Map<string, Endpoint>();
-  /** The signing-key rotation function (KEY_ROTATION). */
-  readonly keyRotation: Endpoint;
-  /** The outbox's mailer (MAILER), fed by the table's stream. */
-  readonly mailer: Endpoint;
-  /** The deleted teams' cleanup (TEAM_CLEANUP), fed by the table's stream. */
-  readonly teamCleanup: Endpoint;
-  /** The expired invites' sweeper (INVITE_SWEEP), on a schedule. */
-  readonly inviteSweep: Endpoint;
+  /** The `live` alias of each API function, which the HTTP API calls. */
+  readonly aliases = new Map<string, Alias>();
+  /** The CodeDeploy group of each API function (none with `-c gradualDeploy=false`). */
+  readonly deploymentGroups = new Map<string, LambdaDeploymentGroup>();
+  /** Every background function by its name (KEY_ROTATION, MAILER, the lib/background.ts names). */
+  readonly background = new Map<string, Endpoint>();
+  /** The table the functions use: the data stack's, or a restored one (`-c tableName`). */
+  readonly table: ITable;
+  /** The SES configuration set the mail goes through (SES transport only). */
+  readonly configurationSet: ConfigurationSet | undefined;
+  readonly monitoring: Monitoring;
+  readonly options: DeployOptions;
 
-  constructor(scope: Construct, id: string, props?: StackProps) {
+  constructor(scope: Construct, id: string, { data, ...props }: RosterStackProps) {
     super(scope, id, props);
     const options = deployOptions(this.node);
-
-    const table = new Table(this, 'Table', {
-      partitionKey: attribute(KEYS.pk),
-      sortKey: attribute(KEYS.sk),
-      billingMode: BillingMode.PAY_PER_REQUEST,
-      encryption: TableEncryption.AWS_MANAGED,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN,
-      timeToLiveAttribute: TTL_ATTRIBUTE,
-      // The outbox's delivery: the mailer reads new messages from the stream (same view as local).
-      stream: StreamViewType[STREAM_VIEW_TYPE],
-    });
-    for (const [indexName, index] of Object.entries(INDEXES)) {
-      table.addGlobalSecondaryIndex({
-        indexName,
-        partitionKey: attribute(index.pk),
-        sortKey: attribute(index.sk),
-        projectionType: ProjectionType.ALL,
-      });
-    }
-
-    // The private signing keys (a JSON keyset, docs/keys.md). CloudFormation creates it holding an
-    // empty keyset (plus a generated filler, which CloudFormation requires with a template); the
-    // rotation below runs at once on creation and adds the first key. The template and the
-    // environment hold only the ARN.
-    const signingKey = new Secret(this, 'SigningKey', {
-      description: 'Roster access-token signing keys (Ed25519 JWK keyset), rotated by the KeysRotate function',
-      generateSecretString: {
-        secretStringTemplate: JSON.stringify({ keys: [] }),
-        generateStringKey: 'bootstrap',
-        passwordLength: 32,
-        excludePunctuation: true,
-      },
-    });
-    this.keyRotation = this.rotateKeys(signingKey, table);
+    this.options = options;
+    // After a point-in-time restore the functions move to the restored table (`-c tableName`); the
+    // data stack keeps the old one (retained, deletion protection) until a person deletes it.
+    const table: ITable = options.table
+      ? Table.fromTableAttributes(this, 'RestoredTable', { ...options.table, globalIndexes: Object.keys(INDEXES) })
+      : data.table;
+    this.table = table;
+    this.monitoring = new Monitoring(this, 'Monitoring', { alarmEmail: options.alarmEmail });
 
     // Unknown paths and methods reach our fallback, so they get our 404/405 envelope, not the gateway's.
-    const fallback = this.endpoint(FALLBACK, {});
+    const deployments = this.deployments(options);
+    const fallback = this.apiFunction(FALLBACK, {}, deployments);
     const api = new HttpApi(this, 'Api', {
       description: 'Roster JSON API',
       defaultIntegration: new HttpLambdaIntegration('FallbackIntegration', fallback),
@@ -167,21 +183,23 @@ export class RosterStack extends Stack {
     for (const route of ROUTES) {
       const signs = 'signs' in route && route.signs;
       const usesTable = route.actions.length > 0;
-      const fn = this.endpoint(
+      const alias = this.apiFunction(
         route.name,
-        { ...(usesTable ? { TABLE_NAME: table.tableName } : {}), ...(signs ? { SIGNING_KEY_SECRET_ARN: signingKey.secretArn } : {}) },
+        { ...(usesTable ? { TABLE_NAME: table.tableName } : {}), ...(signs ? { SIGNING_KEY_SECRET_ARN: data.signingKey.secretArn } : {}) },
+        deployments,
         options.reservedConcurrency && 'reservedConcurrency' in route ? route.reservedConcurrency : undefined,
         'files' in route ? route.files : [],
       );
+      const fn = this.endpoints.get(route.name) as Endpoint;
       // The documentation routes touch no table at all.
       if (usesTable) fn.allowTable(table, route.actions, route.indexes);
       // Only the functions that sign may read the private keys; the others verify with the public
       // keys in the table item (GetItem, in their route actions).
-      if (signs) fn.allowSecretRead(signingKey);
+      if (signs) fn.allowSecretRead(data.signingKey);
       const added = api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
-        integration: new HttpLambdaIntegration(`${fn.node.id}Integration`, fn),
+        integration: new HttpLambdaIntegration(`${fn.node.id}Integration`, alias),
       });
       acknowledge(route.auth ? 'tokenRoute' : 'publicRoute', ...added);
       if (CREDENTIAL_ROUTES.includes(route.name)) {
@@ -193,26 +211,99 @@ export class RosterStack extends Stack {
     }
     (stage.node.defaultChild as CfnStage).routeSettings = routeSettings;
     acknowledge('publicRoute', api.node.findChild('DefaultRoute'));
-    this.mailer = this.deliverMail(table, stage.url);
-    this.teamCleanup = this.cleanUpTeams(table);
-    this.inviteSweep = this.sweepInvites(table);
 
-    this.alarm('Api5xx', 'The API answered 5xx', api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }));
-    const others = [[KEY_ROTATION, this.keyRotation], [MAILER, this.mailer], [TEAM_CLEANUP.name, this.teamCleanup], [INVITE_SWEEP.name, this.inviteSweep]] as const;
-    for (const [name, fn] of [...this.endpoints, ...others]) {
-      this.alarm(`${fn.node.id}Errors`, `The ${name} function failed`, fn.metricErrors({ period: Duration.minutes(5) }));
+    this.rotateKeys(data.signingKey, table);
+    const mail = this.mailSending(options, table, data, stage.url);
+    this.configurationSet = mail.configurationSet;
+    this.deliverMail(table, data.mailDeadLetters, mail.sending);
+    this.sweepOutbox(table, mail.sending);
+    this.cleanUpTeams(table, data.teamCleanupDeadLetters);
+    this.sweepInvites(table);
+
+    this.monitoring.watchApi(api);
+    this.monitoring.watchTable(table, Object.keys(INDEXES));
+    this.monitoring.watchQueue('MailDeadLetters', data.mailDeadLetters, 'An outbox message failed every retry of the stream: the outbox sweeper sends it again (docs/operations.md)');
+    this.monitoring.watchQueue('TeamCleanupDeadLetters', data.teamCleanupDeadLetters, 'A deleted team\'s cleanup failed every retry: its rows remain until it is run again (docs/operations.md)');
+    if (data.mailEventsDeadLetters) {
+      this.monitoring.watchQueue('MailEventsDeadLetters', data.mailEventsDeadLetters, 'An SES bounce or complaint could not be recorded: its address is not suppressed (docs/operations.md)');
     }
-    const ops = { operations: operations(), period: Duration.minutes(5) };
-    this.alarm('TableThrottles', 'DynamoDB throttled requests', table.metricThrottledRequestsForOperations(ops));
-    this.alarm('TableSystemErrors', 'DynamoDB system errors', table.metricSystemErrorsForOperations(ops));
+    this.monitoring.watchMail(this.configurationSet?.configurationSetName);
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url });
-    new CfnOutput(this, 'TableName', { value: table.tableName });
+    new CfnOutput(this, 'Mail', { description: 'How the mailer and the outbox sweeper send', value: mail.summary });
+    if (options.mail.transport === 'log') Annotations.of(this).addWarningV2('roster:mail-not-sent', LOG_TRANSPORT_NOTICE);
   }
 
-  private endpoint(name: string, environment: Record<string, string>, reservedConcurrency?: number, files: readonly string[] = []): Endpoint {
-    const fn = new Endpoint(this, idOf(name), { name, environment, reservedConcurrency, files });
+  /**
+   * The CodeDeploy application and the one role its deployment groups share (CDK would make a role
+   * per group), or undefined with `-c gradualDeploy=false`: then each alias moves to the new version
+   * at once, as the stack update sets it.
+   */
+  private deployments(options: DeployOptions): { application: LambdaApplication; role: Role } | undefined {
+    if (!options.gradualDeploy) return undefined;
+    const role = new Role(this, 'DeploymentRole', {
+      assumedBy: new ServicePrincipal('codedeploy.amazonaws.com'),
+      description: 'CodeDeploy moving the Roster API functions\' live aliases',
+      // What LambdaDeploymentGroup attaches anyway (it adds this policy to any role it is given).
+      managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSCodeDeployRoleForLambdaLimited')],
+    });
+    acknowledge('codeDeployRole', role);
+    return { application: new LambdaApplication(this, 'Deployments'), role };
+  }
+
+  /**
+   * An API function (a route's, or the fallback), published as a version behind the `live` alias
+   * the HTTP API calls, watched by the monitoring; with gradual deploys, CodeDeploy shifts the alias
+   * (DEPLOYMENT_CONFIG) and rolls back on the alarms the monitoring returns for it.
+   */
+  private apiFunction(
+    name: string,
+    environment: Record<string, string>,
+    deployments: { application: LambdaApplication; role: Role } | undefined,
+    reservedConcurrency?: number,
+    files: readonly string[] = [],
+  ): Alias {
+    const id = idOf(name);
+    const fn = new Endpoint(this, id, { name, environment, reservedConcurrency, files, tracing: this.options.tracing });
     this.endpoints.set(name, fn);
+    const alias = new Alias(this, `${id}Live`, { aliasName: LIVE_ALIAS, version: fn.currentVersion });
+    this.aliases.set(name, alias);
+    const alarms = this.monitoring.watchFunction({ name, fn: alias, timeout: fn.timeout ?? Duration.seconds(FUNCTION_DEFAULTS.timeoutSeconds), kind: 'api' });
+    if (deployments) {
+      if (alarms.length === 0) throw new Error(`no alarm to roll back ${name} on: infra/monitoring.ts watchFunction returned none`);
+      this.deploymentGroups.set(
+        name,
+        new LambdaDeploymentGroup(this, `${id}Deployment`, {
+          ...deployments,
+          alias,
+          deploymentConfig: DEPLOYMENT_CONFIG,
+          alarms,
+          autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: true },
+        }),
+      );
+    }
+    return alias;
+  }
+
+  /**
+   * A background function: no alias, its updates take effect at once. A canary could not judge
+   * them: a scheduled sweep runs once a minute and the rotation once a month, and a stream or SNS
+   * function retries its own failures; each of them is idempotent, and their failures end in a
+   * dead-letter queue or the next run, never lost.
+   */
+  private backgroundFunction(
+    name: string,
+    kind: WatchedFunction['kind'],
+    environment: Record<string, string>,
+    timeoutSeconds?: number,
+    reserveMs?: number,
+  ): Endpoint {
+    const fn = new Endpoint(this, idOf(name), { name, environment, timeoutSeconds, tracing: this.options.tracing });
+    this.background.set(name, fn);
+    const timeout = fn.timeout ?? Duration.seconds(FUNCTION_DEFAULTS.timeoutSeconds);
+    // A run with work left stops `reserveMs` before its timeout: that long is its normal duration.
+    const budget = reserveMs === undefined ? {} : { budget: Duration.millis(timeout.toMilliseconds() - reserveMs) };
+    this.monitoring.watchFunction({ name, fn, timeout, kind, ...budget });
     return fn;
   }
 
@@ -222,9 +313,11 @@ export class RosterStack extends Stack {
    * partition only (`dynamodb:LeadingKeys`, the value taken from the ElectroDB entity). Only
    * Secrets Manager may invoke it, and only for this secret. Not CDK's RotationSchedule, which
    * would also grant GetRandomPassword on `*` and let Secrets Manager invoke it for any secret.
+   * The schedule lives here, beside the function, and names the data stack's secret by ARN: the
+   * other way round the two stacks would need each other.
    */
-  private rotateKeys(secret: Secret, table: Table): Endpoint {
-    const fn = new Endpoint(this, idOf(KEY_ROTATION), { name: KEY_ROTATION, environment: { TABLE_NAME: table.tableName } });
+  private rotateKeys(secret: ISecret, table: ITable): void {
+    const fn = this.backgroundFunction(KEY_ROTATION, 'rotation', { TABLE_NAME: table.tableName });
     fn.allowTable(table, ['GetItem', 'PutItem'], [], [signingKeysPartitionKey()]);
     fn.allowSecretRotation(secret);
     fn.addPermission('SecretsManagerInvoke', {
@@ -241,36 +334,79 @@ export class RosterStack extends Stack {
     });
     // Secrets Manager calls the function at once, so its permission and policy must exist first.
     schedule.node.addDependency(fn, fn.role ?? fn);
-    return fn;
+  }
+
+  /**
+   * How mail is sent (`-c sesDomain` / `sesIdentity` / `mailFrom` / `publicUrl`, infra/options.ts).
+   * With SES: a configuration set that sends bounces and complaints to an SNS topic, which invokes
+   * the mail-events function (functions/mail-events.ts: it suppresses the address); the senders
+   * name the set (SES_CONFIGURATION_SET) and may send through the identity and the set only.
+   * Without: the log transport, and the `Mail` output says that nothing is sent.
+   */
+  private mailSending(
+    options: DeployOptions,
+    table: ITable,
+    data: RosterDataStack,
+    apiUrl: string,
+  ): { sending: MailSending; configurationSet: ConfigurationSet | undefined; summary: string } {
+    const { mail } = options;
+    // Until Roster serves invite pages, the links go to the API (a separate issue adds the pages).
+    const publicUrl = mail.publicUrl ?? apiUrl;
+    if (mail.transport === 'log') {
+      return { sending: { environment: { MAIL_TRANSPORT: 'log', PUBLIC_URL: publicUrl }, allow: () => undefined }, configurationSet: undefined, summary: LOG_TRANSPORT_NOTICE };
+    }
+    // Not encrypted: SES publishes only to a topic without a key or with a customer managed one, and
+    // SNS keeps a notice only until the function has it.
+    const topic = new Topic(this, 'MailEventsTopic', { displayName: 'Roster SES bounces and complaints', enforceSSL: true });
+    const configurationSet = new ConfigurationSet(this, 'MailConfigurationSet', { reputationMetrics: true, sendingEnabled: true });
+    configurationSet.addEventDestination('BouncesAndComplaints', {
+      destination: EventDestination.snsTopic(topic),
+      events: [EmailSendingEvent.BOUNCE, EmailSendingEvent.COMPLAINT],
+    });
+    this.receiveMailEvents(topic, table, data.mailEventsDeadLetters);
+    const resources = [
+      this.formatArn({ service: 'ses', resource: 'identity', resourceName: mail.identity }),
+      this.formatArn({ service: 'ses', resource: 'configuration-set', resourceName: configurationSet.configurationSetName }),
+    ];
+    const sending: MailSending = {
+      environment: { MAIL_TRANSPORT: 'ses', MAIL_FROM: mail.from, PUBLIC_URL: publicUrl, SES_CONFIGURATION_SET: configurationSet.configurationSetName },
+      allow: (fn) => fn.addToRolePolicy(new PolicyStatement({ actions: ['ses:SendEmail'], resources })),
+    };
+    const summary = Fn.join('', [
+      `sent with SES as ${mail.from} through ${mail.identity}`,
+      mail.createIdentity ? ' (add the DkimCname outputs of RosterData to its DNS)' : '',
+      ', configuration set ',
+      configurationSet.configurationSetName,
+      ', links to ',
+      publicUrl,
+      '; a new SES account only mails verified addresses until it leaves the sandbox (docs/operations.md)',
+    ]);
+    return { sending, configurationSet, summary };
+  }
+
+  /**
+   * The SES events' function (functions/mail-events.ts), subscribed to the configuration set's
+   * topic. SNS invokes it asynchronously: Lambda retries a failed event twice, then puts it in the
+   * data stack's dead-letter queue, which raises an alarm.
+   */
+  private receiveMailEvents(topic: Topic, table: ITable, queue: IQueue | undefined): void {
+    if (!queue) throw new Error('the data stack made no MailEventsDeadLetters queue: the two stacks were built with different mail settings');
+    const fn = this.backgroundFunction(MAIL_EVENTS.name, 'sns', { TABLE_NAME: table.tableName }, MAIL_EVENTS.timeoutSeconds);
+    fn.allowTable(table, MAIL_EVENTS.actions, MAIL_EVENTS.indexes);
+    fn.configureAsyncInvoke({ retryAttempts: 2, onFailure: new SqsDestination(queue) });
+    topic.addSubscription(new LambdaSubscription(fn));
   }
 
   /**
    * The mailer (functions/mailer.ts) on the table's stream, only for new outbox messages (a filter,
    * so it is not invoked for other writes). Failed records are retried with backoff, halving the
    * batch to isolate a bad one; after the last attempt they go to a dead-letter queue that raises
-   * an alarm. It sends through SES, allowed for the configured identity only (CDK context
-   * `sesIdentity`, `mailFrom`, `publicUrl`: docs/mail.md).
+   * an alarm (the outbox sweeper delivers such messages anyway).
    */
-  private deliverMail(table: Table, apiUrl: string): Endpoint {
-    const context = (key: string, fallback: string): string => (this.node.tryGetContext(key) as string | undefined) ?? fallback;
-    const identity = context('sesIdentity', 'example.com');
-    const fn = new Endpoint(this, idOf(MAILER), {
-      name: MAILER,
-      environment: {
-        TABLE_NAME: table.tableName,
-        MAIL_TRANSPORT: 'ses',
-        MAIL_FROM: context('mailFrom', `Roster <no-reply@${identity.replace(/^.*@/, '')}>`),
-        PUBLIC_URL: context('publicUrl', apiUrl),
-      },
-    });
+  private deliverMail(table: ITable, deadLetters: IQueue, mail: MailSending): void {
+    const fn = this.backgroundFunction(MAILER, 'stream', { TABLE_NAME: table.tableName, ...mail.environment });
     fn.allowTable(table, MAILER_ACTIONS, []);
-    fn.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['ses:SendEmail'],
-        resources: [`arn:${this.partition}:ses:${this.region}:${this.account}:identity/${identity}`],
-      }),
-    );
-    const deadLetters = this.deadLetterQueue('MailDeadLetters');
+    mail.allow(fn);
     fn.addEventSource(
       new DynamoEventSource(table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -280,17 +416,35 @@ export class RosterStack extends Stack {
         maxRecordAge: Duration.hours(6),
         reportBatchItemFailures: true,
         onFailure: new SqsDlq(deadLetters),
-        filters: [
-          FilterCriteria.filter({
-            eventName: FilterRule.isEqual('INSERT'),
-            dynamodb: { NewImage: { __edb_e__: { S: FilterRule.isEqual('outboxMessage') } } },
-          }),
-        ],
+        filters: [FilterCriteria.filter(STREAM_FILTERS[MAILER])],
       }),
     );
-    acknowledge('streamListing', fn.role?.node.tryFindChild('DefaultPolicy') ?? fn);
-    this.alarm('MailDeadLetters', 'An e-mail could not be delivered after every retry', deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }));
-    return fn;
+    acknowledge('streamListing', fn.role ?? fn);
+    this.monitoring.watchStream(fn, MAILER);
+  }
+
+  /**
+   * The outbox sweeper (functions/outbox-sweep.ts) on a schedule: it delivers the messages the
+   * stream left behind (still PENDING, or SENDING past their lease), so it sends like the mailer
+   * (same settings and SES grant, the mailer's actions) and queries gsi3 for them. No retry: the
+   * next tick goes on. No reserved concurrency (see sweepInvites).
+   */
+  private sweepOutbox(table: ITable, mail: MailSending): void {
+    const fn = this.backgroundFunction(
+      OUTBOX_SWEEP.name,
+      'schedule',
+      { TABLE_NAME: table.tableName, ...mail.environment },
+      OUTBOX_SWEEP.timeoutSeconds,
+      OUTBOX_SWEEP.reserveSeconds * 1000,
+    );
+    const actions = [...new Set<DynamoAction>([...MAILER_ACTIONS, ...OUTBOX_SWEEP.actions])];
+    fn.allowTable(table, actions, OUTBOX_SWEEP.indexes);
+    mail.allow(fn);
+    new Rule(this, 'OutboxSweepSchedule', {
+      description: 'Delivers outbox messages the table\'s stream left behind (docs/mail.md)',
+      schedule: Schedule.rate(Duration.minutes(OUTBOX_SWEEP.everyMinutes)),
+      targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
+    });
   }
 
   /**
@@ -302,12 +456,9 @@ export class RosterStack extends Stack {
    * a dead-letter queue that raises an alarm. Its grants: exactly TEAM_CLEANUP.actions on the table
    * and gsi1 (a Query of the team's ended invites).
    */
-  private cleanUpTeams(table: Table): Endpoint {
-    const fn = new Endpoint(this, idOf(TEAM_CLEANUP.name), { name: TEAM_CLEANUP.name, environment: { TABLE_NAME: table.tableName } });
-    // Not an API function: its timeout is its own (the API's is capped by the gateway's 29 s).
-    (fn.node.defaultChild as CfnFunction).timeout = TEAM_CLEANUP.timeoutSeconds;
+  private cleanUpTeams(table: ITable, deadLetters: IQueue): void {
+    const fn = this.backgroundFunction(TEAM_CLEANUP.name, 'stream', { TABLE_NAME: table.tableName }, TEAM_CLEANUP.timeoutSeconds, TEAM_CLEANUP.reserveSeconds * 1000);
     fn.allowTable(table, TEAM_CLEANUP.actions, TEAM_CLEANUP.indexes);
-    const deadLetters = this.deadLetterQueue('TeamCleanupDeadLetters');
     fn.addEventSource(
       new DynamoEventSource(table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -320,13 +471,8 @@ export class RosterStack extends Stack {
         filters: [FilterCriteria.filter(STREAM_FILTERS[TEAM_CLEANUP.name])],
       }),
     );
-    acknowledge('streamListing', fn.role?.node.tryFindChild('DefaultPolicy') ?? fn);
-    this.alarm(
-      'TeamCleanupDeadLetters',
-      'A deleted team\'s cleanup failed every retry: its rows remain until it is run again',
-      deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
-    );
-    return fn;
+    acknowledge('streamListing', fn.role ?? fn);
+    this.monitoring.watchStream(fn, TEAM_CLEANUP.name);
   }
 
   /**
@@ -336,34 +482,13 @@ export class RosterStack extends Stack {
    * repeat conditional writes. A failed run is not retried: the next tick starts where it stopped.
    * Its grants: the watermark item and the invites (GetItem, PutItem, UpdateItem) and gsi3 (Query).
    */
-  private sweepInvites(table: Table): Endpoint {
-    const fn = new Endpoint(this, idOf(INVITE_SWEEP.name), { name: INVITE_SWEEP.name, environment: { TABLE_NAME: table.tableName } });
-    (fn.node.defaultChild as CfnFunction).timeout = INVITE_SWEEP.timeoutSeconds;
+  private sweepInvites(table: ITable): void {
+    const fn = this.backgroundFunction(INVITE_SWEEP.name, 'schedule', { TABLE_NAME: table.tableName }, INVITE_SWEEP.timeoutSeconds, INVITE_SWEEP.reserveSeconds * 1000);
     fn.allowTable(table, INVITE_SWEEP.actions, INVITE_SWEEP.indexes);
     new Rule(this, 'InviteSweepSchedule', {
       description: 'Takes expired invites out of the invite lists (docs/data-model.md, "Expired invites")',
       schedule: Schedule.rate(Duration.minutes(INVITE_SWEEP.everyMinutes)),
       targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
-    });
-    return fn;
-  }
-
-  /** Where a stream mapping puts the records that failed every retry, for two weeks. */
-  private deadLetterQueue(id: string): Queue {
-    const queue = new Queue(this, id, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
-    acknowledge('deadLetterQueue', queue);
-    return queue;
-  }
-
-  /** Any datapoint at or above 1 in five minutes; no data is fine (no traffic, no errors). */
-  private alarm(id: string, description: string, metric: IMetric): void {
-    new Alarm(this, `${id}Alarm`, {
-      alarmDescription: description,
-      metric,
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
     });
   }
 }

@@ -13,6 +13,8 @@ export const TEAM_CLEANUP = {
   actions: ['GetItem', 'Query', 'BatchWriteItem', 'UpdateItem', 'DeleteItem'] as const satisfies readonly DynamoAction[],
   indexes: ['gsi1'] as const satisfies readonly IndexName[],
   timeoutSeconds: 120,
+  /** A run starts no new batch with less time than this left: a batch takes well under a second. */
+  reserveSeconds: 15,
   /** Stream records per invocation: one job, so each run has the whole time budget for it. */
   batchSize: 1,
 } as const;
@@ -24,5 +26,34 @@ export const INVITE_SWEEP = {
   actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] as const satisfies readonly DynamoAction[],
   indexes: ['gsi3'] as const satisfies readonly IndexName[],
   timeoutSeconds: 60,
+  /** A run starts no new page with less time than this left: a page takes well under a second. */
+  reserveSeconds: 10,
   everyMinutes: 1,
+} as const;
+
+/**
+ * The sweeper of outbox messages the stream left behind (lib/mail/outbox-sweep.ts), on a schedule:
+ * it finds messages still PENDING, or SENDING past their lease, and delivers them again.
+ */
+export const OUTBOX_SWEEP = {
+  name: 'outbox-sweep',
+  /** Query gsi3 for due messages; read each one's invite, team, inviter and suppression; claim and settle it. */
+  actions: ['GetItem', 'Query', 'UpdateItem'] as const satisfies readonly DynamoAction[],
+  indexes: ['gsi3'] as const satisfies readonly IndexName[],
+  timeoutSeconds: 60,
+  /** A run starts no new page with less time left: a page's sends may each take SMTP_SEND_TIMEOUT_MS (15 s). */
+  reserveSeconds: 20,
+  everyMinutes: 1,
+} as const;
+
+/**
+ * SES bounce and complaint notifications (functions/mail-events.ts), from the configuration set's
+ * SNS topic: each marks its address suppressed, so Roster stops mailing it.
+ */
+export const MAIL_EVENTS = {
+  name: 'mail-events',
+  /** One conditional upsert per suppressed address (lib/mail/suppression.ts `suppress`). */
+  actions: ['UpdateItem'] as const satisfies readonly DynamoAction[],
+  indexes: [] as const satisfies readonly IndexName[],
+  timeoutSeconds: 30,
 } as const;

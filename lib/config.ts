@@ -65,6 +65,8 @@ export const config = {
   mailTransport: process.env.MAIL_TRANSPORT || undefined,
   /** Sender of every message; its domain also names the Message-ID. */
   mailFrom: process.env.MAIL_FROM || 'Roster <roster@localhost>',
+  /** SES configuration set every send names (the stack's: it routes bounces and complaints back). */
+  sesConfigurationSet: process.env.SES_CONFIGURATION_SET || undefined,
   /** nodemailer connection URL, e.g. smtps://user:pass@smtp.example.com:465. */
   smtpUrl: process.env.SMTP_URL || undefined,
   /** Bounds each SMTP phase: connecting, the greeting, and any silence on the socket. */
@@ -73,4 +75,8 @@ export const config = {
   smtpSendTimeoutMs: int('SMTP_SEND_TIMEOUT_MS', 15000),
   /** Directory with template overrides (invitation.subject.txt, invitation.txt, invitation.html, declined.*). */
   mailTemplateDir: process.env.MAIL_TEMPLATE_DIR || undefined,
+  /** How long a mailer's claim on an outbox message lasts: longer than one send may take. */
+  outboxLeaseMs: int('OUTBOX_LEASE_MS', 60_000),
+  /** How long an unfinished outbox message is left to the stream before the sweeper delivers it. */
+  outboxSweepGraceMs: int('OUTBOX_SWEEP_GRACE_MS', 30_000),
 } as const;

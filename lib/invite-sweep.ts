@@ -1,3 +1,4 @@
+import { INVITE_SWEEP } from './background.ts';
 import { EXPIRY_SHARDS, expiryBucketOf, statusComposites } from './db/entities/invites.ts';
 import type { Db } from './db/service.ts';
 import { isConditionFailure } from './db/transactions.ts';
@@ -11,8 +12,8 @@ import { HOUR_MS, isoMillis } from './time.ts';
  * they are right whatever the sweeper has reached; the sweeper only keeps what they read small.
  */
 
-/** A run starts no new page with less time than this left: a page takes well under a second. */
-export const RESERVE_MS = 10_000;
+/** A run starts no new page with less time than this left (INVITE_SWEEP.reserveSeconds). */
+export const RESERVE_MS = INVITE_SWEEP.reserveSeconds * 1000;
 
 /** Invites read per Query page; their updates go out WRITES_IN_FLIGHT at a time. */
 const PAGE = 100;

@@ -3,7 +3,7 @@ import type { Actor } from './auth/actor.ts';
 import { config } from './config.ts';
 import { limitTeamMail } from './auth/limits.ts';
 import { readAsActor } from './auth/session-items.ts';
-import { readTogether } from './db/batch-read.ts';
+import { type Read, readTogether } from './db/batch-read.ts';
 import { statusComposites } from './db/entities/invites.ts';
 import { hydrate } from './db/lookups.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
@@ -11,10 +11,13 @@ import type { Db, Tx } from './db/service.ts';
 import { commit } from './db/transactions.ts';
 import { AppError, notFound } from './errors.ts';
 import { newId } from './ids.ts';
+import { suppressedError, suppressionOf } from './mail/suppression.ts';
+import { EVENT_METRICS } from './metric-names.ts';
+import { recordEvent } from './metrics.ts';
 import { Page, type PageRequest } from './pagination.ts';
 import { canInviteAs, canManageInvites } from './rules.ts';
 import type { InviteInput } from './schemas.ts';
-import { actorStillHolds, pageThenMember, requireMember } from './teams.ts';
+import { actorStillHolds, memberOf, pageThenMember, teamIdOf } from './teams.ts';
 import { addDays, epochSeconds, isoMillis } from './time.ts';
 import { type InviteItem, type InviteView, type TeamItem, inviteView } from './views.ts';
 
@@ -40,8 +43,9 @@ const mailFor = (tx: Tx, kind: 'invitation' | 'declined', inviteUuid: string, no
     .create({ messageId: randomUUID(), kind, inviteUuid, status: 'PENDING', createdAt: isoMillis(now), ttl: endedTtl(now) })
     .commit();
 
-const requireInviteManager = async (db: Db, actor: Actor, slug: string) => {
-  const access = await requireMember(db, slug, actor);
+/** requireMember, for OWNER and ADMIN only; `also` rides in its second BatchGetItem (memberOf). */
+const requireInviteManager = async <const T extends readonly Read[]>(db: Db, actor: Actor, slug: string, also: T = [] as unknown as T) => {
+  const access = await memberOf(db, await teamIdOf(db, slug, actor), slug, actor, also);
   if (!canManageInvites(access.me.role)) throw new AppError('forbidden');
   return access;
 };
@@ -82,11 +86,14 @@ const lookUpPending = async (db: Db, teamId: number, email: string) => {
  * Invites an e-mail address to the team. If that address already has a pending invite to this
  * team, it is updated (role, expiry, inviter) instead: one pending invite per address and team,
  * kept by the pendingInvite claim item. Inviting a current member is refused by a condition on
- * their membership key inside the same transaction. Throws `forbidden`, `already_member`, `conflict`.
+ * their membership key inside the same transaction. An address Roster no longer mails
+ * (lib/mail/suppression.ts) is refused with 422; its item is read with the team and membership,
+ * no request of its own. Throws `forbidden`, `validation_failed`, `already_member`, `conflict`.
  */
 export const createInvite = async (db: Db, actor: Actor, slug: string, input: InviteInput, now: Date): Promise<Record<string, never>> => {
-  const { team: t, me } = await requireInviteManager(db, actor, slug);
+  const { team: t, me, also: [suppressed] } = await requireInviteManager(db, actor, slug, [suppressionOf(db, input.email)] as const);
   if (!canInviteAs(me.role, input.role)) throw new AppError('forbidden', 'Only an owner can invite an owner.');
+  if (suppressed) throw suppressedError();
   await limitTeamMail(db, t.teamId, now);
   const stamp = isoMillis(now);
   const expires = addDays(now, config.inviteDays);
@@ -150,6 +157,7 @@ export const createInvite = async (db: Db, actor: Actor, slug: string, input: In
       return 'retry';
     },
   );
+  recordEvent(EVENT_METRICS.invitesCreated);
   return {};
 };
 
@@ -178,29 +186,42 @@ export const listTeamInvites = async (db: Db, actor: Actor, slug: string, reques
   );
 };
 
-/**
- * A pending invite of this team by its integer id; expired or ended invites are not found. With
- * `expiredToo`, expired ones are, also once swept (EXPIRED): a second Query beside the first.
- */
-const findTeamInvite = async (db: Db, t: TeamItem, inviteId: number, now: Date, { expiredToo = false } = {}): Promise<InviteItem> => {
-  const statuses = expiredToo ? (['PENDING', 'EXPIRED'] as const) : (['PENDING'] as const);
-  const pages = await Promise.all(
-    statuses.map((status) => db.entities.invite.query.byTeam({ teamId: t.teamId, status, inviteId }).go({ limit: 1 })),
-  );
-  const found = pages.flatMap((page) => page.data)[0];
-  if (!found || (isExpired(found, now) && !expiredToo)) throw notFound(NOT_FOUND);
+/** The team's invite with this integer id if its status is one of `statuses`: one Query (`Limit` 1) per status, side by side. */
+const teamInviteById = async (db: Db, teamId: number, inviteId: number, statuses: readonly InviteItem['status'][]): Promise<InviteItem | undefined> => {
+  const pages = await Promise.all(statuses.map((status) => db.entities.invite.query.byTeam({ teamId, status, inviteId }).go({ limit: 1 })));
+  return pages.flatMap((page) => page.data)[0];
+};
+
+/** A pending invite of this team by its integer id; expired or ended invites are not found. */
+const findTeamInvite = async (db: Db, t: TeamItem, inviteId: number, now: Date): Promise<InviteItem> => {
+  const found = await teamInviteById(db, t.teamId, inviteId, ['PENDING']);
+  if (!found || isExpired(found, now)) throw notFound(NOT_FOUND);
   return found;
 };
 
 /**
  * Sends a pending invite again, with a fresh expiry (an expired one comes back to life, as with a
  * re-invite), under the team's mail limit. Resend follows the rights of inviting with that role.
- * Throws `forbidden`, `not_found`, `rate_limited`, `conflict`.
+ * The invite is found (also once swept EXPIRED) between requireMember's two reads, so that its
+ * address's suppression item rides in the second. Throws `forbidden`, `not_found`,
+ * `validation_failed` (a suppressed address), `rate_limited`, `conflict`.
  */
 export const resendInvite = async (db: Db, actor: Actor, slug: string, inviteId: number, now: Date): Promise<Record<string, never>> => {
-  const { team: t, me } = await requireInviteManager(db, actor, slug);
-  const found = await findTeamInvite(db, t, inviteId, now, { expiredToo: true });
+  const { team: t, me, page, also: [suppressed] } = await pageThenMember(
+    db,
+    slug,
+    actor,
+    async (teamId) => {
+      const found = await teamInviteById(db, teamId, inviteId, ['PENDING', 'EXPIRED']);
+      return new Page(found ? [found] : [], null);
+    },
+    (items) => items.map((i) => suppressionOf(db, i.email)),
+  );
+  if (!canManageInvites(me.role)) throw new AppError('forbidden');
+  const found = page.items[0];
+  if (!found) throw notFound(NOT_FOUND);
   if (!canInviteAs(me.role, found.role)) throw new AppError('forbidden', 'Only an owner can resend an invite as owner.');
+  if (suppressed) throw suppressedError();
   await limitTeamMail(db, t.teamId, now);
   const expires = addDays(now, config.inviteDays);
   await commit(
@@ -411,6 +432,7 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
       return 'retry';
     },
   );
+  recordEvent(EVENT_METRICS.invitesAccepted);
   return {};
 };
 
@@ -432,5 +454,6 @@ export const declineInvite = async (db: Db, actor: Actor, inviteUuid: string, no
       return 'retry';
     },
   );
+  recordEvent(EVENT_METRICS.invitesDeclined);
   return {};
 };

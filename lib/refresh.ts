@@ -7,6 +7,9 @@ import { readTogether } from './db/batch-read.ts';
 import type { Db } from './db/service.ts';
 import { commit } from './db/transactions.ts';
 import { AppError } from './errors.ts';
+import { noteRequest } from './log.ts';
+import { EVENT_METRICS } from './metric-names.ts';
+import { recordEvent } from './metrics.ts';
 import type { RefreshInput } from './schemas.ts';
 import { isoMillis } from './time.ts';
 import type { UserItem } from './views.ts';
@@ -43,6 +46,7 @@ export const refresh = async (db: Db, input: RefreshInput, now: Date) => {
     [db.entities.user, { userUuid: token.userUuid }],
   ] as const);
   if (!isRefreshable(s, now.getTime()) || !u || s.userUuid !== token.userUuid) throw expired();
+  noteRequest({ userId: u.userUuid });
 
   const child = newRefreshToken();
   let lostRace = false;
@@ -99,6 +103,7 @@ const answerRetry = async (
   if (rotatedAt !== undefined && childSeal && now.getTime() - rotatedAt <= config.refreshGraceSeconds * 1000) {
     return sessionBody(u, s, openChild(parent, childSeal), new Date(rotatedAt));
   }
+  recordEvent(EVENT_METRICS.refreshReuseDetected);
   await endSessions(db, s.userUuid, [s.sessionId]);
   throw new AppError('unauthorized', 'This refresh token was already used; the session has been ended. Sign in again.');
 };

@@ -1,6 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { TEAM_CLEANUP } from './background.ts';
 import type { Db } from './db/service.ts';
 import { isConditionFailure } from './db/transactions.ts';
 import { log } from './log.ts';
@@ -19,8 +20,8 @@ import { isoMillis } from './time.ts';
  * Query finds nothing; then the team's remaining (ended) invites go, found through gsi1.
  */
 
-/** A run starts no new batch with less time than this left: a batch takes well under a second. */
-export const RESERVE_MS = 15_000;
+/** A run starts no new batch with less time than this left (TEAM_CLEANUP.reserveSeconds). */
+export const RESERVE_MS = TEAM_CLEANUP.reserveSeconds * 1000;
 
 /** Items read (and then deleted) per batch: one Query page, then BatchWriteItems of 25. */
 const PAGE = 500;

@@ -9,6 +9,9 @@ import type { Db } from './db/service.ts';
 import { commit } from './db/transactions.ts';
 import { AppError } from './errors.ts';
 import { newId } from './ids.ts';
+import { noteRequest } from './log.ts';
+import { EVENT_METRICS } from './metric-names.ts';
+import { recordEvent } from './metrics.ts';
 import type { SignInInput, SignUpInput } from './schemas.ts';
 import { isoMicros, isoMillis } from './time.ts';
 import type { UserItem } from './views.ts';
@@ -54,6 +57,8 @@ export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now
     },
     (index) => (index === 0 ? new AppError('email_taken') : 'retry'),
   );
+  recordEvent(EVENT_METRICS.signUps);
+  noteRequest({ userId: userUuid });
   return answer as NonNullable<typeof answer>;
 };
 
@@ -67,7 +72,7 @@ export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now
  * Opening a session past the user's cap ends the oldest ones. Throws `rate_limited`,
  * `invalid_credentials`.
  */
-export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now: Date) => {
+const attemptSignIn = async (db: Db, input: SignInInput, client: ClientInfo, now: Date) => {
   // The address bucket first: a caller it refuses must not count against the account.
   const token = await limitSignIn(db, client.ip, now);
   const [attempt, claim] = await Promise.all([
@@ -120,4 +125,18 @@ export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now
   ]);
   await trimSessions(db, u.userUuid, others, session.sessionId);
   return session.body;
+};
+
+/** A sign-in (see attemptSignIn), counted by outcome: a session, wrong credentials, or refused by a limit. */
+export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now: Date) => {
+  try {
+    const body = await attemptSignIn(db, input, client, now);
+    recordEvent(EVENT_METRICS.signInSucceeded);
+    noteRequest({ userId: body.session.user.id });
+    return body;
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'invalid_credentials') recordEvent(EVENT_METRICS.signInFailed);
+    if (error instanceof AppError && error.code === 'rate_limited') recordEvent(EVENT_METRICS.signInLimited);
+    throw error;
+  }
 };

@@ -6,6 +6,7 @@ import * as z from 'zod/mini';
 import { config } from '../config.ts';
 import { SIGNING_KEYS_ITEM } from '../db/entities/keys.ts';
 import { type Db, db as sharedDb } from '../db/service.ts';
+import { isConditionFailure } from '../db/transactions.ts';
 import { AppError } from '../errors.ts';
 import { log } from '../log.ts';
 
@@ -126,28 +127,52 @@ const publishedAtOf = (key: PublicKey): string => key.publishedAt ?? key.created
 const entryOf = (key: PrivateKey, published: readonly PublicKey[]): PublicKey | undefined =>
   published.find((p) => p.kid === key.kid && p.x === key.privateJwk.x && p.alg === key.alg);
 
+/** A key the signing rule may choose: its dates as the item and the keyset record them. */
+interface SigningCandidate<T> {
+  key: T;
+  createdAt: string;
+  publishedAt: string;
+  retiredAt: string | undefined;
+}
+
+/** The choice of the signing rule among published keys of an algorithm we use (signingKeyOf says which). */
+const chooseSigner = <T>(candidates: readonly SigningCandidate<T>[], now: Date): T | undefined => {
+  const able = candidates
+    .filter((c) => c.retiredAt === undefined || Date.parse(c.retiredAt) - now.getTime() >= CACHE_MAX_AGE_MS)
+    .reverse() // equal createdAt: the later in the list counts as newer
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const ready = able.find((c) => now.getTime() - Date.parse(c.publishedAt) >= PUBLICATION_LEAD_MS);
+  return (ready ?? able.at(-1))?.key;
+};
+
 /**
  * THE signing rule (docs/keys.md, "Signing"), for the keyset and the published item a signer
  * loaded at `now`. A key can sign if it is of an algorithm we use, published (in the item), and
  * not retired, nor due to retire within CACHE_MAX_AGE_MS (the signer keeps its choice that long;
  * the earlier retiredAt of the keyset and the item counts). Of those, the newest one published at
  * least PUBLICATION_LEAD_MS ago signs. A key published more recently signs only if no key
- * published earlier can sign (the very first key): then the oldest such key.
+ * published earlier can sign (the very first key, or the old one revoked): then the oldest such key.
  */
-export const signingKeyOf = (keyset: Keyset, published: readonly PublicKey[], now: Date): PrivateKey | undefined => {
-  const candidates = keyset.keys
-    .flatMap((key) => {
+export const signingKeyOf = (keyset: Keyset, published: readonly PublicKey[], now: Date): PrivateKey | undefined =>
+  chooseSigner(
+    keyset.keys.flatMap((key) => {
       const entry = entryOf(key, published);
       if (!entry || !ALGORITHMS.includes(key.alg)) return [];
-      const retiredAt = earliest(key.retiredAt, entry.retiredAt);
-      if (retiredAt !== undefined && Date.parse(retiredAt) - now.getTime() < CACHE_MAX_AGE_MS) return [];
-      return [{ key, publishedAt: Date.parse(publishedAtOf(entry)) }];
-    })
-    .reverse() // equal createdAt: the later in the keyset counts as newer
-    .sort((a, b) => b.key.createdAt.localeCompare(a.key.createdAt));
-  const ready = candidates.find((c) => now.getTime() - c.publishedAt >= PUBLICATION_LEAD_MS);
-  return (ready ?? candidates.at(-1))?.key;
-};
+      return [{ key, createdAt: key.createdAt, publishedAt: publishedAtOf(entry), retiredAt: earliest(key.retiredAt, entry.retiredAt) }];
+    }),
+    now,
+  );
+
+/**
+ * The same rule on the item alone, as if the keyset held every key of it: what a process without
+ * the private keys (an operator's command) can tell of the key that signs. Deployed, the item may
+ * also hold the key of an unfinished or abandoned rotation, which no signer has yet.
+ */
+export const publishedSignerOf = (published: readonly PublicKey[], now: Date): PublicKey | undefined =>
+  chooseSigner(
+    published.filter((p) => ALGORITHMS.includes(p.alg)).map((p) => ({ key: p, createdAt: p.createdAt, publishedAt: publishedAtOf(p), retiredAt: p.retiredAt })),
+    now,
+  );
 
 /** The newest key (the one the last rotation added); on equal createdAt the later one. */
 export const newestKeyOf = <T extends { createdAt: string }>(keys: readonly T[]): T | undefined =>
@@ -236,15 +261,74 @@ export const jwksOf = (keys: readonly PublicKey[], now: Date): { keys: JWK[] } =
 // ---------------------------------------------------------------------------------------------
 // Stores: the table item (public), the local file and the secret (private).
 
-export const readPublishedKeys = async (database: Db, consistent = false): Promise<PublicKey[] | null> => {
+/** The public keys item as read: its keys, and when it was written (what a conditional write expects to find). */
+export interface PublishedItem {
+  keys: PublicKey[];
+  updatedAt: string;
+}
+
+export const readPublishedItem = async (database: Db, consistent = false): Promise<PublishedItem | null> => {
   const { data } = await database.entities.signingKeys.get(SIGNING_KEYS_ITEM).go({ consistent });
-  return data ? (data.keys as PublicKey[]) : null;
+  return data ? { keys: data.keys as PublicKey[], updatedAt: data.updatedAt } : null;
 };
 
-/** Writes the item as given (a whole replacement); a key without publishedAt is stamped `now`. */
-export const publishKeys = async (database: Db, keys: readonly PublicKey[], now: Date): Promise<void> => {
+export const readPublishedKeys = async (database: Db, consistent = false): Promise<PublicKey[] | null> =>
+  (await readPublishedItem(database, consistent))?.keys ?? null;
+
+/** A conditional publishKeys found the item changed since the caller read it: nothing was written. */
+export class PublishedKeysChanged extends Error {
+  constructor() {
+    super('the public keys item changed since it was read (a rotation or a revocation wrote it): nothing was written');
+    this.name = 'PublishedKeysChanged';
+  }
+}
+
+/**
+ * Writes the item as given (a whole replacement); a key without publishedAt is stamped `now`.
+ * With `expected` (the item as the caller read it, null if there was none), only if the item is
+ * still exactly that: a concurrent rotation or revocation is then never overwritten (it throws
+ * PublishedKeysChanged, and the caller reads again).
+ */
+export const publishKeys = async (database: Db, keys: readonly PublicKey[], now: Date, expected?: PublishedItem | null): Promise<void> => {
   const stamped = keys.map((k) => ({ ...k, publishedAt: k.publishedAt ?? now.toISOString() }));
-  await database.entities.signingKeys.put({ ...SIGNING_KEYS_ITEM, keys: stamped, updatedAt: now.toISOString() }).go();
+  const put = database.entities.signingKeys.put({ ...SIGNING_KEYS_ITEM, keys: stamped, updatedAt: now.toISOString() });
+  if (expected === undefined) {
+    await put.go();
+    return;
+  }
+  try {
+    await put
+      .where(({ updatedAt, keys: current }, { eq, notExists }) =>
+        expected === null ? notExists(updatedAt) : `${eq(updatedAt, expected.updatedAt)} AND ${eq(current, expected.keys)}`,
+      )
+      .go();
+  } catch (error) {
+    if (isConditionFailure(error)) throw new PublishedKeysChanged();
+    throw error;
+  }
+};
+
+/** How often updatePublishedKeys reads again after a concurrent write, before it gives up. */
+const PUBLISH_TRIES = 3;
+
+/**
+ * Replaces the item with `change(keys as read)`, only if nobody wrote it in between (a rotation
+ * step and a revocation may race): on a concurrent write it reads again and re-applies `change`.
+ */
+export const updatePublishedKeys = async (
+  database: Db,
+  now: Date,
+  change: (published: PublicKey[]) => PublicKey[] | Promise<PublicKey[]>,
+): Promise<void> => {
+  for (let tries = 1; ; tries++) {
+    const item = await readPublishedItem(database, true);
+    try {
+      await publishKeys(database, await change(item?.keys ?? []), now, item);
+      return;
+    } catch (error) {
+      if (!(error instanceof PublishedKeysChanged) || tries === PUBLISH_TRIES) throw error;
+    }
+  }
 };
 
 const KEYSET_FILE = 'signing-keys.json';
@@ -299,14 +383,18 @@ export const localKeyset = async (database: Db, dir: string, now: Date): Promise
 };
 
 /**
- * `npm run keys:rotate`, one step: rotateKeyset, the public keys published first (the new key, and
- * the old ones retired at now + RETIREMENT_GRACE_MS), then the file replaced. Signers take the new
- * key once it has been published PUBLICATION_LEAD_MS (signingKeyOf).
+ * `npm run keys:rotate`, one step: rotateKeyset (with the retirements the item records, so a
+ * revoked key leaves the file too), the public keys published first (the new key, and the old ones
+ * retired at now + RETIREMENT_GRACE_MS), then the file replaced. The item is written only if
+ * nothing else wrote it since it was read (else PublishedKeysChanged, nothing replaced). Signers
+ * take the new key once it has been published PUBLICATION_LEAD_MS (signingKeyOf).
  */
 export const rotateLocalKeys = async (database: Db, dir: string, now: Date): Promise<Keyset> => {
-  const next = await rotateKeyset(await localKeyset(database, dir, now), now);
-  const published = (await readPublishedKeys(database, true)) ?? [];
-  await publishKeys(database, mergePublished(publicKeysOf(next), published), now);
+  const keyset = await localKeyset(database, dir, now);
+  const item = await readPublishedItem(database, true);
+  const published = item?.keys ?? [];
+  const next = await rotateKeyset(withPublishedRetirements(keyset, published), now);
+  await publishKeys(database, mergePublished(publicKeysOf(next), published), now, item);
   await placeKeysetFile(dir, next, 'replace');
   forgetCachedKeys(); // this process knows at once; others within CACHE_MAX_AGE_MS
   return next;

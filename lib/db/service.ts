@@ -6,6 +6,7 @@ import { signingKeys } from './entities/keys.ts';
 import { invite, inviteSweep, pendingInvite } from './entities/invites.ts';
 import { membership, slugClaim, team, teamCleanup } from './entities/teams.ts';
 import { rateLimit } from './entities/limits.ts';
+import { mailSuppression } from './entities/mail.ts';
 import { outboxMessage } from './entities/outbox.ts';
 import { emailClaim, idClaim, refreshToken, session, user } from './entities/users.ts';
 
@@ -25,6 +26,7 @@ const FACTORIES = {
   rateLimit,
   signingKeys,
   outboxMessage,
+  mailSuppression,
 };
 
 type Entities = { [K in keyof typeof FACTORIES]: ReturnType<(typeof FACTORIES)[K]> };
@@ -32,7 +34,7 @@ type Entities = { [K in keyof typeof FACTORIES]: ReturnType<(typeof FACTORIES)[K
 /**
  * The data seam: every use case takes this. Each entity is made on first use, bound to this
  * client and table (tests run one table per file): ElectroDB builds a good deal for each model,
- * and a function uses a few of the fifteen. No ElectroDB Service: it would make or check every
+ * and a function uses a few of the sixteen. No ElectroDB Service: it would make or check every
  * entity up front, and its transactions are ElectroDB's createWriteTransaction over the entities,
  * which this calls with the same ones. A transaction's callback reaches them through the same
  * lazy `entities`, so it makes what it touches, and the transaction sees those.

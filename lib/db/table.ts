@@ -7,7 +7,10 @@ export const KEYS = { pk: 'pk', sk: 'sk' } as const;
 export const INDEXES = {
   gsi1: { pk: 'gsi1pk', sk: 'gsi1sk' },
   gsi2: { pk: 'gsi2pk', sk: 'gsi2sk' },
-  /** Sparse: pending invites by expiry hour and shard, for the sweeper (lib/invite-sweep.ts). */
+  /**
+   * Sparse: pending invites by expiry hour and shard, for the invite sweeper (lib/invite-sweep.ts);
+   * unfinished outbox messages by shard and due time, for the outbox sweeper (lib/mail/outbox-sweep.ts).
+   */
   gsi3: { pk: 'gsi3pk', sk: 'gsi3sk' },
 } as const;
 

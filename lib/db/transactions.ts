@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../errors.ts';
+import { EVENT_METRICS } from '../metric-names.ts';
+import { recordEvent } from '../metrics.ts';
 
 /** What an ElectroDB write transaction resolves to: it does not throw when DynamoDB cancels it. */
 export interface TransactionOutcome {
@@ -34,6 +36,7 @@ export const commit = async (
     }
     if (codes.some((code) => THROTTLED.has(code))) throw new AppError('unavailable', undefined, { headers: { 'Retry-After': '1' } });
     if (codes.includes('TransactionConflict')) {
+      recordEvent(EVENT_METRICS.transactionConflicts);
       await sleep(10 * tries + Math.random() * 40 * tries);
       continue;
     }

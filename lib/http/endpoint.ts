@@ -5,6 +5,8 @@ import type { ClientInfo } from '../auth/session-items.ts';
 import type { Actor } from '../auth/actor.ts';
 import { tokenFromAuthorization, verifyAccessToken } from '../auth/tokens.ts';
 import { AppError } from '../errors.ts';
+import { noteRequest } from '../log.ts';
+import { measured } from '../metrics.ts';
 import { DEFAULT_LIMIT, Page } from '../pagination.ts';
 import { bodyText, parseJsonObject, requireJsonType } from './body.ts';
 import { errorResponse, jsonResponse, requestIdOf } from './errors.ts';
@@ -56,7 +58,9 @@ const guardBody = (hasBody: boolean): Stage => ({
 const authenticate = (required: boolean): Stage => ({
   before: async ({ event, context }) => {
     if (!required) return;
-    context.roster.actor = await verifyAccessToken(tokenFromAuthorization(event.headers.authorization));
+    const actor = await verifyAccessToken(tokenFromAuthorization(event.headers.authorization));
+    context.roster.actor = actor;
+    noteRequest({ userId: actor.userUuid });
   },
 });
 
@@ -72,13 +76,14 @@ const parseBody = (hasBody: boolean): Stage => ({
  * zod schemas (requests.ts), the use
  * case, then `{ data }` (plus `Link` for pages). Errors of any step become the contract's
  * envelope in one place. A function about to time out answers 503 instead of a gateway 5xx.
+ * Each request writes one log line with its metrics (lib/metrics.ts `measured`).
  */
 export const endpoint = <N extends RouteName>(name: N, run: (call: Call<BodyOf<N>, QueryOf<N>>) => Promise<unknown>) => {
   type B = BodyOf<N>;
   type Q = QueryOf<N>;
   const route = routeNamed(name);
   const schemas = requestOf(name) as { body?: z.ZodMiniType<B>; query?: z.ZodMiniType<Q> };
-  return middy<Event, Result, Error, RosterContext>({
+  const chain = middy<Event, Result, Error, RosterContext>({
     timeoutEarlyInMillis: 500,
     timeoutEarlyResponse: () => {
       throw new AppError('unavailable', 'The request took too long; try again.', { headers: { 'Retry-After': '1' } });
@@ -100,9 +105,13 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<BodyOf<N
       // Path first: a path that names nothing is 404 whatever the body says.
       const params = pathParams(event.pathParameters);
       const query = schemas.query ? validate(schemas.query, event.queryStringParameters ?? {}) : (undefined as Q);
+      const body = schemas.body ? validate(schemas.body, context.roster.json ?? {}) : (undefined as B);
+      // The team a request names: in its path, else (creating one) in its checked body.
+      const team = params.slug ?? (body as { slug?: unknown } | undefined)?.slug;
+      if (typeof team === 'string') noteRequest({ team });
       const result = await run({
         actor: context.roster.actor as Actor,
-        body: schemas.body ? validate(schemas.body, context.roster.json ?? {}) : (undefined as B),
+        body,
         query,
         params,
         client: { ip: event.requestContext.http.sourceIp, userAgent: event.headers['user-agent'] },
@@ -118,4 +127,5 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<BodyOf<N
       }
       return jsonResponse(route.status, { data: result }, requestId);
     });
+  return measured(name, route.path, chain);
 };

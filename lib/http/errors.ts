@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
 import { AppError } from '../errors.ts';
-import { log } from '../log.ts';
+import { currentRequest, log } from '../log.ts';
 
 /** API Gateway's id of the request (the local server sets one too), else Lambda's. */
 export const requestIdOf = (event: Event, context: Context): string => event.requestContext?.requestId ?? context.awsRequestId;
@@ -44,7 +44,7 @@ const challenge = { 'www-authenticate': 'Token realm="roster"' };
 /**
  * The only place an error becomes a response. AppErrors speak for themselves; transient database
  * failures become 503; anything else is logged and answered as a bare 500 with the request id,
- * never its message.
+ * never its message. The code goes on the request's line (lib/metrics.ts).
  */
 export const errorResponse = (error: unknown, requestId: string): Result => {
   let appError: AppError;
@@ -56,6 +56,8 @@ export const errorResponse = (error: unknown, requestId: string): Result => {
     log.error('unexpected error', error, { requestId, stack: error instanceof Error ? error.stack : undefined });
     appError = new AppError('internal', `Something went wrong on our side (request ${requestId}).`);
   }
+  const record = currentRequest();
+  if (record) record.errorCode = appError.code;
   const body = {
     error: {
       code: appError.code,

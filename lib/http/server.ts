@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
@@ -51,7 +52,10 @@ const send = (res: ServerResponse, result: Result): void => {
   res.end(result.body ?? '');
 };
 
-/** Turns one HTTP request into the event API Gateway would send and calls the route's handler. */
+/**
+ * Turns one HTTP request into the event API Gateway would send and calls the route's handler,
+ * whose request line (lib/metrics.ts) goes to this process's stdout as on Lambda.
+ */
 const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
   const method = req.method ?? 'GET';
   const path = new URL(req.url ?? '/', 'http://local').pathname;
@@ -71,7 +75,8 @@ const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> =
     found ? `${found.route.method} ${found.route.path}` : '$default',
     found?.params,
   );
-  const context = lambdaContext(`roster-${name}`, timeoutMs, event.requestContext.requestId);
+  // An invocation id of its own, as on Lambda: the request line carries both (lib/metrics.ts).
+  const context = lambdaContext(`roster-${name}`, timeoutMs, randomUUID());
   const handler = await loadHandler(name);
   send(res, await invocation.run({ functionName: name }, () => handler(event, context)));
 };

@@ -1,111 +1,97 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { config } from '../config.ts';
+import { randomDueShard } from '../db/entities/outbox.ts';
 import type { Db } from '../db/service.ts';
 import { isConditionFailure } from '../db/transactions.ts';
 import { log } from '../log.ts';
+import { EVENT_METRICS } from '../metric-names.ts';
+import { recordEvent } from '../metrics.ts';
+import { isoMillis } from '../time.ts';
 import { renderDeclined } from './declined.ts';
 import { inviteLink, renderInvitation } from './invitation.ts';
+import { checkMessage, MailRefusedError } from './safety.ts';
+import { isSuppressed } from './suppression.ts';
 import type { Rendered } from './templates.ts';
-import { MailRefusedError, type Mailer } from './transports.ts';
+import type { Mailer } from './transports.ts';
 
 /**
  * Delivery of one outbox message (docs/mail.md, "Outbox"). The table's stream hands each new
- * message to the mailer function, which calls deliver(); a stream record may arrive more than once
- * and several mailers may see the same message, so the message's own status decides who sends:
+ * message to the mailer function, and the outbox sweeper (./outbox-sweep.ts) hands over those the
+ * stream left behind; either may do so more than once, and at the same time, so the message's own
+ * status decides who sends:
  *
- * - claim: one conditional update moves it from PENDING (or from SENDING whose lease has run out)
- *   to SENDING, with a lease and one more attempt. Only the mailer whose update succeeded sends.
- * - SENT or FAILED already: nothing to do. SENDING under another live lease: LeasedError (retry
- *   later; by then it is SENT, or the lease has run out and the retry claims it).
- * - sent: SENT with sentAt. Refused (MailRefusedError) or skipped: FAILED with the reason, no throw.
- * - any other send error: the claim is released (PENDING again, the error noted) and deliver throws,
- *   so the stream retries the record.
+ * - read: the invite, its team and inviter as they are now, and whether the address is suppressed.
+ *   A message that no longer calls for mail ends without a claim: FAILED (never sent), or SENT
+ *   marked `unconfirmed` when an earlier attempt may have sent it.
+ * - claim: one conditional update, PENDING (or SENDING whose lease has run out) → SENDING with a
+ *   lease and one more attempt. Only the mailer whose update succeeded sends, right away: nothing
+ *   but the send happens under a claim, so a lease that runs out means a send may have happened.
+ * - sent: SENT, the write retried until the deadline. Send failed: PENDING again, and it throws.
  */
 
-/** How long a claim lasts: longer than one send may take (SMTP_SEND_TIMEOUT_MS, SES's three attempts). */
-export const LEASE_MS = 60_000;
-
-/** Another mailer holds a live lease on the message: not sent by us, worth retrying after the lease. */
-export class LeasedError extends Error {
-  override readonly name = 'LeasedError';
+/** What a mailer knows of a message before it claims it: the part that never changes, in the stream's image and in gsi3. */
+export interface OutboxRef {
+  messageId: string;
+  kind: 'invitation' | 'declined';
+  inviteUuid: string;
+  createdAt: string;
 }
 
 export type Delivery =
-  /** The e-mail was accepted by the transport; the message is SENT. */
+  /** The transport accepted it; the message is SENT. */
   | { outcome: 'sent' }
-  /** Not sent, for good: the message is FAILED with `reason` (`skipped: …` or the refusal). */
+  /**
+   * The transport accepted it, but SENT could not be written by the deadline: the message stays
+   * SENDING until its lease runs out, and is then sent again (the one duplicate at-least-once allows).
+   */
+  | { outcome: 'sent-unrecorded' }
+  /** Not sent, for good: the message is FAILED with `reason` (`skipped: …`, `refused: …`, `not rendered: …`). */
   | { outcome: 'failed'; reason: string }
+  /** Not sent now, but an earlier attempt may have sent it: SENT, with `reason` (`unconfirmed: …`) in `error`. */
+  | { outcome: 'unconfirmed'; reason: string }
+  /** Another mailer holds a live lease: it finishes, or its lease runs out and the sweeper takes over. */
+  | { outcome: 'leased' }
   /** The message was SENT or FAILED before this call (a duplicate record), or does not exist. */
   | { outcome: 'done-before' };
 
 export interface DeliverOptions {
+  /** Default OUTBOX_LEASE_MS. Longer than one send may take (SMTP_SEND_TIMEOUT_MS, SES's three attempts). */
   leaseMs?: number;
+  /** Epoch milliseconds by which deliver should return (the invocation's end); default the lease's end. */
+  deadline?: number;
 }
 
-const isoMillis = (d: Date): string => d.toISOString();
+/** The gsi3 entry and the lease: removed when a message ends. */
+const UNFINISHED = ['leaseUntil', 'dueAt', 'dueShard'] as const;
 
-/**
- * Sends outbox message `messageId` unless it was handled already. Resolves with what happened;
- * rejects (after releasing the claim) when the send failed in a way worth retrying, and with
- * LeasedError when another mailer is sending it right now.
- */
-export const deliver = async (db: Db, mailer: Mailer, messageId: string, now: Date = new Date(), options: DeliverOptions = {}): Promise<Delivery> => {
-  const nowMs = now.getTime();
-  const leaseUntil = nowMs + (options.leaseMs ?? LEASE_MS);
-  const outbox = db.entities.outboxMessage;
+/** The first and the longest pause between tries of the SENT write. */
+const RECORD_RETRY_MS = [100, 1000] as const;
 
-  let message;
-  try {
-    message = (
-      await outbox
-        .patch({ messageId })
-        .set({ status: 'SENDING', leaseUntil })
-        .add({ attempts: 1 })
-        .where((a, { eq, lt }) => `${eq(a.status, 'PENDING')} OR (${eq(a.status, 'SENDING')} AND ${lt(a.leaseUntil, nowMs)})`)
-        .go({ response: 'all_new' })
-    ).data;
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    // Missing, finished, or leased by another mailer: read which (consistently, the claim just lost).
-    const current = (await outbox.get({ messageId }).go({ consistent: true })).data;
-    if (current?.status === 'SENDING') throw new LeasedError(`message ${messageId} is being sent by another mailer`);
-    if (!current) log.info('outbox message not found', { messageId });
-    return { outcome: 'done-before' };
-  }
+/** The reason a message to an address that bounced or complained ends without a send (lib/mail/suppression.ts). */
+const SUPPRESSED = 'skipped: suppressed address';
 
-  // Each end is conditioned on our own claim: a mailer whose lease ran out does not overwrite the next one's.
-  type Outcome = Parameters<ReturnType<typeof outbox.patch>['set']>[0];
-  const finish = async (set: Outcome, remove: ('leaseUntil' | 'error')[]) => {
-    try {
-      await outbox
-        .patch({ messageId })
-        .set(set)
-        .remove(remove)
-        .where((a, { eq }) => `${eq(a.status, 'SENDING')} AND ${eq(a.leaseUntil, leaseUntil)}`)
-        .go();
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      log.info('outbox claim lost before the outcome was recorded', { messageId });
-    }
-  };
-  const fail = async (reason: string): Promise<Delivery> => {
-    await finish({ status: 'FAILED', error: reason }, ['leaseUntil']);
-    log.info('outbox message not sent', { messageId, kind: message.kind, reason });
-    return { outcome: 'failed', reason };
-  };
+/** What the message calls for now: an e-mail, or an end without one and why. */
+type Plan = { to: string; rendered: Rendered } | { notSent: string };
 
+const plan = async (db: Db, message: OutboxRef, now: Date): Promise<Plan> => {
   const invite = (await db.entities.invite.get({ inviteUuid: message.inviteUuid }).go({ consistent: true })).data;
-  if (!invite) return fail('skipped: the invite no longer exists');
-  const team = (await db.entities.team.get({ teamId: invite.teamId }).go({ consistent: true })).data;
-  if (!team) return fail('skipped: the team no longer exists');
-  const inviter = (await db.entities.user.get({ userUuid: invite.invitedByUuid }).go({ consistent: true })).data;
-  if (!inviter) return fail('skipped: the inviter no longer exists');
+  if (!invite) return { notSent: 'skipped: the invite no longer exists' };
+  // An invitation goes to the invitee: whether that address is suppressed is read beside the rest.
+  const [{ data: team }, { data: inviter }, inviteeSuppressed] = await Promise.all([
+    db.entities.team.get({ teamId: invite.teamId }).go({ consistent: true }),
+    db.entities.user.get({ userUuid: invite.invitedByUuid }).go({ consistent: true }),
+    message.kind === 'invitation' ? isSuppressed(db, invite.email) : undefined,
+  ]);
+  if (!team) return { notSent: 'skipped: the team no longer exists' };
+  if (!inviter) return { notSent: 'skipped: the inviter no longer exists' };
   const inviterName = `${inviter.firstName} ${inviter.lastName}`.trim();
 
   let to: string;
   let rendered: Rendered;
   try {
     if (message.kind === 'invitation') {
-      if (invite.status !== 'PENDING') return await fail(`skipped: the invite is ${invite.status}`);
-      if (invite.expiresAt <= isoMillis(now)) return await fail('skipped: the invite has expired');
+      if (invite.status !== 'PENDING') return { notSent: `skipped: the invite is ${invite.status}` };
+      if (invite.expiresAt <= isoMillis(now)) return { notSent: 'skipped: the invite has expired' };
       to = invite.email;
       rendered = renderInvitation({
         to,
@@ -118,30 +104,138 @@ export const deliver = async (db: Db, mailer: Mailer, messageId: string, now: Da
       });
     } else {
       to = inviter.email;
-      rendered = renderDeclined({
-        to,
-        inviterName,
-        inviteeEmail: invite.email,
-        teamName: team.name,
-        role: invite.role,
-        declinedAt: message.createdAt,
-      });
+      rendered = renderDeclined({ to, inviterName, inviteeEmail: invite.email, teamName: team.name, role: invite.role, declinedAt: message.createdAt });
     }
   } catch (error) {
     // A template or value that cannot be rendered now will not render on a retry either.
-    return fail(`not rendered: ${error instanceof Error ? error.message : String(error)}`);
+    return { notSent: `not rendered: ${error instanceof Error ? error.message : String(error)}` };
   }
-
   try {
-    await mailer.send({ to, ...rendered, messageId });
+    // The transport would refuse it the same way; refused before the claim, it is known never sent.
+    checkMessage({ to, ...rendered, messageId: message.messageId });
   } catch (error) {
-    if (error instanceof MailRefusedError) return fail(`refused: ${error.message}`);
-    const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    // Back to PENDING at once, so the retry need not wait for the lease to run out.
-    await finish({ status: 'PENDING', error: detail.slice(0, 500) }, ['leaseUntil']);
+    if (error instanceof MailRefusedError) return { notSent: `refused: ${error.message}` };
     throw error;
   }
-  await finish({ status: 'SENT', sentAt: isoMillis(new Date()) }, ['leaseUntil', 'error']);
-  log.info('outbox message sent', { messageId, kind: message.kind, transport: mailer.kind, attempts: message.attempts });
+  if (inviteeSuppressed ?? (await isSuppressed(db, to))) return { notSent: SUPPRESSED };
+  return { to, rendered };
+};
+
+/**
+ * Sends outbox message `message` unless it was handled already or no longer calls for mail, and
+ * says what happened. Rejects when a read, the claim or the send failed in a way worth retrying
+ * (a failed send releases the claim first).
+ */
+export const deliver = async (db: Db, mailer: Mailer, message: OutboxRef, now: Date = new Date(), options: DeliverOptions = {}): Promise<Delivery> => {
+  const { messageId, kind } = message;
+  const outbox = db.entities.outboxMessage;
+  const nowMs = now.getTime();
+
+  /** After a lost condition: SENDING under a live lease, or ended (or gone). */
+  const whoHasIt = async (): Promise<Delivery> => {
+    const current = (await outbox.get({ messageId }).go({ consistent: true })).data;
+    if (current?.status === 'SENDING') return { outcome: 'leased' };
+    if (!current) log.info('outbox message not found', { messageId });
+    return { outcome: 'done-before' };
+  };
+
+  const next = await plan(db, message, now);
+  if ('notSent' in next) {
+    const reason = next.notSent;
+    // Never claimed by anyone, or claimed and released after a failed send: certainly never sent.
+    try {
+      await outbox
+        .patch({ messageId })
+        .set({ status: 'FAILED', error: reason })
+        .remove([...UNFINISHED])
+        .where((a, op) => `(${op.eq(a.status, 'PENDING')} AND ${op.notExists(a.maybeSent)})`)
+        .go();
+      log.info('outbox message not sent', { messageId, kind, reason });
+      if (reason === SUPPRESSED) recordEvent(EVENT_METRICS.mailSuppressed);
+      return { outcome: 'failed', reason };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+    // An earlier attempt's outcome was lost: it may have sent this, so it must not read "never sent".
+    const unconfirmed = `unconfirmed: an earlier attempt may have sent it; not sent again: ${reason}`;
+    try {
+      await outbox
+        .patch({ messageId })
+        .set({ status: 'SENT', error: unconfirmed, maybeSent: true })
+        .remove([...UNFINISHED])
+        .where((a, op) => `(${op.eq(a.status, 'PENDING')} OR (${op.eq(a.status, 'SENDING')} AND ${op.lt(a.leaseUntil, nowMs)}))`)
+        .go();
+      log.info('outbox message not sent again', { messageId, kind, reason: unconfirmed });
+      if (reason === SUPPRESSED) recordEvent(EVENT_METRICS.mailSuppressed);
+      return { outcome: 'unconfirmed', reason: unconfirmed };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+    return whoHasIt();
+  }
+
+  const leaseUntil = nowMs + (options.leaseMs ?? config.outboxLeaseMs);
+  let before;
+  try {
+    before = (
+      await outbox
+        .patch({ messageId })
+        .set({ status: 'SENDING', leaseUntil, dueAt: isoMillis(new Date(leaseUntil)), dueShard: randomDueShard() })
+        .add({ attempts: 1 })
+        .where((a, op) => `(${op.eq(a.status, 'PENDING')} OR (${op.eq(a.status, 'SENDING')} AND ${op.lt(a.leaseUntil, nowMs)}))`)
+        .go({ response: 'all_old' })
+    ).data;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    return whoHasIt();
+  }
+  // Taken over from a lease that ran out, or flagged so before: an earlier attempt may have sent it.
+  const maybeSent = before.status === 'SENDING' || before.maybeSent === true;
+  const attempts = (before.attempts ?? 0) + 1;
+  /** Writes that hold only while the claim is still ours: a mailer that overran its lease cannot overwrite the next one's. */
+  const ours = (set: Parameters<ReturnType<typeof outbox.patch>['set']>[0], remove: ('leaseUntil' | 'dueAt' | 'dueShard' | 'error')[]) =>
+    outbox
+      .patch({ messageId })
+      .set(set)
+      .remove(remove)
+      .where((a, op) => `${op.eq(a.status, 'SENDING')} AND ${op.eq(a.leaseUntil, leaseUntil)}`)
+      .go();
+
+  try {
+    await mailer.send({ to: next.to, ...next.rendered, messageId });
+  } catch (error) {
+    const detail = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, 500);
+    // PENDING again and due now, so the stream's retry need not wait for the lease; the flag stays.
+    try {
+      await ours({ status: 'PENDING', error: detail, dueAt: isoMillis(new Date()), dueShard: randomDueShard(), ...(maybeSent ? { maybeSent } : {}) }, ['leaseUntil']);
+    } catch (release) {
+      // The claim stays until its lease runs out; the sweeper then takes the message over.
+      log.error('outbox claim not released after a failed send', release, { messageId });
+    }
+    throw error;
+  }
+  recordEvent(EVENT_METRICS.outboxLag, Date.now() - Date.parse(message.createdAt));
+  if (kind === 'invitation') recordEvent(EVENT_METRICS.invitesSent);
+
+  // The e-mail is out: SENT must land, or the message is sent again after its lease. Retried while there is time.
+  const deadline = options.deadline ?? leaseUntil;
+  const sent = { status: 'SENT' as const, sentAt: isoMillis(new Date()), ...(maybeSent ? { maybeSent } : {}) };
+  for (let pause: number = RECORD_RETRY_MS[0]; ; pause = Math.min(pause * 2, RECORD_RETRY_MS[1])) {
+    try {
+      await ours(sent, [...UNFINISHED, 'error']);
+      break;
+    } catch (error) {
+      const lost = isConditionFailure(error);
+      // The condition also fails when an earlier try (ours, or the SDK's) landed and only its answer
+      // was lost; if that cannot be read now, it counts as not landed.
+      if (lost && (await outbox.get({ messageId }).go({ consistent: true }).catch(() => undefined))?.data?.sentAt === sent.sentAt) break;
+      if (lost || Date.now() + pause > deadline) {
+        log.error('outbox message sent, but SENT was not recorded: it will be sent again', error, { messageId, kind, attempts, claimLost: lost });
+        return { outcome: 'sent-unrecorded' };
+      }
+      await sleep(pause);
+    }
+  }
+  log.info('outbox message sent', { messageId, kind, transport: mailer.kind, attempts, ...(maybeSent ? { maybeSent } : {}) });
   return { outcome: 'sent' };
 };

@@ -25,6 +25,8 @@ export interface MailSettings {
   smtpTimeoutMs: number;
   smtpSendTimeoutMs: number;
   region: string;
+  /** SES only: the configuration set to send through (SES_CONFIGURATION_SET). */
+  configurationSet?: string | undefined;
 }
 
 export const mailSettings: MailSettings = {
@@ -34,6 +36,7 @@ export const mailSettings: MailSettings = {
   smtpTimeoutMs: config.smtpTimeoutMs,
   smtpSendTimeoutMs: config.smtpSendTimeoutMs,
   region: config.region,
+  configurationSet: config.sesConfigurationSet,
 };
 
 /** The mailer the settings choose; throws on an unknown transport or `smtp` without SMTP_URL. */
@@ -100,7 +103,7 @@ const sesFrom = ({ name, address }: Sender): string => {
  * The SESv2 SendEmail input of a message. SES replaces any Message-ID with its own, so the stable id
  * travels in `X-Roster-Message-Id` (same `<id@domain>` value the SMTP transport uses as Message-ID).
  */
-export const sesSendEmailInput = (message: MailMessage, from: string): SendEmailCommandInput => {
+export const sesSendEmailInput = (message: MailMessage, from: string, configurationSet?: string): SendEmailCommandInput => {
   const m = checkMessage(message);
   const sender = parseSender(from);
   const utf8 = (Data: string) => ({ Data, Charset: 'UTF-8' });
@@ -114,12 +117,14 @@ export const sesSendEmailInput = (message: MailMessage, from: string): SendEmail
         Headers: [{ Name: 'X-Roster-Message-Id', Value: messageIdHeader(m.messageId, sender) }],
       },
     },
+    // Without it SES sends outside the set, and bounces and complaints never come back.
+    ...(configurationSet ? { ConfigurationSetName: configurationSet } : {}),
   };
 };
 
 /** Amazon SES (SESv2 SendEmail) from MAIL_FROM; the stack grants the send on that identity. */
 export const sesMailer = (
-  settings: Pick<MailSettings, 'from' | 'region'>,
+  settings: Pick<MailSettings, 'from' | 'region' | 'configurationSet'>,
   client = new SESv2Client({
     region: settings.region,
     maxAttempts: 3,
@@ -130,7 +135,7 @@ export const sesMailer = (
   return {
     kind: 'ses',
     send: async (message) => {
-      await client.send(new SendEmailCommand(sesSendEmailInput(message, settings.from)));
+      await client.send(new SendEmailCommand(sesSendEmailInput(message, settings.from, settings.configurationSet)));
     },
   };
 };

@@ -213,7 +213,7 @@ export const OPERATIONS = {
     tag: 'Invites',
     summary: 'Invite someone',
     description:
-      'OWNER or ADMIN (an ADMIN cannot invite an OWNER). Inviting an address that has a pending invite updates that invite. An e-mail goes to the address; each team may send 50 an hour.',
+      'OWNER or ADMIN (an ADMIN cannot invite an OWNER). Inviting an address that has a pending invite updates that invite. An e-mail goes to the address; each team may send 50 an hour. An address whose mail bounced for good or was marked as spam is refused with 422 on `email`.',
     success: { data: EmptySchema },
     errors: ['not_found', 'forbidden', 'already_member', 'rate_limited', ...writes],
     example: { email: 'grace@example.com', role: 'MEMBER' },
@@ -234,9 +234,10 @@ export const OPERATIONS = {
   'invites-resend': {
     tag: 'Invites',
     summary: 'Send an invite again',
-    description: 'Mails a pending invite again and extends its expiry by 7 days.',
+    description:
+      'Mails a pending invite again and extends its expiry by 7 days. If mail to its address has since bounced for good or been marked as spam, the answer is 422 on `email`, as for a new invite.',
     success: { data: EmptySchema },
-    errors: ['not_found', 'forbidden', 'rate_limited', ...writes],
+    errors: ['not_found', 'forbidden', 'validation_failed', 'rate_limited', ...writes],
   },
   'invites-delete': {
     tag: 'Invites',

@@ -1,7 +1,9 @@
 /**
  * The outbox end to end: invites through the local server, DynamoDB Local's stream read by the
  * stream poller, the mailer handler sending through SMTP to a real SMTP server (smtp-server) in
- * this process. Last, `node infra/local.ts` killed right after an invite is acknowledged.
+ * this process, and the outbox sweeper on its local timer (every second, a 2 s grace period here)
+ * for what the mailer could not send. Last, `node infra/local.ts` killed right after an invite is
+ * acknowledged.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -12,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Received, testSmtp } from '../helpers/smtp.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/dynamodb-local.ts';
+import type { Schedule } from '../../infra/schedules.ts';
 import type { StreamPoller } from '../../infra/stream-poller.ts';
 import { type Api, apiAt, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
@@ -22,6 +25,7 @@ process.env.SMTP_URL = `smtp://127.0.0.1:${smtpPort}`;
 process.env.MAIL_FROM = 'Roster <noreply@roster.example.com>';
 process.env.PUBLIC_URL = PUBLIC_URL;
 process.env.SMTP_TIMEOUT_MS = '1000';
+process.env.OUTBOX_SWEEP_GRACE_MS = '2000';
 
 
 const { inbox, start: startSmtp, stop: stopSmtp } = testSmtp(() => smtpPort);
@@ -37,6 +41,7 @@ const mailsTo = async (to: string, count = 1, withinMs = 20_000): Promise<Receiv
 
 const api = useApi();
 let poller: StreamPoller;
+let sweeper: Schedule;
 const startPoller = async () => {
   const { startStreamPoller } = await import('../../infra/stream-poller.ts');
   poller = await startStreamPoller({
@@ -52,8 +57,10 @@ const startPoller = async () => {
 beforeAll(async () => {
   await startSmtp();
   await startPoller();
+  sweeper = (await import('../../infra/schedules.ts')).startSchedule('outbox-sweep', 1000);
 });
 afterAll(async () => {
+  await sweeper.stop();
   await poller.stop();
   await stopSmtp();
 });
@@ -91,7 +98,7 @@ describe('the outbox through the stream', () => {
     expect(await outboxOf(uuid)).toMatchObject([{ status: 'SENT', attempts: 1 }]);
   });
 
-  it('SMTP down while inviting: the invite succeeds and its message waits; SMTP back: delivered once', async () => {
+  it('SMTP down while inviting: the invite succeeds and its message waits; SMTP back: the sweeper delivers it once', async () => {
     const owner = await signUp(api, 'owner');
     const email = freshEmail('later');
     const team = await createTeam(api, owner);
@@ -102,7 +109,7 @@ describe('the outbox through the stream', () => {
       expect(res.status).toBe(201);
       const list = await api.call('GET', `/api/teams/${team.slug}/invites`, { token: owner.token });
       uuid = list.body.data.find((i: { email: string }) => i.email === email)?.uuid as string | undefined;
-      // The poller has tried and failed at least once: the message is back to PENDING with the error.
+      // The mailer (or the sweeper) has tried and failed at least once: the message is back to PENDING with the error.
       const deadline = Date.now() + 10_000;
       for (;;) {
         const [m] = uuid ? await outboxOf(uuid) : [];
@@ -170,6 +177,7 @@ describe('a crash right after the invite is acknowledged', () => {
       SMTP_TIMEOUT_MS: '1000',
       MAIL_FROM: 'Roster <noreply@roster.example.com>',
       PUBLIC_URL,
+      OUTBOX_SWEEP_GRACE_MS: '2000',
     };
     // No SMTP server while the first process lives: nothing can be delivered before the kill.
     await stopSmtp();

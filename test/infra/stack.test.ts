@@ -1,5 +1,3 @@
-import { App, type CfnResource } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -8,105 +6,116 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ESBUILD } from '../../infra/endpoint.ts';
-import { ACCESS_LOG_FIELDS, CLEANUP_RETRY_ATTEMPTS, CREDENTIAL_ROUTES, KEY_ROTATION, KEY_ROTATION_DAYS, MAILER, MAIL_RETRY_ATTEMPTS, RosterStack } from '../../infra/stack.ts';
+import {
+  ACCESS_LOG_FIELDS,
+  CLEANUP_RETRY_ATTEMPTS,
+  CREDENTIAL_ROUTES,
+  KEY_ROTATION,
+  KEY_ROTATION_DAYS,
+  LIVE_ALIAS,
+  MAILER,
+  MAILER_ACTIONS,
+  MAIL_RETRY_ATTEMPTS,
+} from '../../infra/stack.ts';
 import { DEFAULT_OPTIONS } from '../../infra/options.ts';
 import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '../../lib/db/entities/keys.ts';
-import { KEYS, createTableInput, TTL_ATTRIBUTE } from '../../lib/db/table.ts';
+import { INDEXES, KEYS, createTableInput, TTL_ATTRIBUTE } from '../../lib/db/table.ts';
 import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '../../lib/http/routes.ts';
-import { INVITE_SWEEP, TEAM_CLEANUP } from '../../lib/background.ts';
+import { INVITE_SWEEP, OUTBOX_SWEEP, TEAM_CLEANUP } from '../../lib/background.ts';
 import { RESERVE_MS as SWEEP_RESERVE_MS } from '../../lib/invite-sweep.ts';
 import { RESERVE_MS } from '../../lib/team-cleanup.ts';
+import { RESERVE_MS as OUTBOX_RESERVE_MS } from '../../lib/mail/outbox-sweep.ts';
+import { DURATION_SHARE } from '../../infra/monitoring.ts';
+import { actionsOf, type Resource, type Statement, synth } from './template.ts';
 
 /**
- * K1–K5 (and G9's rotation schedule) on the synthesized template. Bundling is skipped here (`aws:cdk:bundling-stacks: []`);
- * the last block bundles one function with the same esbuild settings and calls it.
+ * K1–K5 (and G9's rotation schedule) on the synthesized templates of both stacks with the default
+ * options: the data stack (table, signing key, dead-letter queues) and the functions' stack.
+ * Bundling is skipped here (`aws:cdk:bundling-stacks: []`); the last block bundles one function
+ * with the same esbuild settings and calls it. Mail settings: mail.test.ts; versions, aliases,
+ * deployment groups, tracing and asset hashes: rollout.test.ts; the options' checks: options.test.ts.
  */
-interface Resource {
-  Type: string;
-  Properties: Record<string, unknown>;
-  DependsOn?: string[];
-  DeletionPolicy?: string;
-  UpdateReplacePolicy?: string;
-}
-interface Statement {
-  Effect: string;
-  Action: string | string[];
-  Resource: unknown;
-  Condition?: Record<string, Record<string, unknown>>;
-}
+const built = synth();
+const { stack, dataJson, dataResources, json, resources, ofType, only, logicalId, functionOf, statementsOf, allStatements, variables } = built;
 
-const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-const stack = new RosterStack(app, 'Roster');
-const json = Template.fromStack(stack).toJSON() as { Resources: Record<string, Resource>; Outputs: Record<string, unknown> };
-const resources = json.Resources;
-
-const ofType = (type: string): [string, Resource][] => Object.entries(resources).filter(([, r]) => r.Type === type);
-const only = (type: string): [string, Resource] => {
-  const [first, ...more] = ofType(type);
-  if (!first || more.length > 0) throw new Error(`expected exactly one ${type}`);
+const dataOfType = (type: string): [string, Resource][] => Object.entries(dataResources).filter(([, r]) => r.Type === type);
+const dataOnly = (type: string): [string, Resource] => {
+  const [first, ...more] = dataOfType(type);
+  if (!first || more.length > 0) throw new Error(`expected exactly one ${type} in the data stack`);
   return first;
 };
-const [tableId, table] = only('AWS::DynamoDB::Table');
-const [secretId, secret] = only('AWS::SecretsManager::Secret');
+const [tableId, table] = dataOnly('AWS::DynamoDB::Table');
+const [secretId, secret] = dataOnly('AWS::SecretsManager::Secret');
 const [, stage] = only('AWS::ApiGatewayV2::Stage');
 
-const logicalId = (name: string): string => {
-  const fn =
-    name === KEY_ROTATION
-      ? stack.keyRotation
-      : name === MAILER
-        ? stack.mailer
-        : name === TEAM_CLEANUP.name
-          ? stack.teamCleanup
-          : name === INVITE_SWEEP.name
-            ? stack.inviteSweep
-            : stack.endpoints.get(name);
-  if (!fn) throw new Error(`no function ${name}`);
-  return stack.getLogicalId(fn.node.defaultChild as CfnResource);
-};
-const functionOf = (name: string): Resource => resources[logicalId(name)] as Resource;
 const routeNames = ROUTES.map((r) => r.name);
 /** The API's functions: one per route, and the fallback. */
 const allNames = [...routeNames, FALLBACK];
-/** Every function of ours: the API's, the key rotation function, the mailer, the team cleanup and the invite sweeper. */
-const everyFunction = [...allNames, KEY_ROTATION, MAILER, TEAM_CLEANUP.name, INVITE_SWEEP.name];
-/** The functions that are not behind the gateway, with timeouts of their own. */
-const background: string[] = [TEAM_CLEANUP.name, INVITE_SWEEP.name];
-const signers = ROUTES.filter((r) => 'signs' in r && r.signs).map((r) => r.name);
-
-/** Every statement of the function's role: its own policies, inline or attached; no managed ones. */
-const statementsOf = (name: string): Statement[] => {
-  const role = functionOf(name).Properties.Role as { 'Fn::GetAtt': [string, string] };
-  const roleId = role['Fn::GetAtt'][0];
-  const roleProps = (resources[roleId] as Resource).Properties;
-  expect(roleProps.ManagedPolicyArns ?? []).toEqual([]);
-  const inline = ((roleProps.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]).flatMap(
-    (p) => p.PolicyDocument.Statement,
-  );
-  const attached = ofType('AWS::IAM::Policy')
-    .filter(([, p]) => (p.Properties.Roles as unknown[]).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleId })))
-    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
-  return [...inline, ...attached];
+/** The background functions of a default deploy (log transport); the SES events' function comes with SES (mail.test.ts). */
+const backgroundNames = [KEY_ROTATION, MAILER, TEAM_CLEANUP.name, INVITE_SWEEP.name, OUTBOX_SWEEP.name];
+const everyFunction = [...allNames, ...backgroundNames];
+/** The functions that are not behind the gateway and have timeouts of their own. */
+const ownTimeouts: Record<string, number> = {
+  [TEAM_CLEANUP.name]: TEAM_CLEANUP.timeoutSeconds,
+  [INVITE_SWEEP.name]: INVITE_SWEEP.timeoutSeconds,
+  [OUTBOX_SWEEP.name]: OUTBOX_SWEEP.timeoutSeconds,
 };
-const actionsOf = (s: Statement): string[] => [s.Action].flat();
+const signers = ROUTES.filter((r) => 'signs' in r && r.signs).map((r) => r.name);
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** Names a resource reference of a policy: `table`, `table/index/gsi1`, `secret`, or the raw JSON. */
+/** Names a resource reference of a policy: `table`, `table/index/gsi1`, `stream`, `secret`, `queue:<id>`, or the raw JSON. */
 const describeResource = (ref: unknown): string => {
   const text = JSON.stringify(ref);
   const tableArn = JSON.stringify({ 'Fn::GetAtt': [tableId, 'Arn'] });
   if (text === tableArn) return 'table';
   const index = new RegExp(`^\\{"Fn::Join":\\["",\\[${escapeRegExp(tableArn)},"/index/([\\w-]+)"\\]\\]\\}$`).exec(text);
   if (index) return `table/index/${index[1]}`;
+  if (text === JSON.stringify({ 'Fn::GetAtt': [tableId, 'StreamArn'] })) return 'stream';
   if (text === JSON.stringify({ Ref: secretId })) return 'secret';
+  const queue = /^\{"Fn::GetAtt":\["(\w+)","(Arn|QueueName)"\]\}$/.exec(text);
+  if (queue && dataResources[queue[1] as string]?.Type === 'AWS::SQS::Queue') {
+    return `${queue[2] === 'Arn' ? 'queue' : 'queueName'}:${(queue[1] as string).replace(/[0-9A-F]{8}$/, '')}`;
+  }
   return text;
 };
 const resourcesOf = (statements: Statement[]): string[] =>
   [...new Set(statements.flatMap((s) => [s.Resource].flat().map(describeResource)))].sort();
 
+describe('two stacks', () => {
+  it('keeps the state in RosterData, with termination protection, and the functions in Roster, which refers to it by export only', () => {
+    expect(built.data.stackName).toBe('RosterData');
+    expect(stack.stackName).toBe('Roster');
+    expect(built.data.terminationProtection).toBe(true);
+    expect(stack.dependencies).toContain(built.data);
+    expect(built.data.dependencies).toEqual([]);
+    const dataTypes = [...new Set(Object.values(dataResources).map((r) => r.Type))].sort();
+    expect(dataTypes).toEqual(['AWS::DynamoDB::Table', 'AWS::SQS::Queue', 'AWS::SQS::QueuePolicy', 'AWS::SecretsManager::Secret']);
+    expect(dataOfType('AWS::SQS::Queue').map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['MailDeadLetters', 'TeamCleanupDeadLetters']);
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::SecretsManager::Secret', 'AWS::SQS::Queue', 'AWS::SES::EmailIdentity']) {
+      expect(ofType(type), type).toEqual([]);
+    }
+  });
+
+  it('exports only stable values: the table\'s name, ARN and stream ARN, the secret\'s ARN, the queues\' ARNs and names', () => {
+    const exported = Object.values(dataJson.Outputs)
+      .filter((o) => o.Export)
+      .map((o) => describeResource(o.Value));
+    const queues = ['MailDeadLetters', 'TeamCleanupDeadLetters'].flatMap((id) => [`queue:${id}`, `queueName:${id}`]);
+    expect(exported.sort()).toEqual([...queues, 'secret', 'stream', 'table', JSON.stringify({ Ref: tableId })].sort());
+    // The functions' stack imports them (synth() fails on an import of anything else).
+    expect(JSON.stringify(built.rawJson)).toContain('"Fn::ImportValue"');
+  });
+
+  it('stays well under CloudFormation\'s 500 resources per stack', () => {
+    // Each further route adds about 12 (function, role, log group, version, alias, permission,
+    // integration, route, deployment group, 3 alarms): past 470, split the functions' stack.
+    expect(Object.keys(resources).length).toBeLessThanOrEqual(470);
+  });
+});
+
 describe('functions', () => {
-  it('has one function per route plus the fallback and the key rotation, and no other of ours', () => {
+  it('has one function per route plus the fallback, the background functions, and no other of ours', () => {
     expect(stack.endpoints.size).toBe(ROUTES.length + 1);
     expect([...stack.endpoints.keys()].sort()).toEqual([...allNames].sort());
     // CDK may add helper functions (log retention, custom resources); none of them is an endpoint.
@@ -116,43 +125,52 @@ describe('functions', () => {
     expect(ours.sort()).toEqual(everyFunction.map(logicalId).sort());
   });
 
-  it.each(everyFunction)('%s: Node 24 on arm64, the default limits, JSON logs to a log group with retention', (name) => {
+  it.each(everyFunction)('%s: Node 24 on arm64, the default limits, JSON logs (INFO, Lambda\'s own from WARN) to a log group with retention, no tracing', (name) => {
     const props = functionOf(name).Properties;
     expect(props.Runtime).toBe('nodejs24.x');
     expect(props.Architectures).toEqual(['arm64']);
     expect(props.MemorySize).toBe(FUNCTION_DEFAULTS.memoryMb);
     // The background functions' timeouts fit their time budgets (their own blocks below).
-    if (!background.includes(name)) {
+    if (name in ownTimeouts) {
+      expect(props.Timeout).toBe(ownTimeouts[name]);
+    } else {
       expect(props.Timeout).toBe(FUNCTION_DEFAULTS.timeoutSeconds);
       expect(props.Timeout).toBeLessThan(29); // API Gateway's integration timeout
     }
-    const logging = props.LoggingConfig as { LogFormat: string; LogGroup: { Ref: string } };
-    expect(logging.LogFormat).toBe('JSON');
+    const logging = props.LoggingConfig as { LogFormat: string; LogGroup: { Ref: string }; ApplicationLogLevel: string; SystemLogLevel: string };
+    expect(logging).toMatchObject({ LogFormat: 'JSON', ApplicationLogLevel: 'INFO', SystemLogLevel: 'WARN' });
     expect((resources[logging.LogGroup.Ref] as Resource).Properties.RetentionInDays).toBeGreaterThan(0);
+    expect(props).not.toHaveProperty('TracingConfig');
   });
 
-  it('has no function URL; only this API may invoke the API functions, and only rotating this secret the rotation function', () => {
+  it('has no function URL; only this API may invoke the API functions (their live alias), each sweeper its schedule, the rotation function Secrets Manager for this secret', () => {
     expect(ofType('AWS::Lambda::Url')).toEqual([]);
     const apiId = only('AWS::ApiGatewayV2::Api')[0];
-    const rotation = { 'Fn::GetAtt': [logicalId(KEY_ROTATION), 'Arn'] };
+    const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
     const permissions = ofType('AWS::Lambda::Permission').map(([, p]) => p.Properties);
-    const [forRotation, ...more] = permissions.filter((p) => JSON.stringify(p.FunctionName) === JSON.stringify(rotation));
+    const rotation = { 'Fn::GetAtt': [logicalId(KEY_ROTATION), 'Arn'] };
+    const [forRotation, ...more] = permissions.filter((p) => same(p.FunctionName, rotation));
     expect(more).toEqual([]);
-    // The invite sweeper: only its own schedule rule may invoke it.
-    const sweeper = { 'Fn::GetAtt': [logicalId(INVITE_SWEEP.name), 'Arn'] };
-    const [forSweeper, ...moreSweeper] = permissions.filter((p) => JSON.stringify(p.FunctionName) === JSON.stringify(sweeper));
-    expect(moreSweeper).toEqual([]);
-    const ruleId = only('AWS::Events::Rule')[0];
-    expect(forSweeper).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'events.amazonaws.com', SourceArn: { 'Fn::GetAtt': [ruleId, 'Arn'] } });
     expect(forRotation).toMatchObject({
       Action: 'lambda:InvokeFunction',
       Principal: 'secretsmanager.amazonaws.com',
       SourceArn: { Ref: secretId },
       SourceAccount: { Ref: 'AWS::AccountId' },
     });
-    for (const permission of permissions.filter((p) => p !== forRotation && p !== forSweeper)) {
+    const forSweepers = [INVITE_SWEEP.name, OUTBOX_SWEEP.name].map((name) => {
+      const target = { 'Fn::GetAtt': [logicalId(name), 'Arn'] };
+      const [permission, ...others] = permissions.filter((p) => same(p.FunctionName, target));
+      expect(others).toEqual([]);
+      const rule = ofType('AWS::Events::Rule').find(([, r]) => same((r.Properties.Targets as { Arn: unknown }[])[0]?.Arn, target));
+      expect(permission).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'events.amazonaws.com', SourceArn: { 'Fn::GetAtt': [rule?.[0], 'Arn'] } });
+      return permission;
+    });
+    for (const permission of permissions.filter((p) => p !== forRotation && !forSweepers.includes(p))) {
       expect(permission.Principal).toBe('apigateway.amazonaws.com');
       expect(JSON.stringify(permission.SourceArn)).toContain(JSON.stringify({ Ref: apiId }));
+      const target = resources[(permission.FunctionName as { Ref: string }).Ref] as Resource;
+      expect(target.Type).toBe('AWS::Lambda::Alias');
+      expect(target.Properties.Name).toBe(LIVE_ALIAS);
     }
   });
 
@@ -161,8 +179,7 @@ describe('functions', () => {
   });
 
   it('reserves the route table\'s concurrency when the deploy opts in (-c reservedConcurrency=true)', () => {
-    const opted = new RosterStack(new App({ context: { 'aws:cdk:bundling-stacks': [], reservedConcurrency: 'true' } }), 'Roster');
-    const optedResources = (Template.fromStack(opted).toJSON() as { Resources: Record<string, Resource> }).Resources;
+    const optedResources = synth({ reservedConcurrency: 'true' }).resources;
     // The same construct tree, so the same logical ids as the default stack's.
     const reservedOf = (name: string): unknown => optedResources[logicalId(name)]?.Properties.ReservedConcurrentExecutions;
     for (const route of ROUTES) expect(reservedOf(route.name), route.name).toBe('reservedConcurrency' in route ? route.reservedConcurrency : undefined);
@@ -172,9 +189,6 @@ describe('functions', () => {
 });
 
 describe('environment and secret', () => {
-  const variables = (name: string): Record<string, unknown> =>
-    ((functionOf(name).Properties.Environment as { Variables?: Record<string, unknown> }) ?? {}).Variables ?? {};
-
   it.each(routeNames)('%s gets the table name if it reads the table, and the secret ARN (never a value) only if it signs', (name) => {
     const env = variables(name);
     if (ROUTES.find((r) => r.name === name)?.actions.length) expect(env.TABLE_NAME).toEqual({ Ref: tableId });
@@ -209,13 +223,13 @@ describe('environment and secret', () => {
       SecretStringTemplate: JSON.stringify({ keys: [] }),
       GenerateStringKey: 'bootstrap',
     });
-    const text = JSON.stringify(json);
+    const text = JSON.stringify([dataJson, json]);
     expect(text.includes('"SecretString"'), 'a literal SecretString').toBe(false);
     expect(text.includes('resolve:secretsmanager'), 'a dynamic reference to a secret value').toBe(false);
     expect(text).not.toMatch(/"d"\s*:|PRIVATE KEY/);
   });
 
-  it('rotates the keys on a schedule, and at once when the schedule is created (G9, SMG4)', () => {
+  it('rotates the keys on a schedule beside the function, and at once when the schedule is created (G9, SMG4)', () => {
     const [scheduleId, schedule] = only('AWS::SecretsManager::RotationSchedule');
     expect(schedule.Properties).toEqual({
       SecretId: { Ref: secretId },
@@ -223,11 +237,11 @@ describe('environment and secret', () => {
       RotationRules: { ScheduleExpression: `rate(${KEY_ROTATION_DAYS} days)` },
       RotateImmediatelyOnUpdate: true,
     });
-    // Secrets Manager invokes the function as soon as the schedule exists: permission and policy first.
+    // Secrets Manager invokes the function as soon as the schedule exists: permission and role (its
+    // policies inline) first.
     const [permissionId] = ofType('AWS::Lambda::Permission').find(([, p]) => p.Properties.Principal === 'secretsmanager.amazonaws.com') as [string, Resource];
     const roleId = (functionOf(KEY_ROTATION).Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-    const [policyId] = ofType('AWS::IAM::Policy').find(([, p]) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: roleId }])) as [string, Resource];
-    expect(schedule.DependsOn).toEqual(expect.arrayContaining([logicalId(KEY_ROTATION), permissionId, policyId]));
+    expect(schedule.DependsOn).toEqual(expect.arrayContaining([logicalId(KEY_ROTATION), permissionId, roleId]));
     expect(scheduleId).toBeTruthy();
   });
 
@@ -298,16 +312,15 @@ describe('least privilege (K1)', () => {
     const logGroup = (functionOf(name).Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
     expect(logs.map((s) => s.Resource)).toEqual([{ 'Fn::GetAtt': [logGroup, 'Arn'] }]);
     const services = new Set(statements.flatMap(actionsOf).map((a) => a.split(':')[0]));
-    // The mailer alone also sends mail; the stream functions feed their dead-letter queues.
-    const allowed =
-      name === MAILER ? ['dynamodb', 'logs', 'ses', 'sqs'] : name === TEAM_CLEANUP.name ? ['dynamodb', 'logs', 'sqs'] : ['dynamodb', 'logs', 'secretsmanager'];
+    // The stream functions feed their dead-letter queues; with the log transport nothing may use SES
+    // (mail.test.ts: with SES, the mailer and the outbox sweeper may).
+    const allowed = [MAILER, TEAM_CLEANUP.name].includes(name) ? ['dynamodb', 'logs', 'sqs'] : ['dynamodb', 'logs', 'secretsmanager'];
     expect([...services].every((s) => allowed.includes(s as string))).toBe(true);
   });
 
   it('allows no wildcard action or resource in any policy', () => {
-    const statements = ofType('AWS::IAM::Policy').flatMap(
-      ([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement,
-    );
+    const statements = allStatements();
+    expect(ofType('AWS::IAM::Policy')).toEqual([]);
     expect(statements.length).toBeGreaterThanOrEqual(everyFunction.length);
     for (const statement of statements) {
       expect(statement.Effect).toBe('Allow');
@@ -364,20 +377,15 @@ describe('mailer (outbox)', () => {
     expect(pattern).toEqual({ eventName: ['INSERT'], dynamodb: { NewImage: { __edb_e__: { S: ['outboxMessage'] } } } });
   });
 
-  it('may read and update the table, send through its SES identity only, and read the stream', () => {
+  it('may read and update the table, read the stream and feed its queue; with the log transport, no SES', () => {
     const statements = statementsOf(MAILER);
     const actions = statements.flatMap(actionsOf).filter((a) => !a.startsWith('logs:')).sort();
     expect(actions).toEqual(
-      ['dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams', 'dynamodb:UpdateItem', 'ses:SendEmail', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'].sort(),
+      ['dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams', 'dynamodb:UpdateItem', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'].sort(),
     );
-    const ses = statements.find((s) => actionsOf(s).includes('ses:SendEmail'));
-    expect(JSON.stringify(ses?.Resource)).toContain(':identity/');
-    expect((functionOf(MAILER).Properties.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({ MAIL_TRANSPORT: 'ses' });
-  });
-
-  it('alarms when a message reaches the dead-letter queue', () => {
-    const watched = ofType('AWS::CloudWatch::Alarm').map(([, a]) => `${a.Properties.Namespace as string}/${a.Properties.MetricName as string}`);
-    expect(watched).toContain('AWS/SQS/ApproximateNumberOfMessagesVisible');
+    expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('dynamodb:GetRecords')))).toEqual(['stream']);
+    expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('sqs:SendMessage')))).toEqual(['queue:MailDeadLetters']);
+    expect(variables(MAILER)).toEqual({ TABLE_NAME: { Ref: tableId }, MAIL_TRANSPORT: 'log', PUBLIC_URL: json.Outputs.ApiUrl?.Value });
   });
 });
 
@@ -415,16 +423,20 @@ describe('team cleanup', () => {
     expect(functionOf(TEAM_CLEANUP.name).Properties.Environment).toEqual({ Variables: { TABLE_NAME: { Ref: tableId } } });
   });
 
-  it('alarms when a job reaches its dead-letter queue', () => {
-    const queueId = ofType('AWS::SQS::Queue').find(([id]) => id.startsWith('TeamCleanupDeadLetters'))?.[0];
-    const watching = ofType('AWS::CloudWatch::Alarm').filter(([, a]) => JSON.stringify(a.Properties.Dimensions ?? []).includes(String(queueId)));
-    expect(watching).toHaveLength(1);
-  });
 });
+
+/** The schedule rule whose target is the function `name`. */
+const ruleOf = (name: string): Resource => {
+  const found = ofType('AWS::Events::Rule').filter(([, r]) =>
+    (r.Properties.Targets as { Arn: unknown }[]).some((t) => JSON.stringify(t.Arn) === JSON.stringify({ 'Fn::GetAtt': [logicalId(name), 'Arn'] })),
+  );
+  expect(found).toHaveLength(1);
+  return (found[0] as [string, Resource])[1];
+};
 
 describe('invite sweeper', () => {
   it('runs on a schedule, without retries (the next tick goes on), with a timeout past its reserve', () => {
-    const [, rule] = only('AWS::Events::Rule');
+    const rule = ruleOf(INVITE_SWEEP.name);
     expect(rule.Properties.ScheduleExpression).toBe(`rate(${INVITE_SWEEP.everyMinutes} minute${INVITE_SWEEP.everyMinutes === 1 ? '' : 's'})`);
     expect(rule.Properties.State ?? 'ENABLED').toBe('ENABLED');
     const [target] = rule.Properties.Targets as { Arn: unknown; RetryPolicy?: { MaximumRetryAttempts: number } }[];
@@ -444,12 +456,35 @@ describe('invite sweeper', () => {
   });
 });
 
+describe('outbox sweeper', () => {
+  it('runs on a schedule, without retries (the next tick goes on), with its own timeout', () => {
+    const rule = ruleOf(OUTBOX_SWEEP.name);
+    expect(rule.Properties.ScheduleExpression).toBe(`rate(${OUTBOX_SWEEP.everyMinutes} minute${OUTBOX_SWEEP.everyMinutes === 1 ? '' : 's'})`);
+    expect(rule.Properties.State ?? 'ENABLED').toBe('ENABLED');
+    const [target] = rule.Properties.Targets as { RetryPolicy?: { MaximumRetryAttempts: number } }[];
+    expect(target?.RetryPolicy?.MaximumRetryAttempts).toBe(0);
+    expect(functionOf(OUTBOX_SWEEP.name).Properties.Timeout).toBe(OUTBOX_SWEEP.timeoutSeconds);
+  });
+
+  it('sends as the mailer does: the same mail settings, the mailer\'s actions and its own on the table and gsi3', () => {
+    const statements = statementsOf(OUTBOX_SWEEP.name);
+    const actions = statements.flatMap(actionsOf).filter((a) => !a.startsWith('logs:')).sort();
+    expect(actions).toEqual([...new Set([...MAILER_ACTIONS, ...OUTBOX_SWEEP.actions])].map((a) => `dynamodb:${a}`).sort());
+    expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('dynamodb:Query')))).toEqual(['table', ...OUTBOX_SWEEP.indexes.map((i) => `table/index/${i}`)]);
+    expect(variables(OUTBOX_SWEEP.name)).toEqual(variables(MAILER));
+  });
+});
+
 describe('HTTP API (K3)', () => {
   const routes = ofType('AWS::ApiGatewayV2::Route');
+  /** The function behind a route: its integration calls the function's live alias. */
   const integrationTarget = (route: Resource): string => {
     const target = route.Properties.Target as { 'Fn::Join': [string, [string, { Ref: string }]] };
     const integration = resources[target['Fn::Join'][1][1].Ref] as Resource;
-    return (integration.Properties.IntegrationUri as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const alias = resources[(integration.Properties.IntegrationUri as { Ref: string }).Ref] as Resource;
+    expect(alias.Type).toBe('AWS::Lambda::Alias');
+    expect(alias.Properties.Name).toBe(LIVE_ALIAS);
+    return (alias.Properties.FunctionName as { Ref: string }).Ref;
   };
 
   it('has exactly the route table, each on its own function, and the fallback on $default', () => {
@@ -488,8 +523,8 @@ describe('HTTP API (K3)', () => {
 
   it('takes the throttles from context (cdk deploy -c …), and refuses nonsense at synth with one sentence', () => {
     const stageWith = (context: Record<string, unknown>) => {
-      const t = Template.fromStack(new RosterStack(new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } }), 'Roster'));
-      return Object.values(t.findResources('AWS::ApiGatewayV2::Stage'))[0]?.Properties as Record<string, unknown>;
+      const [, found] = synth(context).only('AWS::ApiGatewayV2::Stage');
+      return found.Properties;
     };
     const tuned = stageWith({ throttleRate: '5000', throttleBurst: '8000', credentialThrottleRate: 300, credentialThrottleBurst: '600' });
     expect(tuned.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 5000, ThrottlingBurstLimit: 8000 });
@@ -502,43 +537,89 @@ describe('HTTP API (K3)', () => {
     expect(() => stageWith({ reservedConcurrency: 'yes' })).toThrow('context reservedConcurrency must be true or false, not "yes"');
   });
 
-  it('writes access logs without headers or bodies to a log group with retention', () => {
+  it('writes access logs without headers, paths or bodies, joinable to the function\'s lines, to a log group with retention', () => {
     const settings = stage.Properties.AccessLogSettings as { DestinationArn: { 'Fn::GetAtt': [string, string] }; Format: string };
     const logGroup = resources[settings.DestinationArn['Fn::GetAtt'][0]] as Resource;
     expect(logGroup.Type).toBe('AWS::Logs::LogGroup');
     expect(logGroup.Properties.RetentionInDays).toBeGreaterThan(0);
     expect(JSON.parse(settings.Format)).toEqual(ACCESS_LOG_FIELDS);
-    for (const variable of ['$context.requestId', '$context.identity.sourceIp', '$context.routeKey', '$context.status']) {
+    for (const variable of ['$context.requestId', '$context.integration.requestId', '$context.identity.sourceIp', '$context.routeKey', '$context.status']) {
       expect(settings.Format).toContain(variable);
     }
-    expect(settings.Format).not.toMatch(/header|body|querystring|authorizer/i);
+    expect(settings.Format).not.toMatch(/header|body|querystring|authorizer|\$context\.path/i);
   });
 });
 
-describe('alarms and outputs', () => {
-  const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
-  const metricNames = (alarm: Record<string, unknown>): string[] =>
-    alarm.MetricName
-      ? [`${alarm.Namespace as string}/${alarm.MetricName as string}`]
-      : (alarm.Metrics as { MetricStat?: { Metric: { Namespace: string; MetricName: string } } }[])
-          .filter((m) => m.MetricStat)
-          .map((m) => `${m.MetricStat?.Metric.Namespace}/${m.MetricStat?.Metric.MetricName}`);
+describe('a restored table (-c tableName, -c tableStreamArn)', () => {
+  const STREAM = 'arn:aws:dynamodb:eu-west-1:123456789012:table/roster-restored/stream/2026-01-02T03:04:05.678';
+  const restored = synth({ tableName: 'roster-restored', tableStreamArn: STREAM });
+  const tableArn = {
+    'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':dynamodb:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':table/roster-restored']],
+  };
 
-  it('alarms on API 5xx, on every function error (rotation included), and on DynamoDB throttles and system errors', () => {
-    const watched = alarms.flatMap(metricNames);
-    expect(watched).toContain('AWS/ApiGateway/5xx');
-    expect(watched).toContain('AWS/DynamoDB/ThrottledRequests');
-    expect(watched).toContain('AWS/DynamoDB/SystemErrors');
-    const erroring = alarms
-      .filter((a) => a.MetricName === 'Errors' && a.Namespace === 'AWS/Lambda')
-      .map((a) => (a.Dimensions as { Value: { Ref: string } }[])[0]?.Value.Ref);
-    expect(erroring.sort()).toEqual(everyFunction.map(logicalId).sort());
-    for (const alarm of alarms) expect(alarm.TreatMissingData).toBe('notBreaching');
+  it('moves every function, its grants and both stream mappings to it, and no longer imports the data stack\'s table', () => {
+    for (const name of [...restored.stack.endpoints.keys(), ...restored.stack.background.keys()]) {
+      const env = restored.variables(name);
+      if ('TABLE_NAME' in env) expect(env.TABLE_NAME, name).toBe('roster-restored');
+      const onTable = restored.statementsOf(name).filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')) && !actionsOf(st).includes('dynamodb:ListStreams'));
+      for (const statement of onTable.filter((st) => !actionsOf(st).includes('dynamodb:GetRecords'))) {
+        expect(JSON.stringify(statement.Resource), name).toContain(JSON.stringify(tableArn));
+      }
+    }
+    const mappings = restored.ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(2);
+    for (const [, mapping] of mappings) expect(mapping.Properties.EventSourceArn).toBe(STREAM);
+    expect(JSON.stringify(restored.rawJson)).not.toMatch(/ImportValue":"RosterData:ExportsOutput(Ref|FnGetAtt)Table/);
+    // The secret and the queues still come from the data stack, which keeps the old table.
+    expect(JSON.stringify(restored.rawJson)).toContain('"Fn::ImportValue"');
+    expect(Object.values(restored.dataResources).filter((r) => r.Type === 'AWS::DynamoDB::Table')).toHaveLength(1);
   });
 
-  it('outputs the API URL and the table name', () => {
-    expect(Object.keys(json.Outputs).sort()).toEqual(['ApiUrl', 'TableName']);
-    expect(json.Outputs.TableName).toEqual({ Value: { Ref: tableId } });
+  it('watches the restored table', () => {
+    expect(JSON.stringify(restored.ofType('AWS::CloudWatch::Alarm'))).toContain('"roster-restored"');
+  });
+});
+
+describe('monitoring and outputs', () => {
+  const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+  const alarmsOn = (id: string): Record<string, unknown>[] => alarms.filter((a) => JSON.stringify(a).includes(`"${id}"`));
+
+  it('watches every function on its own metrics, an API function through its live alias', () => {
+    for (const name of everyFunction) {
+      const fnId = logicalId(name);
+      const watching = alarmsOn(fnId);
+      expect(watching.length, name).toBeGreaterThan(0);
+      if (allNames.includes(name)) expect(JSON.stringify(watching), name).toContain(`:${LIVE_ALIAS}`);
+    }
+  });
+
+  it('watches both dead-letter queues, the stream functions\' iterator age, the API and the table with each index', () => {
+    for (const [queueId] of dataOfType('AWS::SQS::Queue')) expect(alarmsOn(queueId).length, queueId).toBeGreaterThan(0);
+    for (const name of [MAILER, TEAM_CLEANUP.name]) {
+      expect(alarmsOn(logicalId(name)).some((a) => JSON.stringify(a).includes('IteratorAge')), name).toBe(true);
+    }
+    expect(alarmsOn(only('AWS::ApiGatewayV2::Api')[0]).length).toBeGreaterThan(0);
+    for (const index of Object.keys(INDEXES)) expect(alarmsOn(index).length, index).toBeGreaterThan(0);
+  });
+
+  it('tells the monitoring how long a run of the self-stopping functions lasts by design (timeout minus reserve)', () => {
+    const reserves = { [TEAM_CLEANUP.name]: RESERVE_MS, [INVITE_SWEEP.name]: SWEEP_RESERVE_MS, [OUTBOX_SWEEP.name]: OUTBOX_RESERVE_MS };
+    for (const [name, reserveMs] of Object.entries(reserves)) {
+      const timeoutMs = (functionOf(name).Properties.Timeout as number) * 1000;
+      const [duration, ...more] = alarmsOn(logicalId(name)).filter((a) => a.MetricName === 'Duration');
+      expect(more, name).toEqual([]);
+      expect(duration?.Threshold, name).toBe(Math.max(DURATION_SHARE * timeoutMs, timeoutMs - reserveMs / 2));
+    }
+  });
+
+  it('gives every alarm an action (the monitoring topic)', () => {
+    expect(alarms.length).toBeGreaterThan(everyFunction.length);
+    for (const alarm of alarms) expect((alarm.AlarmActions as unknown[]).length).toBeGreaterThan(0);
+  });
+
+  it('outputs the API URL and the mail status; the data stack the table name', () => {
+    expect(Object.keys(json.Outputs).sort()).toEqual(['ApiUrl', 'Mail']);
+    expect(Object.entries(dataJson.Outputs).filter(([, o]) => !o.Export)).toEqual([['TableName', { Value: { Ref: tableId } }]]);
   });
 });
 
@@ -580,7 +661,8 @@ describe('bundle', () => {
     });
     expect(run.stderr).not.toMatch(/Dynamic require/);
     expect(run.stderr).toMatch(/signing keys unavailable.*(ECONNREFUSED|connect)/);
-    expect(JSON.parse(run.stdout)).toMatchObject({ statusCode: 503 });
+    // The handler's own log lines come first (lib/log.ts writes to stdout); the answer is the last line.
+    expect(JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '')).toMatchObject({ statusCode: 503 });
     expect(existsSync(join(dir, 'signing-keys.json')), 'a deployed verifier made up a key').toBe(false);
   });
 });

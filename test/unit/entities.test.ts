@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ALIASES, ESBUILD } from '../../infra/endpoint.ts';
 import { signingKeys } from '../../lib/db/entities/keys.ts';
 import { rateLimit } from '../../lib/db/entities/limits.ts';
+import { mailSuppression } from '../../lib/db/entities/mail.ts';
 import { outboxMessage } from '../../lib/db/entities/outbox.ts';
 import { invite, inviteSweep, pendingInvite } from '../../lib/db/entities/invites.ts';
 import { membership, slugClaim, team, teamCleanup } from '../../lib/db/entities/teams.ts';
@@ -16,7 +17,7 @@ import { emailClaim, idClaim, refreshToken, session, user } from '../../lib/db/e
  * The bundles skip ElectroDB's model check (lib/db/models-checked-in-tests.ts): this is where the
  * models are checked, with the real `jsonschema`, as ElectroDB does when it makes an entity.
  */
-const FACTORIES = { user, emailClaim, idClaim, session, refreshToken, team, slugClaim, membership, teamCleanup, invite, pendingInvite, inviteSweep, rateLimit, signingKeys, outboxMessage };
+const FACTORIES = { user, emailClaim, idClaim, session, refreshToken, team, slugClaim, membership, teamCleanup, invite, pendingInvite, inviteSweep, rateLimit, signingKeys, outboxMessage, mailSuppression };
 
 describe('entity models', () => {
   it.each(Object.entries(FACTORIES))('%s passes ElectroDB’s own model check', (_, factory) => {

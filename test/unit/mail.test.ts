@@ -13,7 +13,9 @@ import { freePort } from '../../infra/dynamodb-local.ts';
 import { renderDeclined } from '../../lib/mail/declined.ts';
 import { inviteLink, renderInvitation, type InvitationData } from '../../lib/mail/invitation.ts';
 import { checkMessage, type MailMessage, MailRefusedError } from '../../lib/mail/safety.ts';
-import { createMailer, logMailer, type MailSettings, sesSendEmailInput, smtpMailer } from '../../lib/mail/transports.ts';
+import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
+import { mockClient } from 'aws-sdk-client-mock';
+import { createMailer, logMailer, type MailSettings, sesMailer, sesSendEmailInput, smtpMailer } from '../../lib/mail/transports.ts';
 
 const UUID = '6f1c2b7e-3d4a-4f5b-9c8d-0e1f2a3b4c5d';
 const LINK = `https://roster.example.com/invites/${UUID}`;
@@ -180,7 +182,8 @@ describe('choosing the transport', () => {
   });
 
   it('the log transport writes recipient, subject and link', async () => {
-    const info = vi.spyOn(console, 'info').mockImplementation(() => undefined);
+    // Log lines are JSON written to stdout as they are (lib/log.ts).
+    const info = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     try {
       await logMailer({ from: FROM }).send(message());
       const line = JSON.parse(String(info.mock.calls.at(-1)?.[0])) as Record<string, unknown>;
@@ -210,6 +213,18 @@ describe('SES transport', () => {
         },
       },
     });
+  });
+
+  it('sends through the configuration set when one is set (bounces and complaints come back only then), and names none otherwise', async () => {
+    const ses = mockClient(SESv2Client);
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-1' });
+    const client = new SESv2Client({ region: 'eu-west-1' });
+    await sesMailer({ from: FROM, region: 'eu-west-1', configurationSet: 'RosterMail' }, client).send(message());
+    await sesMailer({ from: FROM, region: 'eu-west-1' }, client).send(message());
+    const inputs = ses.commandCalls(SendEmailCommand).map((call) => call.args[0].input);
+    expect(inputs.map((input) => input.ConfigurationSetName)).toEqual(['RosterMail', undefined]);
+    expect(inputs[0]).toEqual({ ...sesSendEmailInput(message(), FROM), ConfigurationSetName: 'RosterMail' });
+    ses.restore();
   });
 
   it('encodes a display name SES cannot take as it is', () => {

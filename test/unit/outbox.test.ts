@@ -1,16 +1,27 @@
 /**
- * lib/mail/outbox.ts: deliver() against DynamoDB Local, sending through the SMTP transport to a real
- * SMTP server (smtp-server) started in this process. Items are written through the entities.
+ * lib/mail/outbox.ts and lib/mail/outbox-sweep.ts against DynamoDB Local, sending through the SMTP
+ * transport to a real SMTP server (smtp-server) started in this process. Items are written through
+ * the entities. A database outage is a real client pointed at a port nobody listens on.
  */
 import { randomUUID } from 'node:crypto';
+import type { Context, DynamoDBStreamEvent } from 'aws-lambda';
+import { seedInvite, seedMessage, storedMessage } from '../helpers/outbox.ts';
 import { type Received, testSmtp } from '../helpers/smtp.ts';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../infra/dynamodb-local.ts';
-import { db } from '../../lib/db/service.ts';
+import { config } from '../../lib/config.ts';
+import { createDocumentClient } from '../../lib/db/client.ts';
+import { statusComposites } from '../../lib/db/entities/invites.ts';
+import { OUTBOX_SHARDS } from '../../lib/db/entities/outbox.ts';
+import { createDb, type Db, db } from '../../lib/db/service.ts';
+import { lambdaContext } from '../../lib/http/apigw.ts';
+import { log } from '../../lib/log.ts';
+import { EVENT_METRICS } from '../../lib/metric-names.ts';
 import { inviteLink } from '../../lib/mail/invitation.ts';
-import { deliver, LeasedError } from '../../lib/mail/outbox.ts';
-import { smtpMailer } from '../../lib/mail/transports.ts';
-
+import { deliver, type OutboxRef } from '../../lib/mail/outbox.ts';
+import { sweepOutbox } from '../../lib/mail/outbox-sweep.ts';
+import { suppress } from '../../lib/mail/suppression.ts';
+import { type Mailer, smtpMailer } from '../../lib/mail/transports.ts';
 
 let port: number;
 
@@ -30,55 +41,61 @@ beforeEach(() => {
 
 const NOW = new Date('2026-03-02T10:00:00.000Z');
 const iso = (d: Date) => d.toISOString();
-let ids = 0;
+const MINUTE = 60_000;
+const setUp = (invite: Parameters<typeof seedInvite>[0] = {}) => seedInvite({ expiresAt: '2026-03-09T10:00:00.000Z', ...invite }, NOW);
+const message = (inviteUuid: string, kind: 'invitation' | 'declined' = 'invitation', over: Record<string, unknown> = {}) =>
+  seedMessage(inviteUuid, kind, { createdAt: iso(NOW), ...over });
+const stored = storedMessage;
 
-/** A team, its inviter and an invite; returns what the assertions need. */
-const setUp = async (invite: { status?: 'PENDING' | 'ACCEPTED' | 'DECLINED' | 'REVOKED'; email?: string; expiresAt?: string } = {}) => {
-  const d = db();
-  const n = ++ids;
-  const teamId = 1000 + n;
-  const inviterUuid = randomUUID();
-  const inviteUuid = randomUUID();
-  const inviterEmail = `ann-${n}@example.com`;
-  const email = invite.email ?? `bob-${n}@example.com`;
-  await d.entities.user
-    .create({ userUuid: inviterUuid, userId: 5000 + n, email: inviterEmail, firstName: 'Ann', lastName: 'Lee', passwordHash: 'x', createdAt: iso(NOW), updatedAt: iso(NOW) })
-    .go();
-  await d.entities.team
-    .create({ teamId, name: `Acme ${n}`, slug: `acme-${n}`, ownerCount: 1, createdAt: iso(NOW), updatedAt: iso(NOW) })
-    .go();
-  await d.entities.invite
-    .create({
-      inviteUuid,
-      inviteId: 7000 + n,
-      teamId,
-      email,
-      role: 'ADMIN',
-      status: invite.status ?? 'PENDING',
-      invitedByUuid: inviterUuid,
-      expiresAt: invite.expiresAt ?? '2026-03-09T10:00:00.000Z',
-      createdAt: iso(NOW),
-      updatedAt: iso(NOW),
-    })
-    .go();
-  return { teamName: `Acme ${n}`, inviterEmail, email, inviteUuid };
+/** The item as DynamoDB holds it, index keys included. */
+const raw = async ({ messageId }: OutboxRef) => {
+  const params = db().entities.outboxMessage.get({ messageId }).params() as { TableName: string; Key: Record<string, string> };
+  const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+  return (await db().documents.send(new GetCommand({ ...params, ConsistentRead: true }))).Item;
 };
 
-const message = async (inviteUuid: string, kind: 'invitation' | 'declined' = 'invitation', over: Record<string, unknown> = {}) => {
-  const messageId = (over.messageId as string | undefined) ?? randomUUID();
-  await db()
-    .entities.outboxMessage.create({ messageId, kind, inviteUuid, status: 'PENDING', createdAt: iso(NOW), ...over })
-    .go();
-  return messageId;
+/** The metrics (EMF lines) written while `work` runs, added up by name. */
+const metricsOf = async (work: () => Promise<unknown>): Promise<(name: string) => number> => {
+  const spy = vi.spyOn(process.stdout, 'write');
+  try {
+    await work();
+    const lines = spy.mock.calls.map(([chunk]) => String(chunk)).filter((line) => line.includes('"_aws"'));
+    return (name) => lines.reduce((sum, line) => sum + ((JSON.parse(line) as Record<string, number>)[name] ?? 0), 0);
+  } finally {
+    spy.mockRestore();
+  }
 };
 
-const stored = async (messageId: string) => (await db().entities.outboxMessage.get({ messageId }).go({ consistent: true })).data;
+/** An invite's status changed, as the API would change it (its index keys follow). */
+const setStatus = async (inviteUuid: string, status: 'ACCEPTED' | 'REVOKED') => {
+  const { data: i } = await db().entities.invite.get({ inviteUuid }).go({ consistent: true });
+  if (!i) throw new Error(`no invite ${inviteUuid}`);
+  await db().entities.invite.patch({ inviteUuid }).set({ status }).composite(statusComposites(i)).go();
+};
+
+/**
+ * db() on its own client, whose requests go to a port nobody listens on once `down()` is true:
+ * the outage that hits a mailer between its send and its SENT write.
+ */
+const withOutage = async (down: () => boolean): Promise<Db> => {
+  const dead = await freePort();
+  const client = createDocumentClient();
+  client.middlewareStack.add(
+    (next) => (args) => {
+      if (down()) (args.request as { port?: number }).port = dead;
+      return next(args);
+    },
+    { step: 'finalizeRequest' },
+  );
+  return createDb(client, config.tableName);
+};
 
 describe('deliver', () => {
-  it('sends an invitation once: recipient, subject, link; the message becomes SENT', async () => {
+  it('sends an invitation once: recipient, subject, link; the message becomes SENT and leaves gsi3', async () => {
     const s = await setUp();
-    const id = await message(s.inviteUuid);
-    expect(await deliver(db(), mailer, id, NOW)).toEqual({ outcome: 'sent' });
+    const m = await message(s.inviteUuid);
+    expect(await raw(m)).toMatchObject({ gsi3pk: expect.stringMatching(/^\$roster#dueshard_\d\d$/u), gsi3sk: `$outboxmessage_1#dueat_${iso(NOW).toLowerCase()}` });
+    expect(await deliver(db(), mailer, m, NOW)).toEqual({ outcome: 'sent' });
     expect(inbox).toHaveLength(1);
     const mail = inbox[0] as Received;
     expect(mail.to).toEqual([s.email]);
@@ -87,100 +104,330 @@ describe('deliver', () => {
     expect(mail.html).toContain(`href="${inviteLink(s.inviteUuid)}"`);
     expect(mail.text).toContain('Admin');
     expect(mail.text).toContain('Monday, 9 March 2026, 10:00 UTC');
-    expect(mail.messageId).toBe(`<${id}@roster.example.com>`);
-    const after = await stored(id);
+    expect(mail.messageId).toBe(`<${m.messageId}@roster.example.com>`);
+    const after = await stored(m);
     expect(after).toMatchObject({ status: 'SENT', attempts: 1 });
     expect(after?.sentAt).toBeDefined();
     expect(after?.leaseUntil).toBeUndefined();
+    expect(after?.maybeSent).toBeUndefined();
+    const item = await raw(m);
+    expect(item?.gsi3pk).toBeUndefined();
+    expect(item?.dueAt).toBeUndefined();
+  });
+
+  it('counts the invitation sent and its lag from the message’s creation', async () => {
+    const s = await setUp();
+    const m = await message(s.inviteUuid);
+    const metric = await metricsOf(() => deliver(db(), mailer, m, NOW));
+    expect(metric(EVENT_METRICS.invitesSent)).toBe(1);
+    expect(metric(EVENT_METRICS.outboxLag)).toBeGreaterThanOrEqual(Date.now() - NOW.getTime() - MINUTE);
   });
 
   it('sends once when the same message is delivered twice, one after the other or at the same time', async () => {
     const s = await setUp();
-    const id = await message(s.inviteUuid);
-    await deliver(db(), mailer, id, NOW);
-    expect(await deliver(db(), mailer, id, NOW)).toEqual({ outcome: 'done-before' });
+    const m = await message(s.inviteUuid);
+    await deliver(db(), mailer, m, NOW);
+    expect(await deliver(db(), mailer, m, NOW)).toEqual({ outcome: 'done-before' });
     expect(inbox).toHaveLength(1);
 
-    const id2 = await message(s.inviteUuid);
-    const both = await Promise.allSettled([deliver(db(), mailer, id2, NOW), deliver(db(), mailer, id2, NOW)]);
-    const sent = both.filter((r) => r.status === 'fulfilled' && r.value.outcome === 'sent');
-    expect(sent).toHaveLength(1);
-    const other = both.find((r) => !(r.status === 'fulfilled' && r.value.outcome === 'sent'));
-    // The loser saw it leased (a retry later finds it SENT) or already SENT.
-    if (other?.status === 'rejected') expect(other.reason).toBeInstanceOf(LeasedError);
-    else expect(other?.status === 'fulfilled' && other.value.outcome).toBe('done-before');
+    const m2 = await message(s.inviteUuid);
+    const both = await Promise.all([deliver(db(), mailer, m2, NOW), deliver(db(), mailer, m2, NOW)]);
+    expect(both.filter((r) => r.outcome === 'sent')).toHaveLength(1);
+    // The other saw it leased (nothing to retry: the holder finishes, or the sweeper takes over) or already SENT.
+    expect(['leased', 'done-before']).toContain(both.find((r) => r.outcome !== 'sent')?.outcome);
     expect(inbox).toHaveLength(2);
-    expect(await deliver(db(), mailer, id2, NOW)).toEqual({ outcome: 'done-before' });
+    expect(await deliver(db(), mailer, m2, NOW)).toEqual({ outcome: 'done-before' });
     expect(inbox).toHaveLength(2);
   });
 
-  it('SMTP down: the message stays PENDING and deliver throws; SMTP back: delivered once', async () => {
+  it('SMTP down: the message is PENDING again, due now, and deliver throws; SMTP back: delivered once', async () => {
     const s = await setUp();
-    const id = await message(s.inviteUuid);
+    const m = await message(s.inviteUuid);
     await stopSmtp();
+    const before = Date.now();
     try {
-      await expect(deliver(db(), mailer, id, NOW)).rejects.toThrow();
-      const pending = await stored(id);
+      await expect(deliver(db(), mailer, m, NOW)).rejects.toThrow();
+      const pending = await stored(m);
       expect(pending).toMatchObject({ status: 'PENDING', attempts: 1 });
       expect(pending?.error).toMatch(/ECONNREFUSED|connect/iu);
       expect(pending?.leaseUntil).toBeUndefined();
+      expect(pending?.maybeSent).toBeUndefined();
+      expect(Date.parse(pending?.dueAt ?? '')).toBeGreaterThanOrEqual(before);
     } finally {
       await startSmtp();
     }
     expect(inbox).toHaveLength(0);
-    expect(await deliver(db(), mailer, id, NOW)).toEqual({ outcome: 'sent' });
-    expect(await deliver(db(), mailer, id, NOW)).toEqual({ outcome: 'done-before' });
+    expect(await deliver(db(), mailer, m, NOW)).toEqual({ outcome: 'sent' });
+    expect(await deliver(db(), mailer, m, NOW)).toEqual({ outcome: 'done-before' });
     expect(inbox).toHaveLength(1);
-    expect(await stored(id)).toMatchObject({ status: 'SENT', attempts: 2 });
+    expect(await stored(m)).toMatchObject({ status: 'SENT', attempts: 2 });
   });
 
-  it.each(['REVOKED', 'ACCEPTED', 'DECLINED'] as const)('does not mail an invite that is %s: FAILED, skipped', async (status) => {
+  it.each(['REVOKED', 'ACCEPTED', 'DECLINED'] as const)('does not mail an invite that is %s: FAILED, skipped, never claimed', async (status) => {
     const s = await setUp({ status });
-    const id = await message(s.inviteUuid);
-    expect(await deliver(db(), mailer, id, NOW)).toEqual({ outcome: 'failed', reason: `skipped: the invite is ${status}` });
-    expect(await stored(id)).toMatchObject({ status: 'FAILED', error: `skipped: the invite is ${status}` });
+    const m = await message(s.inviteUuid);
+    expect(await deliver(db(), mailer, m, NOW)).toEqual({ outcome: 'failed', reason: `skipped: the invite is ${status}` });
+    const after = await stored(m);
+    expect(after).toMatchObject({ status: 'FAILED', error: `skipped: the invite is ${status}` });
+    expect(after?.attempts).toBeUndefined();
+    expect((await raw(m))?.gsi3pk).toBeUndefined();
     expect(inbox).toHaveLength(0);
   });
 
   it('does not mail an expired invite, nor one that no longer exists', async () => {
     const s = await setUp({ expiresAt: '2026-03-02T09:59:59.999Z' });
-    const id = await message(s.inviteUuid);
-    expect(await deliver(db(), mailer, id, NOW)).toEqual({ outcome: 'failed', reason: 'skipped: the invite has expired' });
+    const m = await message(s.inviteUuid);
+    expect(await deliver(db(), mailer, m, NOW)).toEqual({ outcome: 'failed', reason: 'skipped: the invite has expired' });
     const gone = await message(randomUUID());
     expect(await deliver(db(), mailer, gone, NOW)).toEqual({ outcome: 'failed', reason: 'skipped: the invite no longer exists' });
     expect(inbox).toHaveLength(0);
   });
 
-  it('marks a message the mailer refuses (MailRefusedError) FAILED without throwing or sending', async () => {
+  it('marks a message the transport would refuse FAILED without claiming, sending or throwing', async () => {
     const s = await setUp({ email: 'Eve <eve@example.com>' });
-    const id = await message(s.inviteUuid);
-    const result = await deliver(db(), mailer, id, NOW);
+    const m = await message(s.inviteUuid);
+    const result = await deliver(db(), mailer, m, NOW);
     expect(result).toEqual({ outcome: 'failed', reason: 'refused: recipient is not one plain e-mail address' });
-    expect(await stored(id)).toMatchObject({ status: 'FAILED', error: 'refused: recipient is not one plain e-mail address' });
-    expect(await deliver(db(), mailer, id, NOW)).toEqual({ outcome: 'done-before' });
+    expect(await stored(m)).toMatchObject({ status: 'FAILED', error: 'refused: recipient is not one plain e-mail address' });
+    expect(await deliver(db(), mailer, m, NOW)).toEqual({ outcome: 'done-before' });
+    expect(inbox).toHaveLength(0);
+  });
+
+  it('does not mail a suppressed address: FAILED, skipped, counted', async () => {
+    const s = await setUp();
+    await suppress(db(), { email: s.email.toUpperCase(), reason: 'bounce', detail: 'Permanent/General', at: iso(NOW) });
+    const m = await message(s.inviteUuid);
+    let result;
+    const metric = await metricsOf(async () => {
+      result = await deliver(db(), mailer, m, NOW);
+    });
+    expect(result).toEqual({ outcome: 'failed', reason: 'skipped: suppressed address' });
+    expect(metric(EVENT_METRICS.mailSuppressed)).toBe(1);
+    expect(await stored(m)).toMatchObject({ status: 'FAILED', error: 'skipped: suppressed address' });
     expect(inbox).toHaveLength(0);
   });
 
   it('sends the decline notice to the inviter', async () => {
     const s = await setUp({ status: 'DECLINED' });
-    const id = await message(s.inviteUuid, 'declined');
-    expect(await deliver(db(), mailer, id, NOW)).toEqual({ outcome: 'sent' });
+    const m = await message(s.inviteUuid, 'declined');
+    expect(await deliver(db(), mailer, m, NOW)).toEqual({ outcome: 'sent' });
     expect(inbox).toHaveLength(1);
     expect(inbox[0]?.to).toEqual([s.inviterEmail]);
     expect(inbox[0]?.subject).toBe(`${s.email} declined your invitation to ${s.teamName}`);
   });
 
-  it('waits for a live lease of another mailer, and takes over one that ran out', async () => {
+  it('leaves a live lease of another mailer alone, and takes over one that ran out (maybe sent: flagged)', async () => {
     const s = await setUp();
-    const live = await message(s.inviteUuid, 'invitation', { status: 'SENDING', leaseUntil: NOW.getTime() + 1000, attempts: 1 });
-    await expect(deliver(db(), mailer, live, NOW)).rejects.toBeInstanceOf(LeasedError);
+    const lease = NOW.getTime() + 1000;
+    const live = await message(s.inviteUuid, 'invitation', { status: 'SENDING', leaseUntil: lease, dueAt: iso(new Date(lease)), attempts: 1 });
+    expect(await deliver(db(), mailer, live, NOW)).toEqual({ outcome: 'leased' });
     expect(inbox).toHaveLength(0);
-    expect(await deliver(db(), mailer, live, new Date(NOW.getTime() + 1001))).toEqual({ outcome: 'sent' });
-    expect(await stored(live)).toMatchObject({ status: 'SENT', attempts: 2 });
+    expect(await deliver(db(), mailer, live, new Date(lease + 1))).toEqual({ outcome: 'sent' });
+    expect(await stored(live)).toMatchObject({ status: 'SENT', attempts: 2, maybeSent: true });
     expect(inbox).toHaveLength(1);
   });
 
   it('finds nothing to do for a message that does not exist', async () => {
-    expect(await deliver(db(), mailer, randomUUID(), NOW)).toEqual({ outcome: 'done-before' });
+    const s = await setUp();
+    expect(await deliver(db(), mailer, { messageId: randomUUID(), kind: 'invitation', inviteUuid: s.inviteUuid, createdAt: iso(NOW) }, NOW)).toEqual({
+      outcome: 'done-before',
+    });
+  });
+});
+
+describe('deliver when the SENT write fails (at-least-once)', () => {
+  /** A mailer that sends for real, then takes the database away. */
+  const outage = async () => {
+    let down = false;
+    const flaky: Mailer = { kind: 'smtp', send: async (m) => mailer.send(m).then(() => void (down = true)) };
+    return { db: await withOutage(() => down), mailer: flaky, restore: () => void (down = false) };
+  };
+
+  it('reports it, keeps the message SENDING (never FAILED), and the next attempt after the lease sends it again', async () => {
+    const s = await setUp();
+    const m = await message(s.inviteUuid);
+    const o = await outage();
+    const errors = vi.spyOn(log, 'error');
+    const result = await deliver(o.db, o.mailer, m, NOW, { deadline: Date.now() + 1500 });
+    expect(result).toEqual({ outcome: 'sent-unrecorded' });
+    expect(errors.mock.calls.filter(([text]) => text.startsWith('outbox message sent, but SENT was not recorded'))).toHaveLength(1);
+    errors.mockRestore();
+    const after = await stored(m);
+    expect(after?.status).toBe('SENDING');
+    // In gsi3 from its lease's end: the sweeper takes it then.
+    expect(after?.dueAt).toBe(iso(new Date(after?.leaseUntil ?? 0)));
+    expect(inbox).toHaveLength(1);
+
+    // The lease has run out: the one duplicate at-least-once allows, recorded as such.
+    const later = new Date((after?.leaseUntil ?? 0) + 1);
+    expect(await deliver(db(), mailer, m, later)).toEqual({ outcome: 'sent' });
+    expect(inbox).toHaveLength(2);
+    expect(inbox[0]?.messageId).toBe(inbox[1]?.messageId);
+    expect(await stored(m)).toMatchObject({ status: 'SENT', attempts: 2, maybeSent: true });
+  });
+
+  it('a message that may have been sent is never FAILED: skipped later, it ends SENT marked unconfirmed', async () => {
+    const s = await setUp();
+    const m = await message(s.inviteUuid);
+    const o = await outage();
+    expect(await deliver(o.db, o.mailer, m, NOW, { deadline: Date.now() + 500 })).toEqual({ outcome: 'sent-unrecorded' });
+    // The invitee accepted from that e-mail; then the lease ran out.
+    await setStatus(s.inviteUuid, 'ACCEPTED');
+    const later = new Date(NOW.getTime() + config.outboxLeaseMs + 1);
+    const result = await deliver(db(), mailer, m, later);
+    expect(result).toEqual({ outcome: 'unconfirmed', reason: 'unconfirmed: an earlier attempt may have sent it; not sent again: skipped: the invite is ACCEPTED' });
+    const after = await stored(m);
+    expect(after).toMatchObject({ status: 'SENT', maybeSent: true, error: expect.stringMatching(/^unconfirmed: /u) });
+    expect(after?.sentAt).toBeUndefined();
+    expect(inbox).toHaveLength(1);
+  });
+
+  it('keeps the flag through a failed send, so a later skip still does not say FAILED', async () => {
+    const s = await setUp();
+    const lease = NOW.getTime() - 1;
+    const m = await message(s.inviteUuid, 'invitation', { status: 'SENDING', leaseUntil: lease, dueAt: iso(new Date(lease)), attempts: 1 });
+    await stopSmtp();
+    try {
+      await expect(deliver(db(), mailer, m, NOW)).rejects.toThrow();
+    } finally {
+      await startSmtp();
+    }
+    expect(await stored(m)).toMatchObject({ status: 'PENDING', maybeSent: true, attempts: 2 });
+    await setStatus(s.inviteUuid, 'REVOKED');
+    expect((await deliver(db(), mailer, m, NOW)).outcome).toBe('unconfirmed');
+    expect(await stored(m)).toMatchObject({ status: 'SENT', maybeSent: true });
+  });
+});
+
+describe('the mailer function', () => {
+  const record = (m: OutboxRef, sequenceNumber: string) => ({
+    eventName: 'INSERT',
+    dynamodb: {
+      SequenceNumber: sequenceNumber,
+      NewImage: {
+        __edb_e__: { S: 'outboxMessage' },
+        messageId: { S: m.messageId },
+        kind: { S: m.kind },
+        inviteUuid: { S: m.inviteUuid },
+        createdAt: { S: m.createdAt },
+        status: { S: 'PENDING' },
+      },
+    },
+  });
+
+  it('does not fail the batch for a message another mailer holds: the shard goes on', async () => {
+    const { handler } = await import('../../functions/mailer.ts');
+    const s = await setUp({ expiresAt: iso(new Date(Date.now() + 7 * 24 * 60 * MINUTE)) });
+    const lease = Date.now() + MINUTE;
+    const held = await message(s.inviteUuid, 'invitation', { status: 'SENDING', leaseUntil: lease, dueAt: iso(new Date(lease)), attempts: 1 });
+    const free = await message(s.inviteUuid);
+    const event = { Records: [record(held, '1'), record(free, '2')] } as unknown as DynamoDBStreamEvent;
+    const context: Context = lambdaContext('roster-mailer', 10_000, 'test');
+    expect(await handler(event, context)).toEqual({ batchItemFailures: [] });
+    expect((await stored(held))?.status).toBe('SENDING');
+    expect((await stored(free))?.status).toBe('SENT');
+    await db().entities.outboxMessage.delete({ messageId: held.messageId }).go();
+  });
+});
+
+describe('sweepOutbox', () => {
+  const GRACE = 30_000;
+  const live = () => iso(new Date(Date.now() + 7 * 24 * 60 * MINUTE));
+  const ago = (ms: number) => iso(new Date(Date.now() - ms));
+  let made: OutboxRef[] = [];
+  /** A message of a live invite, remembered so that it is removed after the test. */
+  const due = async (over: Record<string, unknown> = {}) => {
+    const s = await setUp({ expiresAt: live() });
+    const m = await message(s.inviteUuid, 'invitation', { createdAt: ago(10 * MINUTE), ...over });
+    made.push(m);
+    return m;
+  };
+  afterEach(async () => {
+    await Promise.all(made.map(({ messageId }) => db().entities.outboxMessage.delete({ messageId }).go()));
+    made = [];
+  });
+
+  /** db() on a client that records each DynamoDB operation it sends. */
+  const observed = () => {
+    const client = createDocumentClient();
+    const operations: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => (args) => {
+        operations.push((context.commandName ?? '').replace(/Command$/u, ''));
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    return { db: createDb(client, config.tableName), operations };
+  };
+
+  it('delivers what is left PENDING or SENDING past its lease, and nothing else; Query, GetItem and UpdateItem only', async () => {
+    const stuck = await due();
+    const expiredLease = Date.now() - 5 * MINUTE;
+    const abandoned = await due({ status: 'SENDING', leaseUntil: expiredLease, dueAt: iso(new Date(expiredLease)), attempts: 1 });
+    const fresh = await due({ createdAt: ago(1000) });
+    const liveLease = Date.now() + MINUTE;
+    const held = await due({ status: 'SENDING', leaseUntil: liveLease, dueAt: iso(new Date(liveLease)), attempts: 1 });
+    const done = await due({ status: 'SENT', sentAt: ago(9 * MINUTE) });
+    const { db: watched, operations } = observed();
+    const seen: string[] = [];
+    let result;
+    const metric = await metricsOf(async () => {
+      result = await sweepOutbox(watched, mailer, new Date(), { olderThanMs: GRACE, mayGoOn: () => true, onMessage: (m) => seen.push(m.messageId) });
+    });
+    expect(seen.sort()).toEqual([stuck.messageId, abandoned.messageId].sort());
+    expect(result).toMatchObject({ found: 2, queries: OUTBOX_SHARDS, caughtUp: true });
+    expect(metric(EVENT_METRICS.outboxRedelivered)).toBe(2);
+    expect(new Set(operations)).toEqual(new Set(['Query', 'GetItem', 'UpdateItem']));
+    expect(inbox.map((m) => m.messageId).sort()).toEqual([stuck, abandoned].map((m) => `<${m.messageId}@roster.example.com>`).sort());
+    expect(await stored(stuck)).toMatchObject({ status: 'SENT', attempts: 1 });
+    expect(await stored(abandoned)).toMatchObject({ status: 'SENT', attempts: 2, maybeSent: true });
+    expect((await stored(fresh))?.status).toBe('PENDING');
+    expect((await stored(held))?.status).toBe('SENDING');
+    expect((await stored(done))?.status).toBe('SENT');
+    // Caught up: a second run finds nothing, one Query per shard.
+    expect(await sweepOutbox(db(), mailer, new Date(), { olderThanMs: GRACE, mayGoOn: () => true })).toMatchObject({ found: 0, queries: OUTBOX_SHARDS });
+  });
+
+  it('stops when its time is up, and the next run goes on; pages through a backlog, oldest first', async () => {
+    const backlog = [];
+    for (let i = 0; i < 23; i++) backlog.push(await due({ dueShard: '03', createdAt: ago((30 - i) * MINUTE) }));
+    let pages = 0;
+    const first = await sweepOutbox(db(), mailer, new Date(), { olderThanMs: GRACE, mayGoOn: () => pages++ < 4 });
+    // Shards 00–03: one page each; 03's first page holds the ten oldest.
+    expect(first).toMatchObject({ found: 10, queries: 4, caughtUp: false });
+    const sent = new Set(inbox.map((m) => m.messageId));
+    expect(backlog.slice(0, 10).every((m) => sent.has(`<${m.messageId}@roster.example.com>`))).toBe(true);
+    const rest = await sweepOutbox(db(), mailer, new Date(), { olderThanMs: GRACE, mayGoOn: () => true });
+    expect(rest).toMatchObject({ found: 13, queries: OUTBOX_SHARDS + 1, caughtUp: true });
+    expect(inbox).toHaveLength(23);
+  });
+
+  it('a send that fails is released due now: not tried again in the same run, and the run goes on', async () => {
+    const m = await due();
+    await stopSmtp();
+    let result;
+    try {
+      result = await sweepOutbox(db(), mailer, new Date(), { olderThanMs: GRACE, mayGoOn: () => true });
+    } finally {
+      await startSmtp();
+    }
+    expect(result).toMatchObject({ found: 1, caughtUp: true, outcomes: { error: 1 } });
+    const after = await stored(m);
+    expect(after).toMatchObject({ status: 'PENDING', attempts: 1 });
+    // Due again from the release: a grace period later, not before.
+    expect(await sweepOutbox(db(), mailer, new Date(), { olderThanMs: GRACE, mayGoOn: () => true })).toMatchObject({ found: 0 });
+    expect(await sweepOutbox(db(), mailer, new Date(Date.now() + GRACE), { olderThanMs: GRACE, mayGoOn: () => true })).toMatchObject({ found: 1 });
+    expect(inbox).toHaveLength(1);
+  });
+
+  it('sends each message once with two sweeps and the stream’s mailer at it at the same time', async () => {
+    const messages = [];
+    for (let i = 0; i < 12; i++) messages.push(await due());
+    const sweep = () => sweepOutbox(db(), mailer, new Date(), { olderThanMs: GRACE, mayGoOn: () => true });
+    await Promise.all([sweep(), sweep(), ...messages.map((m) => deliver(db(), mailer, m))]);
+    expect(inbox).toHaveLength(12);
+    expect(new Set(inbox.map((m) => m.messageId)).size).toBe(12);
+    for (const m of messages) expect((await stored(m))?.status).toBe('SENT');
   });
 });

@@ -330,7 +330,7 @@ export interface paths {
         put?: never;
         /**
          * Invite someone
-         * @description OWNER or ADMIN (an ADMIN cannot invite an OWNER). Inviting an address that has a pending invite updates that invite. An e-mail goes to the address; each team may send 50 an hour.
+         * @description OWNER or ADMIN (an ADMIN cannot invite an OWNER). Inviting an address that has a pending invite updates that invite. An e-mail goes to the address; each team may send 50 an hour. An address whose mail bounced for good or was marked as spam is refused with 422 on `email`.
          */
         post: operations["invites-create"];
         delete?: never;
@@ -368,7 +368,7 @@ export interface paths {
         put?: never;
         /**
          * Send an invite again
-         * @description Mails a pending invite again and extends its expiry by 7 days.
+         * @description Mails a pending invite again and extends its expiry by 7 days. If mail to its address has since bounced for good or been marked as spam, the answer is 422 on `email`, as for a new invite.
          */
         post: operations["invites-resend"];
         delete?: never;
@@ -3361,6 +3361,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
                 };
             };
             /** @description `rate_limited` */

@@ -1,11 +1,31 @@
+import { randomInt } from 'node:crypto';
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
+import { INDEXES, KEYS, TTL_ATTRIBUTE } from '../table.ts';
+
+/**
+ * gsi3 partitions of unfinished outbox messages. A message sent at the first try makes four index
+ * writes (created; claimed, a delete and a put; finished), and a GSI partition takes about 1,000
+ * writes a second: 16 take about 4,000 messages a second, far above any SES sending quota. The
+ * sweeper queries all 16 each minute.
+ */
+export const OUTBOX_SHARDS = 16;
+
+/** gsi3 shard `n` as stored, `00`–`15`. */
+export const dueShardOf = (n: number): string => String(n).padStart(2, '0');
+
+/** A random shard: drawn again with every new due time, so no message pins one. */
+export const randomDueShard = (): string => dueShardOf(randomInt(OUTBOX_SHARDS));
 
 /**
  * A message to send, written in the same transaction as the change that calls for it (the
  * transactional outbox): an invite created or re-sent, an invite declined. The table's stream
  * hands each new one to the mailer, which reads the invite as it is then, sends, and records the
- * outcome here; `status` is what makes a record processed twice send once.
+ * outcome here; `status` is what makes a record processed twice send once (docs/mail.md).
+ *
+ * While it is unfinished (PENDING or SENDING) it is also in gsi3, under a random `dueShard`, by
+ * `dueAt`: when it was written or released (PENDING) or when its lease ends (SENDING). The outbox
+ * sweeper (lib/mail/outbox-sweep.ts) reads those older than its grace period. SENT and FAILED
+ * remove both attributes, and with them the entry, so the index holds only what is left to do.
  */
 export const outboxMessage = (config?: EntityConfiguration) =>
   new Entity({
@@ -18,12 +38,32 @@ export const outboxMessage = (config?: EntityConfiguration) =>
       /** Epoch milliseconds until which a mailer that claimed it may be sending it. */
       leaseUntil: { type: 'number' },
       attempts: { type: 'number' },
+      /**
+       * An attempt's outcome was lost (its lease ran out while SENDING): that attempt may have sent
+       * it. Kept until the message ends, so that it never ends FAILED ("never sent") by mistake.
+       */
+      maybeSent: { type: 'boolean' },
       error: { type: 'string' },
       createdAt: { type: 'string', required: true, readOnly: true },
       sentAt: { type: 'string' },
+      /** gsi3's partition while unfinished; a new message gets one by default. */
+      dueShard: { type: 'string', default: randomDueShard },
+      /** gsi3's sort key while unfinished (ISO 8601); a new message is due from its creation. */
+      dueAt: {
+        type: 'string',
+        watch: ['createdAt'],
+        set: (value: string | undefined, { createdAt }: { createdAt?: string }) => value ?? createdAt,
+      },
       ttl: { type: 'number', field: TTL_ATTRIBUTE },
     },
     indexes: {
       primary: { pk: { field: KEYS.pk, composite: ['messageId'] }, sk: { field: KEYS.sk, composite: [] } },
+      byDue: {
+        index: 'gsi3',
+        // Sparse: a write that sets both composites keeps the keys only while unfinished.
+        condition: (a) => a.status === 'PENDING' || a.status === 'SENDING',
+        pk: { field: INDEXES.gsi3.pk, composite: ['dueShard'] },
+        sk: { field: INDEXES.gsi3.sk, composite: ['dueAt'] },
+      },
     },
   }, config);

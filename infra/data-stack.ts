@@ -1,0 +1,91 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { type Attribute, AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '../lib/db/table.ts';
+import { MailIdentity } from './mail-identity.ts';
+import { acknowledge } from './nag-acknowledgements.ts';
+import { deployOptions } from './options.ts';
+
+/** lib/db/table.ts names every key attribute; this gives each its CDK type. */
+const attribute = (name: string): Attribute => {
+  const definition = ATTRIBUTE_DEFINITIONS.find((d) => d.AttributeName === name);
+  if (definition?.AttributeType !== 'S') throw new Error(`no string attribute ${name} in lib/db/table.ts`);
+  return { name, type: AttributeType.STRING };
+};
+
+/**
+ * Roster's state, in a stack of its own with termination protection, so that replacing or
+ * deleting the functions' stack (infra/stack.ts) cannot touch it: the DynamoDB table, the
+ * token signing keys in Secrets Manager, the dead-letter queues (what they hold is work still to
+ * do) and, with `-c sesDomain`, the SES domain identity (its DKIM records are in the domain's DNS).
+ * Nothing here refers to the functions' stack; that one imports these by ARN and name.
+ */
+export class RosterDataStack extends Stack {
+  readonly table: Table;
+  /** The private signing keys (a JSON keyset, docs/keys.md), rotated from the functions' stack. */
+  readonly signingKey: Secret;
+  /** Stream records of new outbox messages the mailer failed on every retry. */
+  readonly mailDeadLetters: Queue;
+  /** Stream records of cleanup jobs that failed every retry. */
+  readonly teamCleanupDeadLetters: Queue;
+  /** SES bounce and complaint notifications the mail-events function failed on every retry (SES transport only). */
+  readonly mailEventsDeadLetters: Queue | undefined;
+  /** The SES domain identity, when the stack makes it (`-c sesDomain`). */
+  readonly mailIdentity: MailIdentity | undefined;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, { ...props, terminationProtection: true });
+    const { mail } = deployOptions(this.node);
+
+    this.table = new Table(this, 'Table', {
+      partitionKey: attribute(KEYS.pk),
+      sortKey: attribute(KEYS.sk),
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      encryption: TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      // The outbox's delivery: the mailer reads new messages from the stream (same view as local).
+      stream: StreamViewType[STREAM_VIEW_TYPE],
+    });
+    for (const [indexName, index] of Object.entries(INDEXES)) {
+      this.table.addGlobalSecondaryIndex({
+        indexName,
+        partitionKey: attribute(index.pk),
+        sortKey: attribute(index.sk),
+        projectionType: ProjectionType.ALL,
+      });
+    }
+
+    // CloudFormation creates it holding an empty keyset (plus a generated filler, which
+    // CloudFormation requires with a template); the rotation schedule (functions' stack) runs at
+    // once on creation and adds the first key. The templates and the environment hold only the ARN.
+    this.signingKey = new Secret(this, 'SigningKey', {
+      description: 'Roster access-token signing keys (Ed25519 JWK keyset), rotated by the KeysRotate function',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ keys: [] }),
+        generateStringKey: 'bootstrap',
+        passwordLength: 32,
+        excludePunctuation: true,
+      },
+    });
+    acknowledge('rotatedFromFunctionStack', this.signingKey);
+
+    this.mailDeadLetters = this.deadLetterQueue('MailDeadLetters');
+    this.teamCleanupDeadLetters = this.deadLetterQueue('TeamCleanupDeadLetters');
+    this.mailEventsDeadLetters = mail.transport === 'ses' ? this.deadLetterQueue('MailEventsDeadLetters') : undefined;
+    this.mailIdentity = mail.transport === 'ses' && mail.createIdentity ? new MailIdentity(this, 'MailIdentity', mail.identity) : undefined;
+
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
+  }
+
+  /** Where failed work waits for a person, for two weeks (the longest SQS keeps a message). */
+  private deadLetterQueue(id: string): Queue {
+    const queue = new Queue(this, id, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+    acknowledge('deadLetterQueue', queue);
+    return queue;
+  }
+}
