@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { CAPACITY_OPERATIONS, unitsOf } from '../lib/db/client.ts';
 import { db } from '../lib/db/service.ts';
 
 /** One DynamoDB SDK call as the handlers made it: what it was, what it cost, and when it waited. */
@@ -10,27 +11,6 @@ export interface DynamoCall {
   network: [number, number][];
   rcu: number;
   wcu: number;
-}
-
-/** Operations that accept ReturnConsumedCapacity (the others would reject the parameter). */
-const CAPACITY_OPERATIONS = new Set([
-  'GetItem',
-  'BatchGetItem',
-  'Query',
-  'Scan',
-  'TransactGetItems',
-  'PutItem',
-  'UpdateItem',
-  'DeleteItem',
-  'BatchWriteItem',
-  'TransactWriteItems',
-]);
-const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);
-
-interface Consumed {
-  CapacityUnits?: number;
-  ReadCapacityUnits?: number;
-  WriteCapacityUnits?: number;
 }
 
 const CALL = Symbol('benchCall');
@@ -47,12 +27,9 @@ const attach = (client: DynamoDBDocumentClient): void => {
       (context as Record<symbol, unknown>)[CALL] = call;
       try {
         const result = await next(args);
-        const raw = (result.output as { ConsumedCapacity?: Consumed | Consumed[] }).ConsumedCapacity;
-        for (const c of raw === undefined ? [] : Array.isArray(raw) ? raw : [raw]) {
-          const units = c.CapacityUnits ?? 0;
-          call.rcu += c.ReadCapacityUnits ?? (READS.has(operation) ? units : 0);
-          call.wcu += c.WriteCapacityUnits ?? (READS.has(operation) ? 0 : units);
-        }
+        const units = unitsOf(operation, result.output);
+        call.rcu += units.read;
+        call.wcu += units.write;
         return result;
       } finally {
         call.sdk[1] = performance.now();

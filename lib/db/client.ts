@@ -17,13 +17,25 @@ export const CAPACITY_OPERATIONS: ReadonlySet<string> = new Set([
   'BatchWriteItem',
   'TransactWriteItems',
 ]);
-export const READ_OPERATIONS: ReadonlySet<string> = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);
+const READ_OPERATIONS: ReadonlySet<string> = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);
 
 interface Consumed {
   CapacityUnits?: number;
   ReadCapacityUnits?: number;
   WriteCapacityUnits?: number;
 }
+
+/** The read and write units an answer reports (ConsumedCapacity, one entry or one per table). */
+export const unitsOf = (operation: string, output: unknown): { read: number; write: number } => {
+  const consumed = (output as { ConsumedCapacity?: Consumed | Consumed[] }).ConsumedCapacity;
+  const units = { read: 0, write: 0 };
+  const read = READ_OPERATIONS.has(operation);
+  for (const c of consumed === undefined ? [] : [consumed].flat()) {
+    units.read += c.ReadCapacityUnits ?? (read ? (c.CapacityUnits ?? 0) : 0);
+    units.write += c.WriteCapacityUnits ?? (read ? 0 : (c.CapacityUnits ?? 0));
+  }
+  return units;
+};
 
 /**
  * Counts each DynamoDB request of an API request, and the units it consumed, on that request's
@@ -40,13 +52,9 @@ const countForRequest = (client: DynamoDBDocumentClient): void => {
       const asked = CAPACITY_OPERATIONS.has(operation) && input.ReturnConsumedCapacity === undefined;
       record.dynamodb.requests += 1;
       const result = await next(asked ? { ...args, input: { ...input, ReturnConsumedCapacity: 'TOTAL' } } : args);
-      const consumed = (result.output as { ConsumedCapacity?: Consumed | Consumed[] }).ConsumedCapacity;
-      for (const c of consumed === undefined ? [] : [consumed].flat()) {
-        const units = c.CapacityUnits ?? 0;
-        const read = READ_OPERATIONS.has(operation);
-        record.dynamodb.readUnits += c.ReadCapacityUnits ?? (read ? units : 0);
-        record.dynamodb.writeUnits += c.WriteCapacityUnits ?? (read ? 0 : units);
-      }
+      const units = unitsOf(operation, result.output);
+      record.dynamodb.readUnits += units.read;
+      record.dynamodb.writeUnits += units.write;
       return result;
     },
     { step: 'initialize', name: 'countForRequest' },
