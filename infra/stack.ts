@@ -21,9 +21,6 @@ import { INVITE_SWEEP, MAIL_EVENTS, OUTBOX_SWEEP, TEAM_CLEANUP } from '../lib/ba
 import { signingKeysPartitionKey } from '../lib/db/entities/keys.ts';
 import { INDEXES } from '../lib/db/table.ts';
 import { type DynamoAction, FALLBACK, FUNCTION_DEFAULTS, ROUTES, type RouteName } from '../lib/http/routes.ts';
-// The reserves of the functions that stop themselves before their timeout (their duration alarms
-// allow for it). They live with the code that keeps them; lib/background.ts would spare synth
-// loading these modules.
 import { RosterDataStack } from './data-stack.ts';
 import { Endpoint, LOG_RETENTION } from './endpoint.ts';
 import { Monitoring, type WatchedFunction } from './monitoring.ts';
