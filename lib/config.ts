@@ -30,6 +30,17 @@ export const config = {
   teamMailsPerHour: int('INVITE_MAILS_PER_TEAM_HOUR', 50),
   /** Whether the inviter gets a short notice when an invite is declined. */
   declineNotice: (process.env.INVITE_DECLINE_NOTICE ?? 'true') !== 'false',
+  /** Invitation e-mails one account may cause per hour, across all its teams. */
+  userInviteMailsPerHour: int('INVITE_MAILS_PER_USER_HOUR', 100),
+  /** Sending, accepting and declining invites need a confirmed e-mail address (docs/accounts.md). */
+  invitesRequireVerifiedEmail: (process.env.INVITES_REQUIRE_VERIFIED_EMAIL ?? 'true') !== 'false',
+  // Account e-mails: lib/account-tokens.ts and docs/accounts.md.
+  /** How long a link to confirm an address (sign-up, resend, e-mail change) works. */
+  verifyTokenMinutes: int('VERIFY_TOKEN_TTL_MINUTES', 24 * 60),
+  /** How long a password reset link works. */
+  resetTokenMinutes: int('RESET_TOKEN_TTL_MINUTES', 60),
+  /** Verification and reset e-mails one address may be sent per hour. */
+  accountMailsPerAddressHour: int('ACCOUNT_MAILS_PER_ADDRESS_HOUR', 5),
   // Brute-force protection: lib/auth/limits.ts and README "Brute-force protection".
   /** Consecutive failed sign-ins of one account before the back-off starts. */
   accountFreeFailures: int('RATE_LIMIT_ACCOUNT_FAILURES', 5),

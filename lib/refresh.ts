@@ -1,7 +1,7 @@
 import { REFRESH_LIMITS, bucketTimes, planBucket, rateLimited } from './auth/limits.ts';
 import { type SessionItem, endSessions, isRefreshable } from './auth/session-items.ts';
 import { openChild, sealChild, sessionBody, touchSession } from './auth/sessions.ts';
-import { hashRefreshToken, newRefreshToken } from './auth/tokens.ts';
+import { hashOpaqueToken, newOpaqueToken } from './auth/opaque-tokens.ts';
 import { config } from './config.ts';
 import { readTogether } from './db/batch-read.ts';
 import type { Db } from './db/service.ts';
@@ -38,7 +38,7 @@ const nextRefreshTat = (s: SessionItem, now: Date): number => {
  */
 export const refresh = async (db: Db, input: RefreshInput, now: Date) => {
   const parent = input.refresh_token;
-  const tokenHash = hashRefreshToken(parent);
+  const tokenHash = hashOpaqueToken(parent);
   let token = (await db.entities.refreshToken.get({ tokenHash }).go({ consistent: true })).data;
   if (!token) throw expired();
   const [s, u] = await readTogether(db, [
@@ -48,7 +48,7 @@ export const refresh = async (db: Db, input: RefreshInput, now: Date) => {
   if (!isRefreshable(s, now.getTime()) || !u || s.userUuid !== token.userUuid) throw expired();
   noteRequest({ userId: u.userUuid });
 
-  const child = newRefreshToken();
+  const child = newOpaqueToken();
   let lostRace = false;
   await commit(
     async () => {
@@ -64,7 +64,7 @@ export const refresh = async (db: Db, input: RefreshInput, now: Date) => {
             .commit(),
           tx.refreshToken
             .create({
-              tokenHash: hashRefreshToken(child),
+              tokenHash: hashOpaqueToken(child),
               sessionId: s.sessionId,
               userUuid: s.userUuid,
               status: 'ACTIVE',

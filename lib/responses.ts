@@ -50,6 +50,11 @@ export const UserSchema = z.strictObject({
   aud: z.literal('authenticated'),
   role: z.literal('authenticated'),
   email: z.email(),
+  /** When the address was confirmed; null until then. `confirmed_at` says the same (GoTrue has both). */
+  email_confirmed_at: z.nullable(Timestamp),
+  confirmed_at: z.nullable(Timestamp),
+  /** Only while an e-mail change waits for its confirmation link: the address it changes to. */
+  new_email: z.optional(z.email()),
   last_sign_in_at: z.nullable(Timestamp),
   app_metadata: z.strictObject({ provider: z.literal('email'), providers: z.array(z.literal('email')) }),
   user_metadata: z.strictObject({ firstName: z.string(), lastName: z.string() }),

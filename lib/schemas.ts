@@ -38,11 +38,32 @@ const NewPassword = z.string({ error: 'must be a string' }).check(
   z.maxLength(256, { error: 'must be at most 256 characters' }),
 );
 
+/** A token from a mailed link: 43 base64url characters as issued; anything else simply will not match (410). */
+const MailedToken = z.string({ error: 'must be a string' }).check(
+  z.minLength(1, { error: 'must not be empty' }),
+  z.maxLength(512, { error: 'must be at most 512 characters' }),
+);
+
 export const SignUpBody = z.object({
   email: Email,
   password: NewPassword,
   firstName: text(100),
   lastName: text(100),
+  /** The token of an invitation e-mail's link: signing up with it confirms the address it was sent to. */
+  inviteToken: z.optional(MailedToken),
+});
+
+export const VerifyBody = z.object({ token: MailedToken });
+
+export const RecoverBody = z.object({ email: Email });
+
+export const ResetBody = z.object({ token: MailedToken, password: NewPassword });
+
+export const UserDeleteBody = z.object({
+  currentPassword: z.string({ error: 'must be a string' }).check(
+    z.minLength(1, { error: 'must not be empty' }),
+    z.maxLength(256, { error: 'must be at most 256 characters' }),
+  ),
 });
 
 /** Sign-in takes any stored password's length; the cap refuses huge inputs before hashing. */
@@ -62,11 +83,12 @@ export const RefreshBody = z.object({
   ),
 });
 
-/** Names, or a new password with the current one; at least one change. */
+/** Names, or a new password or e-mail address with the current password; at least one change. */
 export const UserUpdateBody = z
   .object({
     firstName: z.optional(text(100)),
     lastName: z.optional(text(100)),
+    email: z.optional(Email),
     password: z.optional(NewPassword),
     currentPassword: z.optional(
       z.string({ error: 'must be a string' }).check(z.maxLength(256, { error: 'must be at most 256 characters' })),
@@ -77,8 +99,12 @@ export const UserUpdateBody = z
       error: 'is required to change the password',
       path: ['currentPassword'],
     }),
-    z.refine((body) => body.firstName !== undefined || body.lastName !== undefined || body.password !== undefined, {
-      error: 'send firstName, lastName or password',
+    z.refine((body) => body.email === undefined || body.currentPassword !== undefined, {
+      error: 'is required to change the e-mail address',
+      path: ['currentPassword'],
+    }),
+    z.refine((body) => body.firstName !== undefined || body.lastName !== undefined || body.email !== undefined || body.password !== undefined, {
+      error: 'send firstName, lastName, email or password',
       path: ['(body)'],
     }),
   );
@@ -113,6 +139,10 @@ export const pageRequest = (query: z.infer<typeof PageQuery>) => ({
 export type RefreshInput = z.infer<typeof RefreshBody>;
 export type UserUpdateInput = z.infer<typeof UserUpdateBody>;
 export type SignUpInput = z.infer<typeof SignUpBody>;
+export type VerifyInput = z.infer<typeof VerifyBody>;
+export type RecoverInput = z.infer<typeof RecoverBody>;
+export type ResetInput = z.infer<typeof ResetBody>;
+export type UserDeleteInput = z.infer<typeof UserDeleteBody>;
 export type SignInInput = z.infer<typeof SignInBody>;
 export type TeamInput = z.infer<typeof TeamBody>;
 export type RoleInput = z.infer<typeof RoleBody>;

@@ -559,6 +559,34 @@ export const TEAM_MAIL_LIMITS: BucketSettings = { burst: config.teamMailsPerHour
  * Takes a token from the team's invitation-mail bucket. Call it before a write that sends an
  * invitation. Throws 429 `rate_limited` (with Retry-After) or 503.
  */
-export const limitTeamMail = async (db: Db, teamId: number, now: Date, s: BucketSettings = TEAM_MAIL_LIMITS): Promise<void> => {
-  await takeToken(db, 'team-mail', String(teamId), now, s);
+export const limitTeamMail = (db: Db, teamId: number, now: Date, s: BucketSettings = TEAM_MAIL_LIMITS): Promise<BucketToken> =>
+  takeToken(db, 'team-mail', String(teamId), now, s);
+
+/** Invitation e-mails one user may cause per hour, across every team: teams are free to create. */
+export const USER_INVITE_MAIL_LIMITS: BucketSettings = {
+  burst: config.userInviteMailsPerHour,
+  refill: config.userInviteMailsPerHour,
+  refillSeconds: 3600,
 };
+
+/**
+ * Takes a token from the user's invitation-mail bucket (beside the team's). A request that ends
+ * without sending gives both back (`giveBack`): only mails sent count. Throws 429 or 503.
+ */
+export const limitUserInviteMail = (db: Db, userUuid: string, now: Date, s: BucketSettings = USER_INVITE_MAIL_LIMITS): Promise<BucketToken> =>
+  takeToken(db, 'user-invite-mail', userUuid, now, s);
+
+/** Verification and reset e-mails one address may be sent per hour. */
+export const ADDRESS_MAIL_LIMITS: BucketSettings = {
+  burst: config.accountMailsPerAddressHour,
+  refill: config.accountMailsPerAddressHour,
+  refillSeconds: 3600,
+};
+
+/**
+ * Takes a token from the bucket of the address `email` (keyed like the account limits: the SHA-256
+ * of the normalised address), whether or not an account has it, so that a 429 tells nothing about
+ * that. Throws 429 or 503.
+ */
+export const limitAddressMail = (db: Db, email: string, now: Date, s: BucketSettings = ADDRESS_MAIL_LIMITS): Promise<BucketToken> =>
+  takeToken(db, 'address-mail', accountSubject(email), now, s);

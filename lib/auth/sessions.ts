@@ -6,7 +6,7 @@ import { addDays, epochSeconds, isoMillis } from '../time.ts';
 import { type UserItem, userView } from '../views.ts';
 import type { ClientInfo, SessionItem } from './session-items.ts';
 import { signAccessToken } from './signing.ts';
-import { hashRefreshToken, newRefreshToken } from './tokens.ts';
+import { hashOpaqueToken, newOpaqueToken } from './opaque-tokens.ts';
 
 /** The deletion time: the earlier of the absolute end and the idle end. */
 const ttlOf = (expiresAt: number, lastUsed: Date): number =>
@@ -43,7 +43,7 @@ export const sessionBody = async (
 export const newSession = async (u: UserItem, client: ClientInfo, now: Date) => {
   // Time-ordered (UUIDv7): the user's partition sorts by creation, so it pages oldest first.
   const sessionId = randomUUIDv7();
-  const refresh = newRefreshToken();
+  const refresh = newOpaqueToken();
   const expiresAt = epochSeconds(addDays(now, config.refreshTokenDays));
   const createdAt = isoMillis(now);
   const ttl = ttlOf(expiresAt, now);
@@ -61,7 +61,7 @@ export const newSession = async (u: UserItem, client: ClientInfo, now: Date) => 
       })
       .commit(),
     tx.refreshToken
-      .create({ tokenHash: hashRefreshToken(refresh), sessionId, userUuid: u.userUuid, status: 'ACTIVE', createdAt, expiresAt, ttl })
+      .create({ tokenHash: hashOpaqueToken(refresh), sessionId, userUuid: u.userUuid, status: 'ACTIVE', createdAt, expiresAt, ttl })
       .commit(),
   ];
   return { sessionId, writes, body: await sessionBody(u, { sessionId, expiresAt }, refresh, now) };

@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { type CryptoKey, type JWTHeaderParameters, jwtVerify } from 'jose';
 import { config } from '../config.ts';
 import { AppError } from '../errors.ts';
@@ -55,11 +54,6 @@ export const verifyAccessToken = async (token: string): Promise<Actor> => {
     throw new AppError('unauthorized');
   }
 };
-
-/** 256 random bits, URL-safe; only its hash is ever stored. */
-export const newRefreshToken = (): string => randomBytes(32).toString('base64url');
-
-export const hashRefreshToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 
 const AUTHORIZATION = /^(?:token|bearer) ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i;
 

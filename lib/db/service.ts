@@ -8,7 +8,7 @@ import { membership, slugClaim, team, teamCleanup } from './entities/teams.ts';
 import { rateLimit } from './entities/limits.ts';
 import { mailSuppression } from './entities/mail.ts';
 import { outboxMessage } from './entities/outbox.ts';
-import { emailClaim, idClaim, refreshToken, session, user } from './entities/users.ts';
+import { accountToken, emailClaim, idClaim, refreshToken, session, user } from './entities/users.ts';
 
 const FACTORIES = {
   user,
@@ -16,6 +16,7 @@ const FACTORIES = {
   idClaim,
   session,
   refreshToken,
+  accountToken,
   team,
   slugClaim,
   membership,
@@ -34,7 +35,7 @@ type Entities = { [K in keyof typeof FACTORIES]: ReturnType<(typeof FACTORIES)[K
 /**
  * The data seam: every use case takes this. Each entity is made on first use, bound to this
  * client and table (tests run one table per file): ElectroDB builds a good deal for each model,
- * and a function uses a few of the sixteen. No ElectroDB Service: it would make or check every
+ * and a function uses a few of the seventeen. No ElectroDB Service: it would make or check every
  * entity up front, and its transactions are ElectroDB's createWriteTransaction over the entities,
  * which this calls with the same ones. A transaction's callback reaches them through the same
  * lazy `entities`, so it makes what it touches, and the transaction sees those.

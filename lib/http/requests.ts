@@ -1,5 +1,19 @@
 import type * as z from 'zod/mini';
-import { InviteBody, PageQuery, RefreshBody, RoleBody, SignInBody, SignOutQuery, SignUpBody, TeamBody, UserUpdateBody } from '../schemas.ts';
+import {
+  InviteBody,
+  PageQuery,
+  RecoverBody,
+  RefreshBody,
+  ResetBody,
+  RoleBody,
+  SignInBody,
+  SignOutQuery,
+  SignUpBody,
+  TeamBody,
+  UserDeleteBody,
+  UserUpdateBody,
+  VerifyBody,
+} from '../schemas.ts';
 import type { RouteName } from './routes.ts';
 
 interface Request {
@@ -18,6 +32,10 @@ export const REQUESTS = {
   'auth-refresh': { body: RefreshBody },
   'auth-signout': { query: SignOutQuery },
   'auth-user-update': { body: UserUpdateBody },
+  'auth-user-delete': { body: UserDeleteBody },
+  'auth-verify': { body: VerifyBody },
+  'auth-recover': { body: RecoverBody },
+  'auth-reset': { body: ResetBody },
   'auth-sessions-list': { query: PageQuery },
   'teams-list': { query: PageQuery },
   'teams-create': { body: TeamBody },

@@ -48,12 +48,17 @@ const SWAGGER_UI = ['node_modules/swagger-ui-dist/swagger-ui-bundle.js', 'node_m
 const AUTH = ['GetItem', 'BatchGetItem'] as const;
 
 export const ROUTES = [
-  { name: 'auth-signup', method: 'POST', path: '/api/auth/signup', auth: false, body: true, status: 201, actions: ['GetItem', 'PutItem', 'UpdateItem'], indexes: [], signs: true, reservedConcurrency: 10, files: COMMON_PASSWORDS },
+  { name: 'auth-signup', method: 'POST', path: '/api/auth/signup', auth: false, body: true, status: 201, actions: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], indexes: [], signs: true, reservedConcurrency: 10, files: COMMON_PASSWORDS },
   { name: 'auth-signin', method: 'POST', path: '/api/auth/signin', auth: false, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'], indexes: [], signs: true, reservedConcurrency: 20 },
   { name: 'auth-refresh', method: 'POST', path: '/api/auth/refresh', auth: false, body: true, status: 200, actions: ['GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem', 'BatchWriteItem'], indexes: [], signs: true, reservedConcurrency: 10 },
   { name: 'auth-signout', method: 'POST', path: '/api/auth/signout', auth: true, body: false, status: 200, actions: ['GetItem', 'DeleteItem', 'Query', 'BatchWriteItem'], indexes: [] },
   { name: 'auth-user', method: 'GET', path: '/api/auth/user', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
-  { name: 'auth-user-update', method: 'PUT', path: '/api/auth/user', auth: true, body: true, status: 200, actions: [...AUTH, 'UpdateItem', 'Query', 'BatchWriteItem'], indexes: [], files: COMMON_PASSWORDS },
+  { name: 'auth-user-update', method: 'PUT', path: '/api/auth/user', auth: true, body: true, status: 200, actions: [...AUTH, 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'], indexes: [], files: COMMON_PASSWORDS },
+  { name: 'auth-user-delete', method: 'DELETE', path: '/api/auth/user', auth: true, body: true, status: 200, actions: [...AUTH, 'Query', 'UpdateItem', 'DeleteItem', 'PutItem', 'BatchWriteItem'], indexes: ['gsi1'] },
+  { name: 'auth-verify', method: 'POST', path: '/api/auth/verify', auth: false, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'DeleteItem', 'PutItem'], indexes: [] },
+  { name: 'auth-verify-resend', method: 'POST', path: '/api/auth/verify/resend', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'PutItem'], indexes: [] },
+  { name: 'auth-recover', method: 'POST', path: '/api/auth/recover', auth: false, body: true, status: 200, actions: ['UpdateItem', 'PutItem'], indexes: [] },
+  { name: 'auth-reset', method: 'POST', path: '/api/auth/reset', auth: false, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'DeleteItem', 'PutItem', 'Query', 'BatchWriteItem'], indexes: [], signs: true, files: COMMON_PASSWORDS },
   { name: 'auth-sessions-list', method: 'GET', path: '/api/auth/sessions', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: [] },
   { name: 'auth-sessions-delete', method: 'DELETE', path: '/api/auth/sessions/{sessionId}', auth: true, body: false, status: 200, actions: [...AUTH, 'DeleteItem'], indexes: [] },
   { name: 'jwks', method: 'GET', path: '/.well-known/jwks.json', auth: false, body: false, status: 200, actions: ['GetItem'], indexes: [] },
@@ -77,6 +82,11 @@ export const ROUTES = [
   { name: 'my-invites-get', method: 'GET', path: '/api/invites/{uuid}', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
   { name: 'invites-accept', method: 'POST', path: '/api/invites/{uuid}/accept', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem'], indexes: [] },
   { name: 'invites-decline', method: 'POST', path: '/api/invites/{uuid}/decline', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem'], indexes: [] },
+  // The pages behind the links Roster mails (lib/pages/): HTML at the API's own URL.
+  { name: 'page-invite', method: 'GET', path: '/invites/{uuid}', auth: false, body: false, status: 200, actions: ['GetItem', 'BatchGetItem'], indexes: [] },
+  { name: 'page-verify', method: 'GET', path: '/verify', auth: false, body: false, status: 200, actions: [], indexes: [] },
+  { name: 'page-reset', method: 'GET', path: '/reset', auth: false, body: false, status: 200, actions: [], indexes: [] },
+  { name: 'page-assets', method: 'GET', path: '/assets/{asset}', auth: false, body: false, status: 200, actions: [], indexes: [] },
 ] as const satisfies readonly Route[];
 
 export type RouteName = (typeof ROUTES)[number]['name'];

@@ -34,6 +34,7 @@ export const TAGS = {
   'My invites': 'Invitations addressed to the signed-in user.',
   Keys: 'Public keys for verifying access tokens elsewhere.',
   Documentation: 'This description and its reference page.',
+  Pages: 'The pages behind the links in the e-mails Roster sends.',
 } as const;
 
 export interface Operation {
@@ -102,6 +103,49 @@ export const OPERATIONS = {
     success: { data: UserSchema },
     errors: ['rate_limited', ...writes],
     example: { firstName: 'Ada', lastName: 'King' },
+  },
+  'auth-user-delete': {
+    tag: 'Auth',
+    summary: 'Delete my account',
+    description:
+      'Deletes the signed-in account with its current password: its memberships, sessions and personal data go, and the e-mail address is free again. Refused with 409 `sole_owner` (the teams in `fields.teams`) while the user is the only owner of any team. A wrong password is 422 on `fields.currentPassword`.',
+    success: { data: EmptySchema },
+    errors: ['sole_owner', 'rate_limited', ...writes],
+    example: { currentPassword: 'correct horse battery staple' },
+  },
+  'auth-verify': {
+    tag: 'Auth',
+    summary: 'Confirm an e-mail address',
+    description:
+      'Uses the token of a mailed link (sign-up or resend: confirms the address; e-mail change: makes the change, 409 `email_taken` when the new address was taken meanwhile). Each token works once, for the purpose and address it was sent for, until it expires; otherwise 410 `token_expired`, with one message whatever the reason.',
+    success: { data: UserSchema },
+    errors: ['token_expired', 'email_taken', ...writes],
+    example: { token: 'Vt7bS0aN2mW1pQ4xY8zR3cE6fH9jK5lU0oI2dA7sG1e' },
+  },
+  'auth-verify-resend': {
+    tag: 'Auth',
+    summary: 'Send the confirmation e-mail again',
+    description: 'Mails a new link to confirm the signed-in user\'s address (a few an hour per address: 429 with `Retry-After`). An address already confirmed gets nothing and the same answer.',
+    success: { data: EmptySchema },
+    errors: ['rate_limited', ...writes],
+  },
+  'auth-recover': {
+    tag: 'Auth',
+    summary: 'Ask for a password reset link',
+    description:
+      'Always answers 200 with `{}`, whether or not an account has the address: a known address is mailed a link to reset the password (valid for an hour). A few an hour per address (429 with `Retry-After`, known or not).',
+    success: { data: EmptySchema },
+    errors: ['rate_limited'],
+    example: { email: 'ada@example.com' },
+  },
+  'auth-reset': {
+    tag: 'Auth',
+    summary: 'Reset the password',
+    description:
+      'Sets a new password with the token of a reset link (the sign-up rules apply), confirms the address the link was sent to, ends every session of the user, and answers a new session like sign-in. An unknown, used or expired token is 410 `token_expired`.',
+    success: { data: AuthSessionSchema },
+    errors: ['token_expired', ...writes],
+    example: { token: 'Vt7bS0aN2mW1pQ4xY8zR3cE6fH9jK5lU0oI2dA7sG1e', password: 'a new long passphrase' },
   },
   'auth-sessions-list': {
     tag: 'Sessions',
@@ -271,5 +315,37 @@ export const OPERATIONS = {
     summary: 'Decline an invite',
     success: { data: EmptySchema },
     errors: ['not_found', 'invite_email_mismatch', 'invite_not_pending', 'invite_expired', ...writes],
+  },
+  'page-invite': {
+    tag: 'Pages',
+    summary: 'The page an invitation links to',
+    description: 'Shows the team, the inviter, the role and the expiry, then lets the invitee sign in or sign up and accept or decline. Showing it changes nothing.',
+    success: { media: { 'text/html': { description: 'The page.' } } },
+    errors: [],
+  },
+  'page-verify': {
+    tag: 'Pages',
+    summary: 'The page a confirmation link opens',
+    description: 'A button that confirms the address with the link\'s `token` (`POST /api/auth/verify`). Opening it uses nothing up: mail scanners follow links.',
+    success: { media: { 'text/html': { description: 'The page.' } } },
+    errors: [],
+  },
+  'page-reset': {
+    tag: 'Pages',
+    summary: 'The page a password reset link opens',
+    description: 'A form for the new password that posts the link\'s `token` to `POST /api/auth/reset`. Opening it uses nothing up.',
+    success: { media: { 'text/html': { description: 'The page.' } } },
+    errors: [],
+  },
+  'page-assets': {
+    tag: 'Pages',
+    summary: 'The script and style sheet of the pages',
+    success: {
+      media: {
+        'text/javascript': { description: 'The pages\' script.' },
+        'text/css': { description: 'The pages\' style sheet.' },
+      },
+    },
+    errors: ['not_found'],
   },
 } as const satisfies Record<RouteName, Operation>;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashRefreshToken } from '../../lib/auth/tokens.ts';
+import { hashOpaqueToken } from '../../lib/auth/opaque-tokens.ts';
 import { db } from '../../lib/db/service.ts';
 import { MAILER, MAILER_ACTIONS } from '../../infra/stack.ts';
 import { ROUTES } from '../../lib/http/routes.ts';
@@ -104,7 +104,7 @@ describe('IAM grants cover what every function does', () => {
 
     // Refresh, then the reuse path that ends the session.
     const rotated = (await call('POST', '/api/auth/refresh', undefined, { refresh_token: guest.refreshToken })).body.data.session;
-    await db().entities.refreshToken.patch({ tokenHash: hashRefreshToken(guest.refreshToken) }).set({ rotatedAt: 0 }).go();
+    await db().entities.refreshToken.patch({ tokenHash: hashOpaqueToken(guest.refreshToken) }).set({ rotatedAt: 0 }).go();
     expect((await call('POST', '/api/auth/refresh', undefined, { refresh_token: guest.refreshToken })).status).toBe(401);
     expect((await call('GET', '/api/auth/user', rotated.access_token)).status).toBe(401);
 

@@ -1,6 +1,6 @@
 import { randomUUID, randomUUIDv7 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { hashRefreshToken } from '../../lib/auth/tokens.ts';
+import { hashOpaqueToken } from '../../lib/auth/opaque-tokens.ts';
 import { config } from '../../lib/config.ts';
 import { db } from '../../lib/db/service.ts';
 import { type TestUser, signUp, useApi } from '../helpers/api.ts';
@@ -21,7 +21,7 @@ const sessionOf = (accessToken: string): string =>
 /** Moves a rotation into the past, as if the grace window had gone by. */
 const ageRotation = (refreshToken: string, ms: number) =>
   db()
-    .entities.refreshToken.patch({ tokenHash: hashRefreshToken(refreshToken) })
+    .entities.refreshToken.patch({ tokenHash: hashOpaqueToken(refreshToken) })
     .set({ rotatedAt: Date.now() - ms })
     .go();
 
@@ -116,7 +116,7 @@ describe('POST /api/auth/refresh', () => {
 
   it('refuses a refresh after the idle timeout or the absolute lifetime', async () => {
     const idle = await signUp(api);
-    const session = (await db().entities.refreshToken.get({ tokenHash: hashRefreshToken(idle.refreshToken) }).go()).data;
+    const session = (await db().entities.refreshToken.get({ tokenHash: hashOpaqueToken(idle.refreshToken) }).go()).data;
     await db()
       .entities.session.patch({ userUuid: idle.uuid, sessionId: session?.sessionId as string })
       .set({ lastUsedAt: new Date(Date.now() - 8 * 86_400_000).toISOString() })
@@ -124,7 +124,7 @@ describe('POST /api/auth/refresh', () => {
     expect((await refresh(idle.refreshToken)).status).toBe(401);
 
     const old = await signUp(api);
-    const oldSession = (await db().entities.refreshToken.get({ tokenHash: hashRefreshToken(old.refreshToken) }).go()).data;
+    const oldSession = (await db().entities.refreshToken.get({ tokenHash: hashOpaqueToken(old.refreshToken) }).go()).data;
     await db()
       .entities.session.patch({ userUuid: old.uuid, sessionId: oldSession?.sessionId as string })
       .set({ expiresAt: Math.floor(Date.now() / 1000) - 1 })

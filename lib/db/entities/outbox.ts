@@ -17,6 +17,14 @@ export const dueShardOf = (n: number): string => String(n).padStart(2, '0');
 export const randomDueShard = (): string => dueShardOf(randomInt(OUTBOX_SHARDS));
 
 /**
+ * What a message is: an invitation or a decline notice (about an invite), or an account e-mail
+ * (docs/accounts.md): a link to confirm an address, to reset a password, to confirm a new address,
+ * and the notice to the old address that a change was asked for.
+ */
+export const OUTBOX_KINDS = ['invitation', 'declined', 'verification', 'recovery', 'email_change', 'email_change_notice'] as const;
+export type OutboxKind = (typeof OUTBOX_KINDS)[number];
+
+/**
  * A message to send, written in the same transaction as the change that calls for it (the
  * transactional outbox): an invite created or re-sent, an invite declined. The table's stream
  * hands each new one to the mailer, which reads the invite as it is then, sends, and records the
@@ -32,8 +40,17 @@ export const outboxMessage = (config?: EntityConfiguration) =>
     model: { entity: 'outboxMessage', version: '1', service: 'roster' },
     attributes: {
       messageId: { type: 'string', required: true, readOnly: true },
-      kind: { type: ['invitation', 'declined'] as const, required: true, readOnly: true },
-      inviteUuid: { type: 'string', required: true, readOnly: true },
+      kind: { type: OUTBOX_KINDS, required: true, readOnly: true },
+      /** The invite an `invitation` or `declined` message is about. */
+      inviteUuid: { type: 'string', readOnly: true },
+      /** The account a `verification`, `email_change` or `email_change_notice` message is about. */
+      userUuid: { type: 'string', readOnly: true },
+      /**
+       * The recipient of an account message: the address to confirm (`verification`), to reset
+       * (`recovery`, whether or not an account has it: the mailer looks), the new address
+       * (`email_change`), or the old one (`email_change_notice`).
+       */
+      address: { type: 'string', readOnly: true },
       status: { type: ['PENDING', 'SENDING', 'SENT', 'FAILED'] as const, required: true },
       /** Epoch milliseconds until which a mailer that claimed it may be sending it. */
       leaseUntil: { type: 'number' },

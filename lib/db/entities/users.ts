@@ -17,6 +17,15 @@ export const user = (config?: EntityConfiguration) =>
     createdAt: { type: 'string', required: true, readOnly: true },
     updatedAt: { type: 'string', required: true },
     lastSignInAt: { type: 'string' },
+    /** When the address was confirmed (a mailed link, a reset, or sign-up from an invitation); absent until then. */
+    emailConfirmedAt: { type: 'string' },
+    /** An e-mail change waiting for its confirmation link (GoTrue's `new_email`). */
+    newEmail: { type: 'string' },
+    /**
+     * Bumped by a password reset, a password change and an e-mail change: a mailed link records the
+     * value it was issued under and works only while it is unchanged (absent counts as 0).
+     */
+    tokenEpoch: { type: 'number' },
   },
   indexes: {
     primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: [] } },
@@ -89,6 +98,40 @@ export const refreshToken = (config?: EntityConfiguration) =>
     rotatedAt: { type: 'number' },
     /** The successor token, encrypted under a key derived from this token (which is never stored). */
     childSeal: { type: 'string' },
+    ttl: { type: 'number', field: TTL_ATTRIBUTE },
+  },
+  indexes: {
+    primary: { pk: { field: KEYS.pk, composite: ['tokenHash'] }, sk: { field: KEYS.sk, composite: [] } },
+  },
+}, config);
+
+/** What a mailed link proves and what it may do (lib/account-tokens.ts). */
+export const TOKEN_PURPOSES = ['verification', 'recovery', 'email_change', 'invitation'] as const;
+export type TokenPurpose = (typeof TOKEN_PURPOSES)[number];
+
+/**
+ * A link Roster mailed (confirm an address, reset a password, confirm an e-mail change, sign up
+ * from an invitation), stored only as the SHA-256 hex of its value, which only the e-mail holds.
+ * Made by the mailer when it sends (lib/mail/outbox.ts), so no raw value is ever stored; used up by
+ * a conditional delete in the transaction of the change it allows.
+ */
+export const accountToken = (config?: EntityConfiguration) =>
+  new Entity({
+  model: { entity: 'accountToken', version: '1', service: 'roster' },
+  attributes: {
+    tokenHash: { type: 'string', required: true, readOnly: true },
+    purpose: { type: TOKEN_PURPOSES, required: true, readOnly: true },
+    /** The address the link was sent to, and the only one it can confirm. */
+    email: { type: 'string', required: true, readOnly: true },
+    /** The account it acts on; absent for an invitation (the address may have no account yet). */
+    userUuid: { type: 'string', readOnly: true },
+    /** The invitation whose e-mail carried it (purpose `invitation`). */
+    inviteUuid: { type: 'string', readOnly: true },
+    /** The user's `tokenEpoch` when it was made. */
+    epoch: { type: 'number', readOnly: true },
+    createdAt: { type: 'string', required: true, readOnly: true },
+    /** Epoch milliseconds after which it no longer works (TTL deletion comes later). */
+    expiresAt: { type: 'number', required: true, readOnly: true },
     ttl: { type: 'number', field: TTL_ATTRIBUTE },
   },
   indexes: {
