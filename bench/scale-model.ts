@@ -49,6 +49,11 @@ export const BOUNDS: Record<RouteName | 'fallback', Bound> = {
   'auth-signout': { key: "the user's partition (the session)", per: 'user', rcu: 0, wcu: 1 },
   'auth-user': { key: "the user's partition (user and session)", per: 'user', rcu: 2, wcu: 0 },
   'auth-user-update': { key: "the user's partition (user and session read, user written)", per: 'user', rcu: 2, wcu: 1 },
+  'auth-user-delete': { key: "the user's partition (user and sessions read, then deleted)", per: 'user', rcu: 2, wcu: 2 },
+  'auth-verify': { key: 'the user item (read, then written in the transaction with the token)', per: 'user', rcu: 1, wcu: 2 },
+  'auth-verify-resend': { key: "the address's mail bucket (5 an hour by default)", per: 'address', rcu: 0, wcu: 1 },
+  'auth-recover': { key: "the address's mail bucket (5 an hour by default)", per: 'address', rcu: 0, wcu: 1 },
+  'auth-reset': { key: "the user's partition (user written with the new session, other sessions ended)", per: 'user', rcu: 1, wcu: 4 },
   'auth-sessions-list': { key: "the user's partition (a page of sessions)", per: 'user', rcu: 2, wcu: 0 },
   'auth-sessions-delete': { key: "the user's partition (two sessions)", per: 'user', rcu: 1, wcu: 1 },
   jwks: { key: 'the public signing keys item, on a cold start only', per: 'deployment', rcu: 0, wcu: 0 },
@@ -72,6 +77,10 @@ export const BOUNDS: Record<RouteName | 'fallback', Bound> = {
   'my-invites-get': { key: 'the invite item', per: 'invite', rcu: 1, wcu: 0 },
   'invites-accept': { key: "the team's gsi2 partition (one membership row a join); the team item only for an OWNER", per: 'team', rcu: 1, wcu: 1 },
   'invites-decline': { key: 'the invite item', per: 'invite', rcu: 1, wcu: 2 },
+  'page-invite': { key: 'the invite item', per: 'invite', rcu: 1, wcu: 0 },
+  'page-verify': none,
+  'page-reset': none,
+  'page-assets': none,
   fallback: none,
 };
 

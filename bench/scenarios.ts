@@ -11,6 +11,7 @@ import {
   inParallel,
   invite,
   join,
+  mailedToken,
   mintSessions,
   myInvites,
   signUp,
@@ -81,6 +82,12 @@ export interface Scenario {
   /** Makes `count` calls possible; then request(i) for i < count (undefined when a pool is used up). */
   prepare: (count: number) => Promise<(i: number) => ApiRequest | undefined>;
 }
+
+/**
+ * Accounts made ahead for calls that each use one up and hash a password (deletion, reset): a
+ * sign-up hashes too, and a loaded run of hashing calls ends well before this many.
+ */
+const HASHING_POOL = 200;
 
 const repeat = (req: ApiRequest) => async () => () => req;
 const from = <T>(pool: readonly T[], make: (item: T) => ApiRequest) => (i: number) => {
@@ -157,6 +164,61 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
       name: 'auth-user-update',
       status: 200,
       prepare: async () => (i) => ({ method: 'PUT', path: '/api/auth/user', token: owner.token, json: { firstName: `Owner ${i}` } }),
+    },
+    {
+      label: 'DELETE /api/auth/user (no teams)',
+      name: 'auth-user-delete',
+      status: 200,
+      hashes: true,
+      // Each call deletes an account: one sign-up (a password hash) per call, made beforehand.
+      prepare: async (count) =>
+        from(await inParallel(Math.min(count, HASHING_POOL), 4, () => signUp('leaver', { confirmed: false })), (leaver) => ({
+          method: 'DELETE',
+          path: '/api/auth/user',
+          token: leaver.token,
+          json: { currentPassword: PASSWORD },
+        })),
+    },
+    {
+      label: 'POST /api/auth/verify',
+      name: 'auth-verify',
+      status: 200,
+      // Tokens of one account's confirmation links: the first confirms, the others keep that time.
+      prepare: async (count) => {
+        const user = await signUp('verify', { confirmed: false });
+        return from(await inParallel(count, 8, () => mailedToken('verification', user)), (token) => ({ method: 'POST', path: '/api/auth/verify', json: { token } }));
+      },
+    },
+    {
+      label: 'POST /api/auth/verify/resend',
+      name: 'auth-verify-resend',
+      status: 200,
+      prepare: async () => {
+        const user = await signUp('resend', { confirmed: false });
+        return () => ({ method: 'POST', path: '/api/auth/verify/resend', token: user.token });
+      },
+    },
+    {
+      label: 'POST /api/auth/recover',
+      name: 'auth-recover',
+      status: 200,
+      prepare: async () => {
+        const user = await signUp('recover');
+        return () => ({ method: 'POST', path: '/api/auth/recover', json: { email: user.email } });
+      },
+    },
+    {
+      label: 'POST /api/auth/reset',
+      name: 'auth-reset',
+      status: 200,
+      hashes: true,
+      // Each reset ends the account's other sessions (the one the previous reset opened) and bumps
+      // its token epoch, so each call gets an account of its own.
+      prepare: async (count) => {
+        const users = await inParallel(Math.min(count, HASHING_POOL), 4, () => signUp('reset'));
+        const tokens = await Promise.all(users.map((u) => mailedToken('recovery', u)));
+        return from(tokens, (token) => ({ method: 'POST', path: '/api/auth/reset', json: { token, password: `${PASSWORD} again` } }));
+      },
     },
     { label: 'GET /api/auth/sessions', name: 'auth-sessions-list', status: 200, prepare: repeat({ method: 'GET', path: '/api/auth/sessions', token: owner.token }) },
     {
@@ -303,6 +365,9 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
     { label: 'GET /docs', name: 'docs', status: 200, prepare: repeat({ method: 'GET', path: '/docs' }) },
     // start.js is made in memory; the Swagger UI files are read from beside the bundle, which only the stack puts there.
     { label: 'GET /docs/{asset} (start.js)', name: 'docs-assets', status: 200, prepare: repeat({ method: 'GET', path: '/docs/start.js' }) },
+    { label: 'GET /invites/{uuid} (page)', name: 'page-invite', status: 200, prepare: repeat({ method: 'GET', path: `/invites/${s.guestInvite.uuid}` }) },
+    { label: 'GET /verify (page)', name: 'page-verify', status: 200, prepare: repeat({ method: 'GET', path: '/verify?token=Vt7bS0aN2mW1pQ4xY8zR3cE6fH9jK5lU0oI2dA7sG1e' }) },
+    { label: 'GET /reset (page)', name: 'page-reset', status: 200, prepare: repeat({ method: 'GET', path: '/reset?token=Vt7bS0aN2mW1pQ4xY8zR3cE6fH9jK5lU0oI2dA7sG1e' }) },
     { label: 'GET /api/no-such-route (fallback)', name: 'fallback', status: 404, prepare: repeat({ method: 'GET', path: '/api/no-such-route' }) },
   ];
 };

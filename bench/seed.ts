@@ -1,3 +1,4 @@
+import { issueToken } from '../lib/account-tokens.ts';
 import { newSession } from '../lib/auth/sessions.ts';
 import { db } from '../lib/db/service.ts';
 import { type ApiRequest, type Reply, callDirect, expectStatus } from './invoke.ts';
@@ -39,11 +40,18 @@ export const inParallel = async <T>(count: number, concurrency: number, task: (i
   return results;
 };
 
-export const signUp = async (name: string): Promise<Account> => {
+/** A token of a mailed link, made as the mailer makes it (without the e-mail). */
+export const mailedToken = (purpose: 'verification' | 'recovery', account: Pick<Account, 'email' | 'uuid'>): Promise<string> =>
+  issueToken(db(), { purpose, email: account.email, user: { userUuid: account.uuid, tokenEpoch: 0 } }, new Date());
+
+/** An account; confirmed (as its owner would, through POST /api/auth/verify) unless told otherwise. */
+export const signUp = async (name: string, { confirmed = true } = {}): Promise<Account> => {
   const email = `${fresh(name)}@example.com`;
   const { body } = await call({ method: 'POST', path: '/api/auth/signup', json: { email, password: PASSWORD, firstName: name, lastName: 'Bench' } }, 201, 'sign-up');
   const { session } = body.data;
-  return { email, token: session.access_token, refreshToken: session.refresh_token, uuid: session.user.id };
+  const account = { email, token: session.access_token, refreshToken: session.refresh_token, uuid: session.user.id };
+  if (confirmed) await call({ method: 'POST', path: '/api/auth/verify', json: { token: await mailedToken('verification', account) } }, 200, 'verify');
+  return account;
 };
 
 export const createTeam = async (owner: Account, name = 'team'): Promise<Team> => {

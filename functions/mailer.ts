@@ -1,7 +1,7 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { db } from '../lib/db/service.ts';
 import { log } from '../lib/log.ts';
-import { deliver, type OutboxRef } from '../lib/mail/outbox.ts';
+import { deliver, type OutboxRef, outboxRefOf } from '../lib/mail/outbox.ts';
 import { createMailer } from '../lib/mail/transports.ts';
 
 /**
@@ -27,9 +27,15 @@ export const outboxMessageOf = (record: DynamoDBRecord): OutboxRef | undefined =
   if (record.eventName !== 'INSERT') return undefined;
   const image = record.dynamodb?.NewImage;
   if (image?.__edb_e__?.S !== 'outboxMessage') return undefined;
-  const [messageId, kind, inviteUuid, createdAt] = [image.messageId?.S, image.kind?.S, image.inviteUuid?.S, image.createdAt?.S];
-  if (!messageId || !inviteUuid || !createdAt || (kind !== 'invitation' && kind !== 'declined')) return undefined;
-  return { messageId, kind, inviteUuid, createdAt };
+  // One lacking what its kind needs is left to the sweeper, which reports it.
+  return outboxRefOf({
+    messageId: image.messageId?.S,
+    kind: image.kind?.S,
+    createdAt: image.createdAt?.S,
+    inviteUuid: image.inviteUuid?.S,
+    userUuid: image.userUuid?.S,
+    address: image.address?.S,
+  });
 };
 
 export const handler = async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {

@@ -65,10 +65,9 @@ export const RUNBOOK = 'docs/operations.md';
 export const RUNBOOK_SECTIONS = {
   'function-5xx': 'Read the function\'s log group for error lines (error code, stack) since the alarm; a gradual deploy rolls itself back, otherwise roll back or fix the cause (DynamoDB alarms first).',
   'function-errors': 'Read the function\'s log group for the failed invocations; stream functions retry and then dead-letter, the sweepers catch up on the next tick once the cause is fixed.',
-  'function-throttles': 'Lambda refused invocations: check account concurrency (lambda-concurrency) and the function\'s reserved concurrency; raise the quota or the reservation.',
   'function-duration': 'p99 duration is near the timeout: check DynamoDB latency and throttles, then the slow requests in the log group; timeouts turn into 5xx or retries.',
   'lambda-concurrency': 'The region\'s Lambda concurrency is nearly used up: request a higher "Concurrent executions" quota (Service Quotas, L-B99A9384) or find the function that surged.',
-  'lambda-throttles': 'Some function in this account and region is throttled: find it (Throttles per function) and compare account concurrency with the quota.',
+  'lambda-throttles': 'Some function in this account and region is throttled: find it (throttles per function on the dashboard), then compare account concurrency with the quota and the function\'s reserved concurrency; raise the quota or the reservation.',
   'api-5xx-rate': 'Find the route group with 5xx on the dashboard, then its function\'s 5xx alarm and log group; 503 unavailable mostly means DynamoDB trouble.',
   'api-429-rate': 'Many answers are 429 rate_limited: an attack on the credential routes (the limits work; consider a WAF) or limits too tight for real traffic (docs/scale.md).',
   'table-throttles': 'DynamoDB throttled requests: a hot partition or the on-demand table\'s throughput ceiling; see throttles by operation on the dashboard.',
@@ -263,17 +262,9 @@ export class Monitoring extends Construct {
             // No invocations, no errors.
             treatMissingData: TreatMissingData.NOT_BREACHING,
           });
-    this.alarm({
-      id: `${name}-throttles`,
-      section: 'function-throttles',
-      summary: `Lambda throttled the ${name} function in the last 5 minutes.`,
-      metric: fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),
-      // Each throttle of an API function is a failed request; of a background one, a delay.
-      threshold: 1,
-      evaluationPeriods: 1,
-      // No invocations, no throttles.
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    // No throttle alarm per function: \`lambda-throttles\` watches every function of the account and
+    // region at once (a throttled API function also shows in \`api-5xx-rate\`), and the dashboard
+    // shows throttles per function. One alarm per function cost 45 of CloudFormation's 500 resources.
     const thresholdMs = durationThresholdMs(watched);
     const slow = this.alarm({
       id: `${name}-duration`,

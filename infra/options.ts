@@ -61,7 +61,7 @@ export const DEFAULT_OPTIONS: DeployOptions = {
   routes: { rateLimit: 1000, burstLimit: 2000 },
   credentials: { rateLimit: 100, burstLimit: 200 },
   reservedConcurrency: false,
-  gradualDeploy: true,
+  gradualDeploy: false,
   tracing: false,
   alarmEmail: undefined,
   mail: { transport: 'log', publicUrl: undefined },

@@ -48,9 +48,10 @@ export const KEY_ROTATION = 'keys-rotate';
 export const LIVE_ALIAS = 'live';
 
 /**
- * How CodeDeploy moves an API function's alias to a new version (`-c gradualDeploy`, on by
- * default): a tenth of the requests for five minutes, then all, back to the old version as soon as
- * one of the function's alarms fires.
+ * How CodeDeploy moves an API function's alias to a new version with `-c gradualDeploy=true` (off
+ * by default: a group per API function is 40 of CloudFormation's 500 resources per stack, and each
+ * deploy waits for every canary): a tenth of the requests for five minutes, then all, back to the
+ * old version as soon as one of the function's alarms fires.
  */
 export const DEPLOYMENT_CONFIG = LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES;
 
@@ -59,10 +60,20 @@ export const DATA_STACK_ID = 'RosterData';
 export const STACK_ID = 'Roster';
 
 /**
- * The routes that check a credential: a password (sign-up, sign-in, a password change, where a
- * flood costs a password hash per request) or a refresh token. They get the stricter throttle.
+ * The routes that check a credential: a password (sign-up, sign-in, a password change or reset,
+ * an account deletion, where a flood costs a password hash per request), a refresh token or a
+ * mailed link's token, or that mail one (recovery). They get the stricter throttle.
  */
-export const CREDENTIAL_ROUTES: readonly RouteName[] = ['auth-signup', 'auth-signin', 'auth-refresh', 'auth-user-update'];
+export const CREDENTIAL_ROUTES: readonly RouteName[] = [
+  'auth-signup',
+  'auth-signin',
+  'auth-refresh',
+  'auth-user-update',
+  'auth-user-delete',
+  'auth-verify',
+  'auth-recover',
+  'auth-reset',
+];
 
 /**
  * One JSON line per request. No header, query, path or body variable: those carry tokens,

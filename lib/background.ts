@@ -37,8 +37,11 @@ export const INVITE_SWEEP = {
  */
 export const OUTBOX_SWEEP = {
   name: 'outbox-sweep',
-  /** Query gsi3 for due messages; read each one's invite, team, inviter and suppression; claim and settle it. */
-  actions: ['GetItem', 'Query', 'UpdateItem'] as const satisfies readonly DynamoAction[],
+  /**
+   * Query gsi3 for due messages; read each one's invite, team and inviter (or account, or address
+   * claim) and suppression; claim it, store its link's token (PutItem), and settle it.
+   */
+  actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] as const satisfies readonly DynamoAction[],
   indexes: ['gsi3'] as const satisfies readonly IndexName[],
   timeoutSeconds: 60,
   /** A run starts no new page with less time left: a page's sends may each take SMTP_SEND_TIMEOUT_MS (15 s). */

@@ -21,8 +21,19 @@ export class MailRefusedError extends Error {
 
 export const hasUnsafeCharacters = (value: string): boolean => UNSAFE.test(value);
 
-/** User text for a message: every unsafe character becomes a space, runs of space collapse. */
-export const oneLine = (value: string): string => value.replace(UNSAFE_ALL, ' ').replace(/\s+/gu, ' ').trim();
+/**
+ * Characters that show nothing but can change what a reader sees: the bidirectional embeddings,
+ * overrides and isolates (`Payroll \u202Egnp.exe` shows as `Payroll exe.png`), zero-width spaces
+ * and joiners, the direction marks, the word joiner and the byte-order mark.
+ */
+const INVISIBLE_ALL = /[\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/gu;
+
+/**
+ * User text for a message: invisible characters removed, every other unsafe character (a line
+ * break, a control) becomes a space, runs of space collapse.
+ */
+export const oneLine = (value: string): string =>
+  value.replace(INVISIBLE_ALL, '').replace(UNSAFE_ALL, ' ').replace(/\s+/gu, ' ').trim();
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (value: string): string => value.replace(/[&<>"']/gu, (c) => HTML_ESCAPES[c] ?? c);

@@ -77,5 +77,12 @@ export const humanUtc = (iso: string): string => {
   return `${DAYS[d.getUTCDay()]}, ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}, ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())} UTC`;
 };
 
+/** How long a link works, for a reader: `60` -> `1 hour`, `1440` -> `24 hours`, `90` -> `90 minutes`. */
+export const humanMinutes = (minutes: number): string => {
+  if (!Number.isInteger(minutes) || minutes <= 0) throw new Error('a lifetime is a positive whole number of minutes');
+  const [n, unit] = minutes % 60 === 0 ? [minutes / 60, 'hour'] : [minutes, 'minute'];
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+};
+
 /** `ADMIN` -> `Admin`. */
 export const roleName = (role: string): string => role.charAt(0).toUpperCase() + role.slice(1).toLowerCase();

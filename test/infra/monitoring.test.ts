@@ -212,10 +212,10 @@ describe('function alarms', () => {
     expect(alarm('keys-rotate-errors')).toMatchObject({ EvaluationPeriods: 1, DatapointsToAlarm: 1 });
   });
 
-  it('alarm on every function\'s throttles', () => {
-    for (const name of [...API, 'mailer', 'invite-sweep', 'keys-rotate', 'mail-events']) {
-      expect(alarm(`${name}-throttles`)).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Throttles', Threshold: 1 });
-    }
+  it('has no throttle alarm per function: the account-wide lambda-throttles alarm covers them all', () => {
+    const names = alarms.map((a) => a.AlarmName);
+    for (const name of [...API, 'mailer', 'invite-sweep', 'keys-rotate', 'mail-events']) expect(names).not.toContain(`Test-${name}-throttles`);
+    expect(alarm('lambda-throttles')).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Throttles', Threshold: 1 });
   });
 
   it('alarm when p99 duration reaches 80% of the timeout, or halfway from a time budget to the timeout', () => {

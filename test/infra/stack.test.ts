@@ -107,10 +107,12 @@ describe('two stacks', () => {
     expect(JSON.stringify(built.rawJson)).toContain('"Fn::ImportValue"');
   });
 
-  it('stays well under CloudFormation\'s 500 resources per stack', () => {
-    // Each further route adds about 12 (function, role, log group, version, alias, permission,
-    // integration, route, deployment group, 3 alarms): past 470, split the functions' stack.
+  it('stays under CloudFormation\'s 500 resources per stack, gradual deploys included', () => {
+    // Each further route adds 10 (function, role, log group, version, alias, permission,
+    // integration, route, 2 alarms), and 11 with -c gradualDeploy=true (its deployment group):
+    // past these, split the functions' stack.
     expect(Object.keys(resources).length).toBeLessThanOrEqual(470);
+    expect(Object.keys(synth({ gradualDeploy: 'true' }).resources).length).toBeLessThanOrEqual(500);
   });
 });
 

@@ -11,6 +11,8 @@ import { freePort } from '../../../infra/dynamodb-local.ts';
 declare module 'vitest' {
   export interface ProvidedContext {
     baseUrl: string;
+    /** The server's output: the log mail transport writes each message's links there (test/helpers.ts reads them). */
+    serverLog: string;
   }
 }
 
@@ -44,6 +46,8 @@ export default async function setup(project: TestProject) {
     ...process.env,
     PORT: String(port),
     DATA_DIR: dataDir,
+    // Nothing is sent: each message becomes a log line with its links, which is how the tests get
+    // the links of verification, reset and e-mail change messages from another process.
     MAIL_TRANSPORT: 'log',
     // Short enough that test/session.test.ts sees a token near its expiry within seconds.
     ACCESS_TOKEN_TTL_SECONDS: '65',
@@ -76,5 +80,6 @@ export default async function setup(project: TestProject) {
     throw error;
   }
   project.provide('baseUrl', url);
+  project.provide('serverLog', log);
   return stop;
 }

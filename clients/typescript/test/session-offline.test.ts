@@ -13,6 +13,8 @@ const session = (secondsLeft: number): Session => ({
     aud: 'authenticated',
     role: 'authenticated',
     email: 'ann@example.com',
+    email_confirmed_at: null,
+    confirmed_at: null,
     last_sign_in_at: null,
     app_metadata: { provider: 'email', providers: ['email'] },
     user_metadata: { firstName: 'Ann', lastName: 'Lee' },

@@ -1,0 +1,166 @@
+import { config } from '../config.ts';
+import { checkLink } from './invitation.ts';
+import { fill, humanMinutes, loadTemplates, type Parts, type Rendered } from './templates.ts';
+
+/**
+ * The account e-mails (docs/mail.md, "Account e-mail"): confirm an address, reset a password,
+ * confirm a new address, and the notice to the old address that a change was asked for. The first
+ * three carry a link with a token the mailer makes at send time (lib/mail/outbox.ts).
+ */
+
+/** `link` with the mailed token as its `token` query parameter. */
+export const withToken = (link: string, token: string): string => `${link}?token=${encodeURIComponent(token)}`;
+
+const page = (path: string, publicUrl: string): string => `${publicUrl.replace(/\/+$/u, '')}${path}`;
+
+/** The confirmation page of a verification or e-mail change token: `{PUBLIC_URL}/verify?token=…`. */
+export const verifyLink = (token: string, publicUrl: string = config.publicUrl): string => withToken(page('/verify', publicUrl), token);
+
+/** The new-password page of a recovery token: `{PUBLIC_URL}/reset?token=…`. */
+export const resetLink = (token: string, publicUrl: string = config.publicUrl): string => withToken(page('/reset', publicUrl), token);
+
+/** What a link-carrying account e-mail needs. */
+export interface AccountLinkData {
+  /** The recipient: the address to confirm or to reset. */
+  to: string;
+  /** The account holder's name; empty falls back to the address. */
+  name: string;
+  /** From verifyLink() or resetLink(). */
+  link: string;
+  /** How long the link works, in minutes. */
+  minutes: number;
+}
+
+export interface EmailChangeData extends AccountLinkData {
+  /** The address in use until the new one (`to`) is confirmed. */
+  oldEmail: string;
+}
+
+export interface EmailChangeNoticeData {
+  /** The address in use (the recipient). */
+  to: string;
+  name: string;
+  /** The address the change was asked for. */
+  newEmail: string;
+}
+
+export const VERIFICATION_PLACEHOLDERS = ['to', 'name', 'link', 'lifetime'] as const;
+export const RECOVERY_PLACEHOLDERS = ['to', 'name', 'link', 'lifetime'] as const;
+export const EMAIL_CHANGE_PLACEHOLDERS = ['to', 'name', 'oldEmail', 'link', 'lifetime'] as const;
+export const EMAIL_CHANGE_NOTICE_PLACEHOLDERS = ['to', 'name', 'newEmail'] as const;
+
+const html = (title: string, body: string): string => `<!doctype html>
+<html><head><meta charset="utf-8"><title>${title}</title></head>
+<body>
+${body}
+</body></html>
+`;
+
+const VERIFICATION: Parts = {
+  subject: 'Confirm your e-mail address for Roster',
+  text: `Hello {{name}},
+
+Please confirm that {{to}} is your e-mail address for Roster:
+{{link}}
+
+The link works for {{lifetime}} and only once. If you did not sign up for Roster, you can ignore this e-mail.
+`,
+  html: html(
+    'Confirm your e-mail address',
+    `<p>Hello {{name}},</p>
+<p>Please confirm that {{to}} is your e-mail address for Roster.</p>
+<p><a href="{{link}}">Confirm my address</a><br>{{link}}</p>
+<p>The link works for {{lifetime}} and only once. If you did not sign up for Roster, you can ignore this e-mail.</p>`,
+  ),
+};
+
+const RECOVERY: Parts = {
+  subject: 'Reset your Roster password',
+  text: `Hello {{name}},
+
+Someone asked to reset the password of the Roster account {{to}}. Choose a new password here:
+{{link}}
+
+The link works for {{lifetime}} and only once. If you did not ask for it, you can ignore this e-mail: your password stays as it is.
+`,
+  html: html(
+    'Reset your password',
+    `<p>Hello {{name}},</p>
+<p>Someone asked to reset the password of the Roster account {{to}}.</p>
+<p><a href="{{link}}">Choose a new password</a><br>{{link}}</p>
+<p>The link works for {{lifetime}} and only once. If you did not ask for it, you can ignore this e-mail: your password stays as it is.</p>`,
+  ),
+};
+
+const EMAIL_CHANGE: Parts = {
+  subject: 'Confirm your new e-mail address for Roster',
+  text: `Hello {{name}},
+
+You asked to change the e-mail address of your Roster account from {{oldEmail}} to {{to}}. Confirm the change here:
+{{link}}
+
+The link works for {{lifetime}} and only once. Until then the account keeps {{oldEmail}}. If you did not ask for this, you can ignore this e-mail.
+`,
+  html: html(
+    'Confirm your new e-mail address',
+    `<p>Hello {{name}},</p>
+<p>You asked to change the e-mail address of your Roster account from {{oldEmail}} to {{to}}.</p>
+<p><a href="{{link}}">Confirm the change</a><br>{{link}}</p>
+<p>The link works for {{lifetime}} and only once. Until then the account keeps {{oldEmail}}. If you did not ask for this, you can ignore this e-mail.</p>`,
+  ),
+};
+
+// No link: a notice someone may have caused with a stolen password must not offer a one-click action.
+const EMAIL_CHANGE_NOTICE: Parts = {
+  subject: 'A change of your Roster e-mail address was requested',
+  text: `Hello {{name}},
+
+Someone signed in to your Roster account {{to}} and asked to change its e-mail address to {{newEmail}}. The change happens only once that address is confirmed.
+
+If this was not you, your password is known to someone else: reset it now by asking for a password reset for {{to}}. A reset ends every session, and the link that would confirm the change stops working.
+`,
+  html: html(
+    'E-mail change requested',
+    `<p>Hello {{name}},</p>
+<p>Someone signed in to your Roster account {{to}} and asked to change its e-mail address to <strong>{{newEmail}}</strong>. The change happens only once that address is confirmed.</p>
+<p>If this was not you, your password is known to someone else: reset it now by asking for a password reset for {{to}}. A reset ends every session, and the link that would confirm the change stops working.</p>`,
+  ),
+};
+
+const nameOr = (name: string, address: string): string => (name.trim() === '' ? address : name);
+
+/** Subject, plain text and HTML of the link that confirms an address. Throws on a bad link, lifetime or template. */
+export const renderVerification = (data: AccountLinkData, templateDir: string | undefined = config.mailTemplateDir): Rendered =>
+  fill(loadTemplates('verification', VERIFICATION_PLACEHOLDERS, VERIFICATION, templateDir), {
+    to: data.to,
+    name: nameOr(data.name, data.to),
+    link: checkLink(data.link),
+    lifetime: humanMinutes(data.minutes),
+  });
+
+/** The password reset link. */
+export const renderRecovery = (data: AccountLinkData, templateDir: string | undefined = config.mailTemplateDir): Rendered =>
+  fill(loadTemplates('recovery', RECOVERY_PLACEHOLDERS, RECOVERY, templateDir), {
+    to: data.to,
+    name: nameOr(data.name, data.to),
+    link: checkLink(data.link),
+    lifetime: humanMinutes(data.minutes),
+  });
+
+/** The link that confirms a new address, sent to that address. */
+export const renderEmailChange = (data: EmailChangeData, templateDir: string | undefined = config.mailTemplateDir): Rendered =>
+  fill(loadTemplates('email_change', EMAIL_CHANGE_PLACEHOLDERS, EMAIL_CHANGE, templateDir), {
+    to: data.to,
+    name: nameOr(data.name, data.oldEmail),
+    oldEmail: data.oldEmail,
+    link: checkLink(data.link),
+    lifetime: humanMinutes(data.minutes),
+  });
+
+/** The notice to the address in use that a change to `newEmail` was asked for. */
+export const renderEmailChangeNotice = (data: EmailChangeNoticeData, templateDir: string | undefined = config.mailTemplateDir): Rendered =>
+  fill(loadTemplates('email_change_notice', EMAIL_CHANGE_NOTICE_PLACEHOLDERS, EMAIL_CHANGE_NOTICE, templateDir), {
+    to: data.to,
+    name: nameOr(data.name, data.to),
+    newEmail: data.newEmail,
+  });
