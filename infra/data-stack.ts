@@ -30,8 +30,12 @@ export class RosterDataStack extends Stack {
   readonly mailDeadLetters: Queue;
   /** Stream records of cleanup jobs that failed every retry. */
   readonly teamCleanupDeadLetters: Queue;
-  /** SES bounce and complaint notifications the mail-events function failed on every retry (SES transport only). */
-  readonly mailEventsDeadLetters: Queue | undefined;
+  /**
+   * SES bounce and complaint notifications the mail-events function failed on every retry. Made
+   * with any mail settings (an empty queue costs nothing), so that turning SES off removes nothing
+   * the functions' stack imported.
+   */
+  readonly mailEventsDeadLetters: Queue;
   /** The SES domain identity, when the stack makes it (`-c sesDomain`). */
   readonly mailIdentity: MailIdentity | undefined;
 
@@ -76,8 +80,23 @@ export class RosterDataStack extends Stack {
 
     this.mailDeadLetters = this.deadLetterQueue('MailDeadLetters');
     this.teamCleanupDeadLetters = this.deadLetterQueue('TeamCleanupDeadLetters');
-    this.mailEventsDeadLetters = mail.transport === 'ses' ? this.deadLetterQueue('MailEventsDeadLetters') : undefined;
+    this.mailEventsDeadLetters = this.deadLetterQueue('MailEventsDeadLetters');
     this.mailIdentity = mail.transport === 'ses' && mail.createIdentity ? new MailIdentity(this, 'MailIdentity', mail.identity) : undefined;
+
+    // Exported whether or not the functions' stack imports them now: what it imports changes with
+    // the SES settings and `-c tableName` (a restored table), and this stack deploys first, so an
+    // export that went away with an import would be removed while the deployed functions' stack
+    // still imports it, which CloudFormation refuses (the deploy fails).
+    const queues = [this.mailDeadLetters, this.teamCleanupDeadLetters, this.mailEventsDeadLetters];
+    for (const value of [
+      this.table.tableName,
+      this.table.tableArn,
+      this.table.tableStreamArn as string,
+      this.signingKey.secretArn,
+      ...queues.flatMap((queue) => [queue.queueArn, queue.queueName]),
+    ]) {
+      this.exportValue(value);
+    }
 
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
   }

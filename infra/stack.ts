@@ -33,8 +33,8 @@ export const KEY_ROTATION_DAYS = 30;
 
 /** The function the table's stream calls to send outbox e-mails (functions/mailer.ts); not a route. */
 export const MAILER = 'mailer';
-/** The mailer's DynamoDB grants: it claims and settles outbox messages and reads the invite, team and inviter. */
-export const MAILER_ACTIONS = ['GetItem', 'UpdateItem'] as const;
+/** The mailer's DynamoDB grants: it claims and settles outbox messages, reads the invite, team, inviter or account, and stores each link's token (PutItem). */
+export const MAILER_ACTIONS = ['GetItem', 'UpdateItem', 'PutItem'] as const;
 /** How often a failed stream record is retried before it goes to the dead-letter queue. */
 export const MAIL_RETRY_ATTEMPTS = 8;
 
@@ -232,7 +232,7 @@ export class RosterStack extends Stack {
     this.monitoring.watchTable(table, Object.keys(INDEXES));
     this.monitoring.watchQueue('MailDeadLetters', data.mailDeadLetters, 'An outbox message failed every retry of the stream: the outbox sweeper sends it again (docs/operations.md)');
     this.monitoring.watchQueue('TeamCleanupDeadLetters', data.teamCleanupDeadLetters, 'A deleted team\'s cleanup failed every retry: its rows remain until it is run again (docs/operations.md)');
-    if (data.mailEventsDeadLetters) {
+    if (this.configurationSet) {
       this.monitoring.watchQueue('MailEventsDeadLetters', data.mailEventsDeadLetters, 'An SES bounce or complaint could not be recorded: its address is not suppressed (docs/operations.md)');
     }
     this.monitoring.watchMail(this.configurationSet?.configurationSetName);
@@ -397,8 +397,7 @@ export class RosterStack extends Stack {
    * topic. SNS invokes it asynchronously: Lambda retries a failed event twice, then puts it in the
    * data stack's dead-letter queue, which raises an alarm.
    */
-  private receiveMailEvents(topic: Topic, table: ITable, queue: IQueue | undefined): void {
-    if (!queue) throw new Error('the data stack made no MailEventsDeadLetters queue: the two stacks were built with different mail settings');
+  private receiveMailEvents(topic: Topic, table: ITable, queue: IQueue): void {
     const fn = this.backgroundFunction(MAIL_EVENTS.name, 'sns', { TABLE_NAME: table.tableName }, MAIL_EVENTS.timeoutSeconds);
     fn.allowTable(table, MAIL_EVENTS.actions, MAIL_EVENTS.indexes);
     fn.configureAsyncInvoke({ retryAttempts: 2, onFailure: new SqsDestination(queue) });

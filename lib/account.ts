@@ -1,16 +1,18 @@
+import { epochOf } from './account-tokens.ts';
 import type { Actor } from './auth/actor.ts';
 import { hashPassword, verifyPassword } from './auth/passwords.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
-import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from './auth/limits.ts';
+import { checkPasswordAttempt, giveBack, limitAddressMail, limitPasswordChange, recordPasswordSuccess } from './auth/limits.ts';
 import { type ClientInfo, endSessionsOf, isLive, readAsActor } from './auth/session-items.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db } from './db/service.ts';
-import { isConditionFailure } from './db/transactions.ts';
+import { commit, isConditionFailure } from './db/transactions.ts';
 import { AppError, notFound } from './errors.ts';
 import { Page, type PageRequest } from './pagination.ts';
 import type { SessionInfo } from './responses.ts';
 import type { UserUpdateInput } from './schemas.ts';
 import { isoMillis } from './time.ts';
+import { accountMessage } from './verification.ts';
 import { type UserItem, userView } from './views.ts';
 
 /** The signed-in user's own record. Throws `unauthorized`. */
@@ -84,42 +86,92 @@ export const revokeSession = async (db: Db, actor: Actor, sessionId: string): Pr
 };
 
 /**
- * Changes the caller's names, or password (with the current one). A new password ends every other
- * session of the user; the current one goes on. Throws `unauthorized`, `validation_failed`,
- * `rate_limited`.
+ * Checks the caller's current password for a change that needs it, under the same limits as a
+ * sign-in of this account; the hashes a change costs are capped per user (not per address: a
+ * NAT's users all may). Throws `rate_limited`, `validation_failed` on `currentPassword`.
+ */
+const checkCurrentPassword = async (db: Db, u: UserItem, currentPassword: string | undefined, client: ClientInfo, now: Date) => {
+  await limitPasswordChange(db, u.userUuid, now);
+  const attempt = await checkPasswordAttempt(db, u.email, client.ip, now);
+  if (!(await verifyPassword(u.passwordHash, currentPassword ?? ''))) {
+    throw new AppError('validation_failed', undefined, { fields: { currentPassword: 'is not your current password' } });
+  }
+  await recordPasswordSuccess(db, attempt);
+};
+
+/**
+ * Changes the caller's names, password or e-mail address (the last two with the current
+ * password). A new password ends every other session of the user (the current one goes on) and
+ * bumps `tokenEpoch`, so every link mailed before it (a reset, a confirmation) stops working.
+ * A new address is not the account's yet: it becomes the pending `newEmail`, and the same
+ * transaction asks for a confirmation link to it and a notice to the current address; the link
+ * (POST /api/auth/verify) makes the change. An address held by another account is refused here
+ * (409) as a courtesy; the claim in the link's transaction is what keeps addresses unique.
+ * Throws `unauthorized`, `validation_failed`, `rate_limited`, `email_taken`, `conflict`.
  */
 export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, client: ClientInfo, now: Date) => {
   const [u] = await readAsActor(db, actor, [[db.entities.user, { userUuid: actor.userUuid }]] as const);
   if (!u) throw new AppError('unauthorized');
+  if (input.email !== undefined && input.email === u.email) {
+    throw new AppError('validation_failed', undefined, { fields: { email: 'is already your address' } });
+  }
+  if (input.password !== undefined && isCommonPassword(input.password)) {
+    throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
+  }
   const changes: Partial<UserItem> = { updatedAt: isoMillis(now) };
   if (input.firstName !== undefined) changes.firstName = input.firstName;
   if (input.lastName !== undefined) changes.lastName = input.lastName;
-  if (input.password !== undefined) {
-    if (isCommonPassword(input.password)) throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
-    // The current password is guessed under the same limits as a sign-in of this account, and
-    // the two hashes a change costs are capped per user (not per address: a NAT's users all may).
-    await limitPasswordChange(db, u.userUuid, now);
-    const attempt = await checkPasswordAttempt(db, u.email, client.ip, now);
-    if (!(await verifyPassword(u.passwordHash, input.currentPassword ?? ''))) {
-      throw new AppError('validation_failed', undefined, { fields: { currentPassword: 'is not your current password' } });
+  if (input.password !== undefined || input.email !== undefined) await checkCurrentPassword(db, u, input.currentPassword, client, now);
+  if (input.password !== undefined) changes.passwordHash = await hashPassword(input.password);
+  const bump = input.password !== undefined ? 1 : 0;
+
+  // A concurrent password or address change wins or loses whole: never two mixed.
+  const unchanged = { passwordHash: u.passwordHash, email: u.email };
+  const newEmail = input.email;
+  if (newEmail === undefined) {
+    try {
+      await db.entities.user
+        .patch({ userUuid: u.userUuid })
+        .set(changes)
+        .add({ tokenEpoch: bump })
+        .where((a, op) => `${op.eq(a.passwordHash, unchanged.passwordHash)} AND ${op.eq(a.email, unchanged.email)}`)
+        .go();
+    } catch (error) {
+      if (isConditionFailure(error)) throw new AppError('conflict');
+      throw error;
     }
-    await recordPasswordSuccess(db, attempt);
-    changes.passwordHash = await hashPassword(input.password);
-  }
-  try {
-    await db.entities.user
-      .patch({ userUuid: u.userUuid })
-      .set(changes)
-      // A concurrent password change wins or loses whole: never two new passwords mixed.
-      .where((a, op) => op.eq(a.passwordHash, u.passwordHash))
-      .go();
-  } catch (error) {
-    if (isConditionFailure(error)) throw new AppError('conflict');
-    throw error;
+  } else {
+    const claim = (await db.entities.emailClaim.get({ email: newEmail }).go({ consistent: true })).data;
+    if (claim) throw new AppError('email_taken');
+    const mail = await limitAddressMail(db, newEmail, now);
+    changes.newEmail = newEmail;
+    try {
+      await commit(
+        () =>
+          db.transaction
+            .write((tx) => [
+              tx.user
+                .patch({ userUuid: u.userUuid })
+                .set(changes)
+                .add({ tokenEpoch: bump })
+                .where((a, op) => `${op.eq(a.passwordHash, unchanged.passwordHash)} AND ${op.eq(a.email, unchanged.email)}`)
+                .commit(),
+              tx.outboxMessage.create(accountMessage('email_change', { userUuid: u.userUuid, address: newEmail }, now)).commit(),
+              tx.outboxMessage.create(accountMessage('email_change_notice', { userUuid: u.userUuid, address: u.email }, now)).commit(),
+            ])
+            .go(),
+        // The user changed meanwhile; a message id clash is worth another try.
+        (index) => (index === 0 ? new AppError('conflict') : 'retry'),
+      );
+    } catch (error) {
+      // Refused whole (nothing written, nothing mailed): the address's allowance is not spent.
+      if (error instanceof AppError) await giveBack(db, mail);
+      throw error;
+    }
   }
   if (input.password !== undefined) {
     // Strongly consistent: every session committed before the new password is found and ended.
     await endSessionsOf(db, u.userUuid, actor.sessionId);
   }
-  return userView({ ...u, ...changes });
+  return userView({ ...u, ...changes, tokenEpoch: epochOf(u) + bump });
 };

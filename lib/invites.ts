@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Actor } from './auth/actor.ts';
 import { config } from './config.ts';
-import { limitTeamMail } from './auth/limits.ts';
+import { type BucketToken, giveBack, limitTeamMail, limitUserInviteMail } from './auth/limits.ts';
 import { readAsActor } from './auth/session-items.ts';
 import { type Read, readTogether } from './db/batch-read.ts';
 import { statusComposites } from './db/entities/invites.ts';
@@ -19,7 +19,7 @@ import { canInviteAs, canManageInvites } from './rules.ts';
 import type { InviteInput } from './schemas.ts';
 import { actorStillHolds, memberOf, pageThenMember, teamIdOf } from './teams.ts';
 import { addDays, epochSeconds, isoMillis } from './time.ts';
-import { type InviteItem, type InviteView, type TeamItem, inviteView } from './views.ts';
+import { type InviteItem, type InviteView, type TeamItem, type UserItem, inviteView } from './views.ts';
 
 const NOT_FOUND = 'No pending invite with that id in this team.';
 
@@ -42,6 +42,48 @@ const mailFor = (tx: Tx, kind: 'invitation' | 'declined', inviteUuid: string, no
   tx.outboxMessage
     .create({ messageId: randomUUID(), kind, inviteUuid, status: 'PENDING', createdAt: isoMillis(now), ttl: endedTtl(now) })
     .commit();
+
+/** The actor's own user item, read with the rest of a request's items (never a request of its own). */
+const actorItem = (db: Db, actor: Actor) => [db.entities.user, { userUuid: actor.userUuid }] as const satisfies Read;
+
+/**
+ * Sending, accepting and declining invites need a confirmed address (config
+ * `invitesRequireVerifiedEmail`): an unconfirmed account could be anyone's address. A user item
+ * that is gone means the account was deleted (its sessions with it). Throws `unauthorized`,
+ * `email_not_verified`.
+ */
+const requireConfirmed = (u: UserItem | null): UserItem => {
+  if (!u) throw new AppError('unauthorized');
+  if (config.invitesRequireVerifiedEmail && !u.emailConfirmedAt) throw new AppError('email_not_verified');
+  return u;
+};
+
+/**
+ * Takes a token from the team's and the sender's invitation-mail buckets, side by side. If either
+ * refuses, the other's token goes back: nothing is sent. Throws 429 or 503.
+ */
+const takeInviteMail = async (db: Db, teamId: number, userUuid: string, now: Date): Promise<BucketToken[]> => {
+  const taken = await Promise.allSettled([limitTeamMail(db, teamId, now), limitUserInviteMail(db, userUuid, now)]);
+  const refused = taken.find((t) => t.status === 'rejected');
+  const tokens = taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
+  if (!refused) return tokens;
+  await Promise.all(tokens.map((t) => giveBack(db, t)));
+  throw refused.reason;
+};
+
+/**
+ * Runs the transaction that writes the invitation's outbox message. Only mail sent counts: when
+ * the transaction is refused (an AppError: a failed condition, a conflict, throttling; none of
+ * them wrote anything), the tokens go back. Any other failure may have committed, so they stay.
+ */
+const sendingOnly = async (db: Db, tokens: BucketToken[], write: () => Promise<void>): Promise<void> => {
+  try {
+    await write();
+  } catch (error) {
+    if (error instanceof AppError) await Promise.all(tokens.map((t) => giveBack(db, t)));
+    throw error;
+  }
+};
 
 /** requireMember, for OWNER and ADMIN only; `also` rides in its second BatchGetItem (memberOf). */
 const requireInviteManager = async <const T extends readonly Read[]>(db: Db, actor: Actor, slug: string, also: T = [] as unknown as T) => {
@@ -87,14 +129,18 @@ const lookUpPending = async (db: Db, teamId: number, email: string) => {
  * team, it is updated (role, expiry, inviter) instead: one pending invite per address and team,
  * kept by the pendingInvite claim item. Inviting a current member is refused by a condition on
  * their membership key inside the same transaction. An address Roster no longer mails
- * (lib/mail/suppression.ts) is refused with 422; its item is read with the team and membership,
- * no request of its own. Throws `forbidden`, `validation_failed`, `already_member`, `conflict`.
+ * (lib/mail/suppression.ts) is refused with 422; its item and the actor's user item (is the
+ * sender's address confirmed?) are read with the team and membership, no request of their own.
+ * The team's and the sender's mail allowances are charged only after every check that needs no
+ * transaction, and given back when the transaction is refused: a 409 spends nothing.
+ * Throws `forbidden`, `email_not_verified`, `validation_failed`, `already_member`, `rate_limited`,
+ * `conflict`.
  */
 export const createInvite = async (db: Db, actor: Actor, slug: string, input: InviteInput, now: Date): Promise<Record<string, never>> => {
-  const { team: t, me, also: [suppressed] } = await requireInviteManager(db, actor, slug, [suppressionOf(db, input.email)] as const);
+  const { team: t, me, also: [suppressed, sender] } = await requireInviteManager(db, actor, slug, [suppressionOf(db, input.email), actorItem(db, actor)] as const);
   if (!canInviteAs(me.role, input.role)) throw new AppError('forbidden', 'Only an owner can invite an owner.');
+  requireConfirmed(sender);
   if (suppressed) throw suppressedError();
-  await limitTeamMail(db, t.teamId, now);
   const stamp = isoMillis(now);
   const expires = addDays(now, config.inviteDays);
   const ttl = pendingTtl(expires);
@@ -108,54 +154,57 @@ export const createInvite = async (db: Db, actor: Actor, slug: string, input: In
   // member by definition (and a transaction may not check one item twice).
   const inviteeUuid = account.data?.userUuid;
   if (inviteeUuid === actor.userUuid) throw new AppError('already_member');
+  const tokens = await takeInviteMail(db, t.teamId, actor.userUuid, now);
   const notMember = (tx: Tx) =>
     inviteeUuid ? [tx.membership.check({ teamId: t.teamId, userUuid: inviteeUuid }).where((a, op) => op.notExists(a.userUuid)).commit()] : [];
   const changes = { role: input.role, invitedByUuid: actor.userUuid, expiresAt: isoMillis(expires), updatedAt: stamp, ttl };
 
   let lookAgain = false;
-  await commit(
-    async () => {
-      if (lookAgain) found = await lookUpPending(db, t.teamId, input.email);
-      const { claimed, pending } = found;
-      if (pending) {
-        // Re-invite: refresh the pending invite the claim points at, and the claim's TTL with it.
+  await sendingOnly(db, tokens, () =>
+    commit(
+      async () => {
+        if (lookAgain) found = await lookUpPending(db, t.teamId, input.email);
+        const { claimed, pending } = found;
+        if (pending) {
+          // Re-invite: refresh the pending invite the claim points at, and the claim's TTL with it.
+          return db.transaction
+            .write((tx) => [
+              ...notMember(tx),
+              actorStillHolds(tx, me),
+              ...renewPending(tx, pending, changes),
+              mailFor(tx, 'invitation', pending.inviteUuid, now),
+            ])
+            .go();
+        }
+        const inviteUuid = randomUUID();
+        const inviteId = newId(now);
         return db.transaction
           .write((tx) => [
             ...notMember(tx),
             actorStillHolds(tx, me),
-            ...renewPending(tx, pending, changes),
-            mailFor(tx, 'invitation', pending.inviteUuid, now),
+            // Take the claim if nobody holds it, or if it points at an invite that is gone.
+            tx.pendingInvite
+              .put({ teamId: t.teamId, email: input.email, inviteUuid, ttl })
+              .where((a, op) => (claimed ? `${op.notExists(a.inviteUuid)} OR ${op.eq(a.inviteUuid, claimed)}` : op.notExists(a.inviteUuid)))
+              .commit(),
+            tx.idClaim.create({ kind: 'invite', id: inviteId }).commit(),
+            tx.invite
+              .create({ inviteUuid, inviteId, teamId: t.teamId, email: input.email, status: 'PENDING', createdAt: stamp, ...changes })
+              .commit(),
+            mailFor(tx, 'invitation', inviteUuid, now),
           ])
           .go();
-      }
-      const inviteUuid = randomUUID();
-      const inviteId = newId(now);
-      return db.transaction
-        .write((tx) => [
-          ...notMember(tx),
-          actorStillHolds(tx, me),
-          // Take the claim if nobody holds it, or if it points at an invite that is gone.
-          tx.pendingInvite
-            .put({ teamId: t.teamId, email: input.email, inviteUuid, ttl })
-            .where((a, op) => (claimed ? `${op.notExists(a.inviteUuid)} OR ${op.eq(a.inviteUuid, claimed)}` : op.notExists(a.inviteUuid)))
-            .commit(),
-          tx.idClaim.create({ kind: 'invite', id: inviteId }).commit(),
-          tx.invite
-            .create({ inviteUuid, inviteId, teamId: t.teamId, email: input.email, status: 'PENDING', createdAt: stamp, ...changes })
-            .commit(),
-          mailFor(tx, 'invitation', inviteUuid, now),
-        ])
-        .go();
-    },
-    (index) => {
-      const offset = inviteeUuid ? 1 : 0;
-      if (offset === 1 && index === 0) return new AppError('already_member');
-      if (index === offset) return new AppError('conflict');
-      // The pending invite ended or changed meanwhile, another request took the claim first, or
-      // a fresh id clashed: look again and retry.
-      lookAgain = true;
-      return 'retry';
-    },
+      },
+      (index) => {
+        const offset = inviteeUuid ? 1 : 0;
+        if (offset === 1 && index === 0) return new AppError('already_member');
+        if (index === offset) return new AppError('conflict');
+        // The pending invite ended or changed meanwhile, another request took the claim first, or
+        // a fresh id clashed: look again and retry.
+        lookAgain = true;
+        return 'retry';
+      },
+    ),
   );
   recordEvent(EVENT_METRICS.invitesCreated);
   return {};
@@ -201,13 +250,14 @@ const findTeamInvite = async (db: Db, t: TeamItem, inviteId: number, now: Date):
 
 /**
  * Sends a pending invite again, with a fresh expiry (an expired one comes back to life, as with a
- * re-invite), under the team's mail limit. Resend follows the rights of inviting with that role.
- * The invite is found (also once swept EXPIRED) between requireMember's two reads, so that its
- * address's suppression item rides in the second. Throws `forbidden`, `not_found`,
+ * re-invite), under the team's and the sender's mail limits (given back if the transaction is
+ * refused). Resend follows the rights of inviting with that role. The invite is found (also once
+ * swept EXPIRED) between requireMember's two reads, so that its address's suppression item and
+ * the actor's user item ride in the second. Throws `forbidden`, `not_found`, `email_not_verified`,
  * `validation_failed` (a suppressed address), `rate_limited`, `conflict`.
  */
 export const resendInvite = async (db: Db, actor: Actor, slug: string, inviteId: number, now: Date): Promise<Record<string, never>> => {
-  const { team: t, me, page, also: [suppressed] } = await pageThenMember(
+  const { team: t, me, page, also: [sender, suppressed] } = await pageThenMember(
     db,
     slug,
     actor,
@@ -215,25 +265,28 @@ export const resendInvite = async (db: Db, actor: Actor, slug: string, inviteId:
       const found = await teamInviteById(db, teamId, inviteId, ['PENDING', 'EXPIRED']);
       return new Page(found ? [found] : [], null);
     },
-    (items) => items.map((i) => suppressionOf(db, i.email)),
+    (items) => [actorItem(db, actor), ...items.map((i) => suppressionOf(db, i.email))] as const,
   );
   if (!canManageInvites(me.role)) throw new AppError('forbidden');
   const found = page.items[0];
   if (!found) throw notFound(NOT_FOUND);
   if (!canInviteAs(me.role, found.role)) throw new AppError('forbidden', 'Only an owner can resend an invite as owner.');
+  requireConfirmed(sender);
   if (suppressed) throw suppressedError();
-  await limitTeamMail(db, t.teamId, now);
+  const tokens = await takeInviteMail(db, t.teamId, actor.userUuid, now);
   const expires = addDays(now, config.inviteDays);
-  await commit(
-    () =>
-      db.transaction
-        .write((tx) => [
-          ...renewPending(tx, found, { expiresAt: isoMillis(expires), updatedAt: isoMillis(now), ttl: pendingTtl(expires) }),
-          actorStillHolds(tx, me),
-          mailFor(tx, 'invitation', found.inviteUuid, now),
-        ])
-        .go(),
-    (index) => (index < 2 ? notFound(NOT_FOUND) : index === 2 ? new AppError('conflict') : 'retry'),
+  await sendingOnly(db, tokens, () =>
+    commit(
+      () =>
+        db.transaction
+          .write((tx) => [
+            ...renewPending(tx, found, { expiresAt: isoMillis(expires), updatedAt: isoMillis(now), ttl: pendingTtl(expires) }),
+            actorStillHolds(tx, me),
+            mailFor(tx, 'invitation', found.inviteUuid, now),
+          ])
+          .go(),
+      (index) => (index < 2 ? notFound(NOT_FOUND) : index === 2 ? new AppError('conflict') : 'retry'),
+    ),
   );
   return {};
 };
@@ -387,20 +440,18 @@ export const getMyInvite = async (db: Db, actor: Actor, inviteUuid: string, now:
 /**
  * Accepts: in one transaction the invite moves from PENDING (unexpired, unchanged since read) to
  * ACCEPTED, its claim goes, the membership is created (its key refuses a second one) with its id
- * claim, and, for an OWNER only, the team's `ownerCount` moves (the team must still exist). Other
+ * claim, the accepting user must still exist (a deleted account leaves no membership behind),
+ * and, for an OWNER only, the team's `ownerCount` moves (the team must still exist). Other
  * roles do not write the team item, so a team's joins share no hot item. Their guard against a
  * team deleted after the read is the claim's condition: the claim lives in the team's partition,
  * which the deletion's cleanup empties (claims and memberships alike) before it ends, so an accept
  * either commits before its claim goes, and its membership is collected, or fails. Throws the
- * codes of `addressedTo` and `stillOpen`, `already_member`.
+ * codes of `addressedTo`, `requireConfirmed` and `stillOpen`, `already_member`.
  */
 export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
-  const [found, invitee] = await readAsActor(db, actor, [
-    [db.entities.invite, { inviteUuid }],
-    [db.entities.user, { userUuid: actor.userUuid }],
-  ] as const);
-  if (!invitee) throw new AppError('unauthorized');
+  const [found, user] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }], actorItem(db, actor)] as const);
   let i = addressedTo(found, actor);
+  const invitee = requireConfirmed(user);
   stillOpen(i, await teamOf(db, i), now);
   const stamp = isoMillis(now);
   let readAgain = false;
@@ -417,6 +468,10 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
             .create({ teamId: i.teamId, userUuid: invitee.userUuid, memberId, userId: invitee.userId, role: i.role, createdAt: stamp, updatedAt: stamp })
             .commit(),
           tx.idClaim.create({ kind: 'membership', id: memberId }).commit(),
+          tx.user
+            .check({ userUuid: invitee.userUuid })
+            .where((a, op) => op.exists(a.userUuid))
+            .commit(),
           ...(i.role === 'OWNER' ? [tx.team.patch({ teamId: i.teamId }).add({ ownerCount: 1 }).commit()] : []),
         ])
         .go();
@@ -427,7 +482,9 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
         return 'retry';
       }
       if (index === 2) return new AppError('already_member');
-      if (index === 4) return notFound(TEAM_GONE);
+      // The account was deleted since the read (its sessions went with it).
+      if (index === 4) return new AppError('unauthorized');
+      if (index === 5) return notFound(TEAM_GONE);
       // A fresh member id clashed: draw another.
       return 'retry';
     },
@@ -436,10 +493,11 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
   return {};
 };
 
-/** Declines: the invite moves from PENDING to DECLINED. Throws the codes of `addressedTo` and `stillOpen`. */
+/** Declines: the invite moves from PENDING to DECLINED. Throws the codes of `addressedTo`, `requireConfirmed` and `stillOpen`. */
 export const declineInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
-  const [found] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }]] as const);
+  const [found, user] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }], actorItem(db, actor)] as const);
   let i = addressedTo(found, actor);
+  requireConfirmed(user);
   stillOpen(i, await teamOf(db, i), now);
   let readAgain = false;
   await commit(

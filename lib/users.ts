@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type AccountTokenItem, findToken, useToken } from './account-tokens.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
 import { checkPasswordAttempt, giveBack, limitSignIn, limitSignUp, recordPasswordSuccess } from './auth/limits.ts';
 import { hashPassword, spendVerifyTime, verifyPassword } from './auth/passwords.ts';
@@ -14,21 +15,38 @@ import { EVENT_METRICS } from './metric-names.ts';
 import { recordEvent } from './metrics.ts';
 import type { SignInInput, SignUpInput } from './schemas.ts';
 import { isoMicros, isoMillis } from './time.ts';
+import { accountMessage } from './verification.ts';
 import type { UserItem } from './views.ts';
 
 /** `last_sign_in_at` carries microseconds; the sub-millisecond digits come from the monotonic clock. */
 const signInStamp = (now: Date): string => isoMicros(now, Math.floor(performance.now() * 1000));
 
 /**
+ * The live `invitation` token of the sign-up's address, if `inviteToken` is one: signing up from
+ * an invitation e-mail proves the address. Anything else is no error, just an ordinary sign-up.
+ */
+const invitationFor = async (db: Db, input: SignUpInput, now: Date): Promise<AccountTokenItem | undefined> => {
+  if (input.inviteToken === undefined) return undefined;
+  const item = await findToken(db, input.inviteToken, ['invitation'], now).catch((error: unknown) => {
+    if (error instanceof AppError && error.code === 'token_expired') return undefined;
+    throw error;
+  });
+  return item?.email === input.email ? item : undefined;
+};
+
+/**
  * Creates an account and its first session in one transaction: the e-mail claim makes the
- * address unique, the id claim the integer id. A common password is refused like any invalid
+ * address unique, the id claim the integer id. The same transaction writes the `verification`
+ * outbox message, or, with the invitation token of the address (invitationFor), creates the
+ * account confirmed and uses the token up instead. A common password is refused like any invalid
  * field, before the source IP's sign-up bucket is charged; the bucket is charged before hashing.
  * Throws `validation_failed`, `rate_limited`, `email_taken`.
  */
 export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now: Date) => {
   if (isCommonPassword(input.password)) throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
   await limitSignUp(db, client.ip, now);
-  const passwordHash = await hashPassword(input.password);
+  const [passwordHash, invitation] = await Promise.all([hashPassword(input.password), invitationFor(db, input, now)]);
+  let fromInvite = invitation;
   const userUuid = randomUUID();
   let answer: Awaited<ReturnType<typeof newSession>>['body'] | undefined;
   await commit(
@@ -40,6 +58,7 @@ export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now
         firstName: input.firstName,
         lastName: input.lastName,
         passwordHash,
+        ...(fromInvite ? { emailConfirmedAt: isoMillis(now) } : {}),
         createdAt: isoMillis(now),
         updatedAt: isoMillis(now),
         lastSignInAt: signInStamp(now),
@@ -49,13 +68,21 @@ export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now
       return db.transaction
         .write((tx) => [
           tx.emailClaim.create({ email: u.email, userUuid }).commit(),
+          // Index 1: the token, used up meanwhile (another tab's sign-up lost to email_taken, or expired).
+          fromInvite ? useToken(tx, fromInvite, now) : tx.outboxMessage.create(accountMessage('verification', { userUuid, address: u.email }, now)).commit(),
           tx.idClaim.create({ kind: 'user', id: u.userId }).commit(),
           tx.user.create(u).commit(),
           ...session.writes(tx),
         ])
         .go();
     },
-    (index) => (index === 0 ? new AppError('email_taken') : 'retry'),
+    (index) => {
+      if (index === 0) return new AppError('email_taken');
+      // A token that no longer fits is ignored, as one that never did: an ordinary sign-up.
+      if (index === 1) fromInvite = undefined;
+      // Else a fresh id or message id clashed: try again with new ones.
+      return 'retry';
+    },
   );
   recordEvent(EVENT_METRICS.signUps);
   noteRequest({ userId: userUuid });

@@ -14,16 +14,20 @@ const ttlOf = (expiresAt: number, lastUsed: Date): number =>
 
 /**
  * The `data.session` body. Signing the same claims with the same Ed25519 key gives the same token,
- * so a refresh retried inside the grace window answers exactly the pair it answered first.
+ * so a refresh retried inside the grace window answers exactly the pair it answered first: every
+ * claim comes from the stored session (its `createdAt` is the sign-in time in `amr`) or `issuedAt`.
  */
 export const sessionBody = async (
   u: UserItem,
-  s: { sessionId: string; expiresAt: number },
+  s: { sessionId: string; expiresAt: number; createdAt: string },
   refresh: string,
   issuedAt: Date,
 ): Promise<AuthSession> => {
   // An access token never outlives its session, even for verifiers that never ask Roster.
-  const access = await signAccessToken({ userUuid: u.userUuid, email: u.email, sessionId: s.sessionId }, issuedAt, s.expiresAt);
+  const access = await signAccessToken({ userUuid: u.userUuid, email: u.email, sessionId: s.sessionId }, issuedAt, {
+    notAfter: s.expiresAt,
+    authenticatedAt: new Date(s.createdAt),
+  });
   return {
     session: {
       access_token: access.token,
@@ -64,7 +68,7 @@ export const newSession = async (u: UserItem, client: ClientInfo, now: Date) => 
       .create({ tokenHash: hashOpaqueToken(refresh), sessionId, userUuid: u.userUuid, status: 'ACTIVE', createdAt, expiresAt, ttl })
       .commit(),
   ];
-  return { sessionId, writes, body: await sessionBody(u, { sessionId, expiresAt }, refresh, now) };
+  return { sessionId, writes, body: await sessionBody(u, { sessionId, expiresAt, createdAt }, refresh, now) };
 };
 
 /**

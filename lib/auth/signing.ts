@@ -43,25 +43,56 @@ const signers = new KeyCache<Signer>(async () => {
 export const currentSigningKey = (): Promise<Signer> => signers.get().catch(unavailable);
 
 /**
+ * The claims of an access token: GoTrue's (Supabase auth-js's `JwtPayload` accepts them), without
+ * MFA: every session is one password sign-in (`aal1`), and `amr` says when it happened.
+ */
+export type AccessTokenClaims = {
+  iss: string;
+  sub: string;
+  aud: string;
+  exp: number;
+  iat: number;
+  role: string;
+  aal: 'aal1';
+  amr: { method: 'password'; timestamp: number }[];
+  session_id: string;
+  email: string;
+  is_anonymous: false;
+};
+
+export interface SignOptions {
+  /** The token never outlives this (epoch s): its session's end. */
+  notAfter?: number;
+  /** When the password was checked: the session's creation (`amr`); default `now`. */
+  authenticatedAt?: Date;
+}
+
+/**
  * Signs an access token for `actor`, valid from `now` for the configured lifetime but never past
- * `notAfter` (epoch s), with the current key (Ed25519 by default) named in `kid`. No random
- * member: the same claims and key give the same token (refresh retries rely on it).
+ * `notAfter`, with the current key (Ed25519 by default) named in `kid`. No random member and no
+ * clock read: the same claims and key give the same token (refresh retries rely on it).
  */
 export const signAccessToken = async (
   actor: Omit<Actor, 'sessionChecked'>,
   now: Date,
-  notAfter = Number.POSITIVE_INFINITY,
+  { notAfter = Number.POSITIVE_INFINITY, authenticatedAt = now }: SignOptions = {},
 ): Promise<{ token: string; expiresAt: number }> => {
   const iat = Math.floor(now.getTime() / 1000);
   const expiresAt = Math.min(iat + config.accessTokenSeconds, notAfter);
   const signer = await currentSigningKey();
-  const token = await new SignJWT({ email: actor.email, role: AUDIENCE, session_id: actor.sessionId })
-    .setProtectedHeader({ alg: signer.alg, typ: ACCESS_TOKEN_TYPE, kid: signer.kid })
-    .setSubject(actor.userUuid)
-    .setAudience(AUDIENCE)
-    .setIssuer(config.issuer)
-    .setIssuedAt(iat)
-    .setExpirationTime(expiresAt)
-    .sign(signer.key);
+  const claims: AccessTokenClaims = {
+    iss: config.issuer,
+    sub: actor.userUuid,
+    aud: AUDIENCE,
+    exp: expiresAt,
+    iat,
+    role: AUDIENCE,
+    aal: 'aal1',
+    amr: [{ method: 'password', timestamp: Math.floor(authenticatedAt.getTime() / 1000) }],
+    session_id: actor.sessionId,
+    email: actor.email,
+    is_anonymous: false,
+  };
+  const token = await new SignJWT(claims).setProtectedHeader({ alg: signer.alg, typ: ACCESS_TOKEN_TYPE, kid: signer.kid }).sign(signer.key);
   return { token, expiresAt };
 };

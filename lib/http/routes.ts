@@ -54,7 +54,7 @@ export const ROUTES = [
   { name: 'auth-signout', method: 'POST', path: '/api/auth/signout', auth: true, body: false, status: 200, actions: ['GetItem', 'DeleteItem', 'Query', 'BatchWriteItem'], indexes: [] },
   { name: 'auth-user', method: 'GET', path: '/api/auth/user', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
   { name: 'auth-user-update', method: 'PUT', path: '/api/auth/user', auth: true, body: true, status: 200, actions: [...AUTH, 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'], indexes: [], files: COMMON_PASSWORDS },
-  { name: 'auth-user-delete', method: 'DELETE', path: '/api/auth/user', auth: true, body: true, status: 200, actions: [...AUTH, 'Query', 'UpdateItem', 'DeleteItem', 'PutItem', 'BatchWriteItem'], indexes: ['gsi1'] },
+  { name: 'auth-user-delete', method: 'DELETE', path: '/api/auth/user', auth: true, body: true, status: 200, actions: [...AUTH, 'Query', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'], indexes: ['gsi1'] },
   { name: 'auth-verify', method: 'POST', path: '/api/auth/verify', auth: false, body: true, status: 200, actions: ['GetItem', 'UpdateItem', 'DeleteItem', 'PutItem'], indexes: [] },
   { name: 'auth-verify-resend', method: 'POST', path: '/api/auth/verify/resend', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'PutItem'], indexes: [] },
   { name: 'auth-recover', method: 'POST', path: '/api/auth/recover', auth: false, body: true, status: 200, actions: ['UpdateItem', 'PutItem'], indexes: [] },
@@ -80,13 +80,13 @@ export const ROUTES = [
   { name: 'invites-delete', method: 'DELETE', path: '/api/teams/{slug}/invites/{id}', auth: true, body: false, status: 200, actions: [...AUTH, 'Query', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'], indexes: ['gsi1'] },
   { name: 'my-invites-list', method: 'GET', path: '/api/invites', auth: true, body: false, status: 200, actions: [...AUTH, 'Query'], indexes: ['gsi2'] },
   { name: 'my-invites-get', method: 'GET', path: '/api/invites/{uuid}', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
-  { name: 'invites-accept', method: 'POST', path: '/api/invites/{uuid}/accept', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem'], indexes: [] },
+  { name: 'invites-accept', method: 'POST', path: '/api/invites/{uuid}/accept', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem', 'ConditionCheckItem'], indexes: [] },
   { name: 'invites-decline', method: 'POST', path: '/api/invites/{uuid}/decline', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem'], indexes: [] },
   // The pages behind the links Roster mails (lib/pages/): HTML at the API's own URL.
   { name: 'page-invite', method: 'GET', path: '/invites/{uuid}', auth: false, body: false, status: 200, actions: ['GetItem', 'BatchGetItem'], indexes: [] },
   { name: 'page-verify', method: 'GET', path: '/verify', auth: false, body: false, status: 200, actions: [], indexes: [] },
   { name: 'page-reset', method: 'GET', path: '/reset', auth: false, body: false, status: 200, actions: [], indexes: [] },
-  { name: 'page-assets', method: 'GET', path: '/assets/{asset}', auth: false, body: false, status: 200, actions: [], indexes: [] },
+  { name: 'page-assets', method: 'GET', path: '/assets/{asset}', auth: false, body: false, status: 200, actions: [], indexes: [], files: ['lib/pages/page.js', 'lib/pages/page.css', 'lib/pages/icon.svg'] },
 ] as const satisfies readonly Route[];
 
 export type RouteName = (typeof ROUTES)[number]['name'];

@@ -119,7 +119,7 @@ const account = async (db: Db, userUuid: string) => (await db.entities.user.get(
 const fullName = (u: { firstName: string; lastName: string }): string => `${u.firstName} ${u.lastName}`.trim();
 
 /** The invitation or decline notice of an invite as it is now, or why there is none. */
-const inviteMail = async (db: Db, message: Extract<OutboxRef, { inviteUuid: string }>, now: Date): Promise<Mail | { notSent: string }> => {
+const inviteMail = async (db: Db, message: Extract<OutboxRef, { inviteUuid: string }>, now: Date): Promise<Plan> => {
   const invite = (await db.entities.invite.get({ inviteUuid: message.inviteUuid }).go({ consistent: true })).data;
   if (!invite) return { notSent: 'skipped: the invite no longer exists' };
   // An invitation goes to the invitee: whether that address is suppressed is read beside the rest.
@@ -157,7 +157,7 @@ const inviteMail = async (db: Db, message: Extract<OutboxRef, { inviteUuid: stri
 };
 
 /** An account e-mail as the account is now (docs/accounts.md), or why it no longer applies. */
-const accountMail = async (db: Db, message: Exclude<OutboxRef, { inviteUuid: string }>): Promise<Mail | { notSent: string }> => {
+const accountMail = async (db: Db, message: Exclude<OutboxRef, { inviteUuid: string }>): Promise<Plan> => {
   const to = message.address;
   if (message.kind === 'recovery') {
     // The request wrote the same message for a known address and an unknown one: only here does it tell.

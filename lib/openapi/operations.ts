@@ -59,7 +59,7 @@ export const OPERATIONS = {
     tag: 'Auth',
     summary: 'Sign up',
     description:
-      'Creates an account and signs it in: the answer is the same `data.session` as sign-in. The e-mail is trimmed and lowercased; the 10,000 most common passwords are refused.',
+      'Creates an account and signs it in: the answer is the same `data.session` as sign-in. The e-mail is trimmed and lowercased; the 10,000 most common passwords are refused. A link to confirm the address is mailed (`email_confirmed_at` stays null until it is used). With `inviteToken`, the token of an invitation e-mail\'s link sent to this same address, the account is created confirmed and no link is mailed; a token that does not fit is ignored.',
     success: { data: AuthSessionSchema },
     errors: ['email_taken', 'rate_limited', ...writes],
     example: { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' },
@@ -99,9 +99,9 @@ export const OPERATIONS = {
     tag: 'Auth',
     summary: 'Update the signed-in user',
     description:
-      'Changes `firstName`, `lastName`, or the password (with `currentPassword`, which a wrong value fails with 422 on `fields.currentPassword`). A password change ends every other session.',
+      'Changes `firstName`, `lastName`, the password or the e-mail address (the last two with `currentPassword`, which a wrong value fails with 422 on `fields.currentPassword`). A password change ends every other session and voids the links mailed before it. A new `email` is not the account\'s yet: the answer shows it as `new_email`, a confirmation link goes to it and a notice to the current address; `POST /api/auth/verify` with that link\'s token makes the change. An address another account has is refused with 409 `email_taken`, the current one with 422 on `email`; a few confirmation e-mails an hour per address (429 with `Retry-After`).',
     success: { data: UserSchema },
-    errors: ['rate_limited', ...writes],
+    errors: ['email_taken', 'rate_limited', ...writes],
     example: { firstName: 'Ada', lastName: 'King' },
   },
   'auth-user-delete': {
@@ -257,9 +257,9 @@ export const OPERATIONS = {
     tag: 'Invites',
     summary: 'Invite someone',
     description:
-      'OWNER or ADMIN (an ADMIN cannot invite an OWNER). Inviting an address that has a pending invite updates that invite. An e-mail goes to the address; each team may send 50 an hour. An address whose mail bounced for good or was marked as spam is refused with 422 on `email`.',
+      'OWNER or ADMIN (an ADMIN cannot invite an OWNER), with a confirmed e-mail address (403 `email_not_verified`; setting INVITES_REQUIRE_VERIFIED_EMAIL). Inviting an address that has a pending invite updates that invite. An e-mail goes to the address; each team may send 50 an hour and each user 100 an hour across all teams (429). Only e-mails sent count: a refused invite (409, 422) spends nothing. An address whose mail bounced for good or was marked as spam is refused with 422 on `email`.',
     success: { data: EmptySchema },
-    errors: ['not_found', 'forbidden', 'already_member', 'rate_limited', ...writes],
+    errors: ['not_found', 'forbidden', 'email_not_verified', 'already_member', 'rate_limited', ...writes],
     example: { email: 'grace@example.com', role: 'MEMBER' },
   },
   'invites-list': {
@@ -279,9 +279,9 @@ export const OPERATIONS = {
     tag: 'Invites',
     summary: 'Send an invite again',
     description:
-      'Mails a pending invite again and extends its expiry by 7 days. If mail to its address has since bounced for good or been marked as spam, the answer is 422 on `email`, as for a new invite.',
+      'Mails a pending invite again and extends its expiry by 7 days, under the same rights, confirmed-address rule and mail allowances as a new invite. If mail to its address has since bounced for good or been marked as spam, the answer is 422 on `email`, as for a new invite.',
     success: { data: EmptySchema },
-    errors: ['not_found', 'forbidden', 'validation_failed', 'rate_limited', ...writes],
+    errors: ['not_found', 'forbidden', 'email_not_verified', 'validation_failed', 'rate_limited', ...writes],
   },
   'invites-delete': {
     tag: 'Invites',
@@ -306,20 +306,23 @@ export const OPERATIONS = {
   'invites-accept': {
     tag: 'My invites',
     summary: 'Accept an invite',
-    description: 'Makes the user a member with the invite’s role, in one transaction with ending the invite.',
+    description:
+      'Makes the user a member with the invite’s role, in one transaction with ending the invite. Needs a confirmed e-mail address. Checks, in order: 404 no such invite, 403 addressed to another e-mail, 403 `email_not_verified`, 404 team gone, 409 no longer pending, 410 expired.',
     success: { data: EmptySchema },
-    errors: ['not_found', 'invite_email_mismatch', 'invite_not_pending', 'invite_expired', 'already_member', ...writes],
+    errors: ['not_found', 'invite_email_mismatch', 'email_not_verified', 'invite_not_pending', 'invite_expired', 'already_member', ...writes],
   },
   'invites-decline': {
     tag: 'My invites',
     summary: 'Decline an invite',
+    description: 'Needs a confirmed e-mail address; checks in the same order as accepting.',
     success: { data: EmptySchema },
-    errors: ['not_found', 'invite_email_mismatch', 'invite_not_pending', 'invite_expired', ...writes],
+    errors: ['not_found', 'invite_email_mismatch', 'email_not_verified', 'invite_not_pending', 'invite_expired', ...writes],
   },
   'page-invite': {
     tag: 'Pages',
     summary: 'The page an invitation links to',
-    description: 'Shows the team, the inviter, the role and the expiry, then lets the invitee sign in or sign up and accept or decline. Showing it changes nothing.',
+    description:
+      'With the e-mail\'s live `token` for this invite: shows the team, the inviter, the role, the address and the expiry, then lets the invitee sign in or sign up (which confirms the address) and accept or decline. Any other link (unknown or malformed UUID, no or another token, an answered, withdrawn or expired invite, a deleted team) answers 200 with one page saying the invitation cannot be used, whatever the reason. Showing it changes nothing.',
     success: { media: { 'text/html': { description: 'The page.' } } },
     errors: [],
   },
@@ -339,11 +342,12 @@ export const OPERATIONS = {
   },
   'page-assets': {
     tag: 'Pages',
-    summary: 'The script and style sheet of the pages',
+    summary: 'The script, style sheet and icon of the pages',
     success: {
       media: {
         'text/javascript': { description: 'The pages\' script.' },
         'text/css': { description: 'The pages\' style sheet.' },
+        'image/svg+xml': { description: 'The pages\' icon.' },
       },
     },
     errors: ['not_found'],

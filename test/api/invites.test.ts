@@ -278,7 +278,8 @@ describe('accept without the team item, and invites of a deleted team', () => {
     await addMember(api, team.slug, owner, member, 'MEMBER');
     await addMember(api, team.slug, owner, admin, 'ADMIN');
     const accepts = transacted.filter((ops) => ops.includes('Put membership'));
-    const plain = ['Update invite', 'Delete pendinginvite', 'Put membership', 'Put idclaim'];
+    // The user check: an account deleted meanwhile gets no membership.
+    const plain = ['Update invite', 'Delete pendinginvite', 'Put membership', 'Put idclaim', 'ConditionCheck user'];
     expect(accepts).toEqual([plain, plain]);
     expect((await db().entities.team.get({ teamId: team.id }).go({ consistent: true })).data).toEqual(before);
 

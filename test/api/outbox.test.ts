@@ -30,10 +30,13 @@ process.env.OUTBOX_SWEEP_GRACE_MS = '2000';
 
 const { inbox, start: startSmtp, stop: stopSmtp } = testSmtp(() => smtpPort);
 
-/** Waits until `count` messages went to `to`, then a little longer to catch a duplicate. */
-const mailsTo = async (to: string, count = 1, withinMs = 20_000): Promise<Received[]> => {
+/**
+ * Waits until `count` messages went to `to` (those whose subject matches `about`: a signed-up
+ * account also gets its verification e-mail), then a little longer to catch a duplicate.
+ */
+const mailsTo = async (to: string, count = 1, withinMs = 20_000, about = /./u): Promise<Received[]> => {
   const deadline = Date.now() + withinMs;
-  const mine = () => inbox.filter((m) => m.to.includes(to));
+  const mine = () => inbox.filter((m) => m.to.includes(to) && about.test(m.subject));
   while (mine().length < count && Date.now() < deadline) await sleep(50);
   await sleep(1000);
   return mine();
@@ -91,10 +94,10 @@ describe('the outbox through the stream', () => {
     const team = await createTeam(api, owner);
     await invite(api, owner, team.slug, invitee.email);
     const uuid = await myInviteUuid(invitee, team.slug);
-    const mails = await mailsTo(invitee.email);
+    const mails = await mailsTo(invitee.email, 1, 20_000, /invited you/u);
     expect(mails).toHaveLength(1);
     expect(mails[0]?.subject).toBe(`owner Tester invited you to join Team ${team.slug} on Roster`);
-    expect(mails[0]?.text).toContain(`${PUBLIC_URL}/invites/${uuid}`);
+    expect(mails[0]?.text).toContain(`${PUBLIC_URL}/invites/${uuid}?token=`);
     expect(await outboxOf(uuid)).toMatchObject([{ status: 'SENT', attempts: 1 }]);
   });
 
@@ -134,7 +137,7 @@ describe('the outbox through the stream', () => {
     await invite(api, owner, team.slug, invitee.email);
     const uuid = await myInviteUuid(invitee, team.slug);
     expect((await api.call('POST', `/api/invites/${uuid}/decline`, { token: invitee.token })).status).toBe(200);
-    const notices = await mailsTo(owner.email);
+    const notices = await mailsTo(owner.email, 1, 20_000, /declined/u);
     expect(notices).toHaveLength(1);
     expect(notices[0]?.subject).toBe(`${invitee.email} declined your invitation to Team ${team.slug}`);
   });
@@ -145,6 +148,109 @@ describe('the outbox through the stream', () => {
     await startPoller();
     await sleep(3000);
     expect(inbox).toEqual([]);
+  });
+});
+
+describe('account e-mail through the stream', () => {
+  const helpers = () => import('../helpers/outbox.ts');
+  const tokens = () => import('../../lib/account-tokens.ts');
+  const LINK = { verification: '/verify', email_change: '/verify', recovery: '/reset' } as const;
+
+  /** The one mail to `to` about `about`, and the token its link carries to `path`. */
+  const tokenMailed = async (to: string, path: string, about: RegExp): Promise<{ mail: Received; token: string }> => {
+    const [mail, ...more] = await mailsTo(to, 1, 20_000, about);
+    expect(more).toEqual([]);
+    const link = new RegExp(`${PUBLIC_URL.replace(/\./gu, '\\.')}${path}\\?token=([A-Za-z0-9_-]{43})`, 'u');
+    const token = link.exec(mail?.text ?? '')?.[1];
+    expect(token, `no ${path} link in ${JSON.stringify(mail)}`).toBeDefined();
+    expect(mail?.html).toContain(`href="${PUBLIC_URL}${path}?token=${token}"`);
+    return { mail: mail as Received, token: token as string };
+  };
+
+  /** Waits for the message to end, and answers it as stored. */
+  const ended = async (messageId: string) => {
+    const { storedMessage } = await helpers();
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const m = await storedMessage({ messageId });
+      if (m?.status === 'SENT' || m?.status === 'FAILED') return m;
+      if (Date.now() > deadline) throw new Error(`message not ended: ${JSON.stringify(m)}`);
+      await sleep(50);
+    }
+  };
+
+  it.each([
+    ['verification', /^Confirm your e-mail address/u],
+    ['recovery', /^Reset your Roster password/u],
+    ['email_change', /^Confirm your new e-mail address/u],
+  ] as const)('%s: the mailed link carries a token findToken takes for that purpose only; a second message mails another', async (kind, about) => {
+    const { seedAccountMessage, seedUser } = await helpers();
+    const { findToken } = await tokens();
+    const { db } = await import('../../lib/db/service.ts');
+    const newEmail = freshEmail('new');
+    const user = await seedUser(kind === 'email_change' ? { newEmail, tokenEpoch: 2 } : { tokenEpoch: 2 });
+    const to = kind === 'email_change' ? newEmail : user.email;
+    const what = kind === 'recovery' ? { kind, address: to } : { kind, userUuid: user.userUuid, address: to };
+    const first = await seedAccountMessage(what);
+    const { mail, token } = await tokenMailed(to, LINK[kind], about);
+    expect(mail.to).toEqual([to]);
+    expect(mail.text).toContain('Hello Carl Ito,');
+    expect(await ended(first.messageId)).toMatchObject({ status: 'SENT', attempts: 1 });
+    const item = await findToken(db(), token, [kind], new Date());
+    expect(item).toMatchObject({ purpose: kind, email: to, userUuid: user.userUuid, epoch: 2 });
+    const minutes = kind === 'recovery' ? 60 : 24 * 60;
+    expect(item.expiresAt - Date.parse(item.createdAt)).toBe(minutes * 60_000);
+    expect(mail.text).toContain(`works for ${minutes === 60 ? '1 hour' : '24 hours'}`);
+    const others = (['verification', 'recovery', 'email_change', 'invitation'] as const).filter((p) => p !== kind);
+    await expect(findToken(db(), token, others, new Date())).rejects.toMatchObject({ code: 'token_expired' });
+
+    inbox.length = 0;
+    await seedAccountMessage(what);
+    const second = await tokenMailed(to, LINK[kind], about);
+    expect(second.token).not.toBe(token);
+    expect((await findToken(db(), second.token, [kind], new Date())).email).toBe(to);
+  });
+
+  it('email_change_notice: to the old address, naming the new one, no link', async () => {
+    const { seedAccountMessage, seedUser } = await helpers();
+    const newEmail = freshEmail('new');
+    const user = await seedUser({ newEmail });
+    const m = await seedAccountMessage({ kind: 'email_change_notice', userUuid: user.userUuid, address: user.email });
+    const [mail, ...more] = await mailsTo(user.email);
+    expect(more).toEqual([]);
+    expect(mail?.subject).toBe('A change of your Roster e-mail address was requested');
+    expect(mail?.text).toContain(newEmail);
+    expect(mail?.text).toContain('If this was not you');
+    expect(mail?.text).not.toContain(PUBLIC_URL);
+    expect(await ended(m.messageId)).toMatchObject({ status: 'SENT' });
+  });
+
+  it('skips, FAILED and with no mail, what no longer applies', async () => {
+    const { seedAccountMessage, seedUser } = await helpers();
+    const confirmed = await seedUser({ emailConfirmedAt: new Date().toISOString() });
+    const moved = await seedUser();
+    const settled = await seedUser({ newEmail: freshEmail('other') });
+    const gone = `gone-${randomUUID()}`;
+    const unknown = freshEmail('unknown');
+    const changedTo = freshEmail('changed');
+    const bounced = await seedUser();
+    const { suppress } = await import('../../lib/mail/suppression.ts');
+    const { db } = await import('../../lib/db/service.ts');
+    await suppress(db(), { email: bounced.email, reason: 'bounce', detail: 'Permanent/General', at: new Date().toISOString() });
+    const cases = [
+      [{ kind: 'recovery', address: bounced.email }, 'skipped: suppressed address'],
+      [{ kind: 'verification', userUuid: confirmed.userUuid, address: confirmed.email }, 'skipped: the address is already confirmed'],
+      [{ kind: 'verification', userUuid: moved.userUuid, address: freshEmail('before') }, 'skipped: the account has another address now'],
+      [{ kind: 'verification', userUuid: gone, address: unknown }, 'skipped: the account no longer exists'],
+      [{ kind: 'recovery', address: unknown }, 'skipped: no account has this address'],
+      [{ kind: 'email_change', userUuid: settled.userUuid, address: changedTo }, 'skipped: the change to this address is no longer pending'],
+      [{ kind: 'email_change_notice', userUuid: gone, address: unknown }, 'skipped: the account no longer exists'],
+    ] as const;
+    const messages = await Promise.all(cases.map(([what]) => seedAccountMessage(what)));
+    for (const [i, m] of messages.entries()) expect(await ended(m.messageId)).toMatchObject({ status: 'FAILED', error: cases[i]?.[1] });
+    await sleep(1000);
+    const addresses = [...cases.map(([what]) => what.address), confirmed.email, moved.email, settled.email];
+    expect(inbox.filter((mail) => addresses.some((a) => mail.to.includes(a)))).toEqual([]);
   });
 });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
+import type { Db } from '../../lib/db/service.ts';
 import type { LocalServer } from '../../lib/http/server.ts';
 import { expectDocumented } from './openapi.ts';
 
@@ -21,7 +22,13 @@ export interface CallOptions {
 export interface Api {
   url: string;
   call: (method: string, path: string, options?: CallOptions) => Promise<Reply>;
+  /** The server's table, where `signUp` makes verification tokens; unknown for a server of another process unless given. */
+  table?: () => Promise<Db>;
 }
+
+// Lib modules are loaded when first used, never when this file is imported: a test file sets the
+// environment (its settings) after its imports, and lib/config.ts reads it once, on load.
+const dbModule = () => import('../../lib/db/service.ts');
 
 /** One request to the API at `url`. The answer must be one openapi.json documents, or this throws. */
 export const callApi = async (url: string, method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
@@ -46,8 +53,22 @@ export const callApi = async (url: string, method: string, path: string, options
   return { status: res.status, headers: res.headers, body: parsed };
 };
 
-/** The API served at `url` (a server of another process). */
-export const apiAt = (url: string): Api => ({ url, call: (method, path, options) => callApi(url, method, path, options) });
+/**
+ * The API served at `url` (a server of another process). `tableName`, that server's table on the
+ * same DynamoDB Local, lets `signUp` confirm addresses there; without it, sign up with
+ * `{ confirmed: false }`.
+ */
+export const apiAt = (url: string, tableName?: string): Api => {
+  let table: Db | undefined;
+  const api: Api = { url, call: (method, path, options) => callApi(url, method, path, options) };
+  if (tableName !== undefined) {
+    api.table = async () => {
+      const [{ createDb }, { createDocumentClient }] = await Promise.all([dbModule(), import('../../lib/db/client.ts')]);
+      return (table ??= createDb(createDocumentClient(), tableName));
+    };
+  }
+  return api;
+};
 
 /** Starts the local server (same handlers as the stack) for this test file; stops it afterwards. */
 export const useApi = (): Api => {
@@ -57,6 +78,9 @@ export const useApi = (): Api => {
     const { startLocalServer } = await import('../../lib/http/server.ts');
     server = await startLocalServer(0);
     api.url = server.url;
+    // The in-process server uses this file's table, as the test does.
+    const { db } = await dbModule();
+    api.table = async () => db();
   });
   afterAll(() => server.close());
   return api;
@@ -74,13 +98,30 @@ export interface TestUser {
   uuid: string;
 }
 
-export const signUp = async (api: Api, name = 'user'): Promise<TestUser> => {
+/**
+ * Signs up a fresh user: confirmed by default, through the real POST /api/auth/verify with a
+ * verification token made as the mailer makes it (`issueToken`, in the server's table: no mail
+ * involved); `{ confirmed: false }` leaves the address unconfirmed. Confirming needs the server's
+ * table (`api.table`): `useApi` knows it, `apiAt` only when told.
+ */
+export const signUp = async (api: Api, name = 'user', { confirmed = true }: { confirmed?: boolean } = {}): Promise<TestUser> => {
   const email = freshEmail(name);
   const password = 'correct horse battery staple';
   const res = await api.call('POST', '/api/auth/signup', { json: { email, password, firstName: name, lastName: 'Tester' } });
   if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${JSON.stringify(res.body)}`);
   const session = res.body.data.session;
-  return { email, password, token: session.access_token, refreshToken: session.refresh_token, uuid: session.user.id };
+  const user: TestUser = { email, password, token: session.access_token, refreshToken: session.refresh_token, uuid: session.user.id };
+  if (confirmed) await confirm(api, user);
+  return user;
+};
+
+/** Confirms `user`'s address as following the link of the verification e-mail would. */
+export const confirm = async (api: Api, user: Pick<TestUser, 'email' | 'uuid'>): Promise<void> => {
+  if (!api.table) throw new Error(`cannot confirm ${user.email}: the server's table is unknown (apiAt(url, tableName), or signUp with { confirmed: false })`);
+  const { issueToken } = await import('../../lib/account-tokens.ts');
+  const token = await issueToken(await api.table(), { purpose: 'verification', email: user.email, user: { userUuid: user.uuid, tokenEpoch: 0 } }, new Date());
+  const res = await api.call('POST', '/api/auth/verify', { json: { token } });
+  if (res.status !== 200) throw new Error(`verification failed: ${res.status} ${JSON.stringify(res.body)}`);
 };
 
 let slugs = 0;

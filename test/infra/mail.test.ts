@@ -36,11 +36,10 @@ describe('without mail settings', () => {
     Annotations.fromStack(built.stack).hasWarning('/Roster', Match.stringLikeRegexp('mail is NOT sent'));
   });
 
-  it('makes no SES identity, configuration set, topic, events function or its queue, and grants no SES', () => {
+  it('makes no SES identity, configuration set, topic or events function, and grants no SES', () => {
     for (const type of ['AWS::SES::EmailIdentity', 'AWS::SES::ConfigurationSet', 'AWS::SNS::Subscription']) expect(built.ofType(type), type).toEqual([]);
     expect(Object.values(built.dataResources).filter((r) => r.Type === 'AWS::SES::EmailIdentity')).toEqual([]);
     expect(built.stack.background.has(MAIL_EVENTS.name)).toBe(false);
-    expect(Object.keys(built.dataResources).some((id) => id.startsWith('MailEventsDeadLetters'))).toBe(false);
     expect(built.allStatements().flatMap(actionsOf).filter((a) => a.startsWith('ses:'))).toEqual([]);
   });
 });
@@ -128,6 +127,22 @@ describe('with -c sesDomain (the stack creates the identity)', () => {
     for (const part of ['sent with SES as Roster <no-reply@example.com> through example.com', 'DkimCname outputs of RosterData', 'sandbox', 'docs/operations.md']) {
       expect(text).toContain(part);
     }
+  });
+});
+
+describe('switching mail settings', () => {
+  it('keeps the data stack\'s exports, so a deploy that turns SES off removes nothing the deployed functions\' stack imports', () => {
+    const exportsOf = (built: Synthesized) =>
+      Object.values(built.dataJson.Outputs)
+        .flatMap((o) => (o.Export ? [o.Export.Name] : []))
+        .sort();
+    const plain = synth();
+    const withSes = synth({ sesDomain: 'example.com' });
+    expect(exportsOf(plain)).toEqual(exportsOf(withSes));
+    // Every name the SES stack imports is exported by the data stack without SES too.
+    const imported = [...JSON.stringify(withSes.rawJson).matchAll(/"Fn::ImportValue":"([^"]+)"/g)].map((m) => m[1]);
+    expect(imported.length).toBeGreaterThan(0);
+    for (const name of imported) expect(exportsOf(plain)).toContain(name);
   });
 });
 

@@ -91,17 +91,17 @@ describe('two stacks', () => {
     expect(built.data.dependencies).toEqual([]);
     const dataTypes = [...new Set(Object.values(dataResources).map((r) => r.Type))].sort();
     expect(dataTypes).toEqual(['AWS::DynamoDB::Table', 'AWS::SQS::Queue', 'AWS::SQS::QueuePolicy', 'AWS::SecretsManager::Secret']);
-    expect(dataOfType('AWS::SQS::Queue').map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['MailDeadLetters', 'TeamCleanupDeadLetters']);
+    expect(dataOfType('AWS::SQS::Queue').map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['MailDeadLetters', 'MailEventsDeadLetters', 'TeamCleanupDeadLetters']);
     for (const type of ['AWS::DynamoDB::Table', 'AWS::SecretsManager::Secret', 'AWS::SQS::Queue', 'AWS::SES::EmailIdentity']) {
       expect(ofType(type), type).toEqual([]);
     }
   });
 
-  it('exports only stable values: the table\'s name, ARN and stream ARN, the secret\'s ARN, the queues\' ARNs and names', () => {
+  it('exports only stable values, whatever the functions\' stack imports: the table\'s name, ARN and stream ARN, the secret\'s ARN, the queues\' ARNs and names', () => {
     const exported = Object.values(dataJson.Outputs)
       .filter((o) => o.Export)
       .map((o) => describeResource(o.Value));
-    const queues = ['MailDeadLetters', 'TeamCleanupDeadLetters'].flatMap((id) => [`queue:${id}`, `queueName:${id}`]);
+    const queues = ['MailDeadLetters', 'MailEventsDeadLetters', 'TeamCleanupDeadLetters'].flatMap((id) => [`queue:${id}`, `queueName:${id}`]);
     expect(exported.sort()).toEqual([...queues, 'secret', 'stream', 'table', JSON.stringify({ Ref: tableId })].sort());
     // The functions' stack imports them (synth() fails on an import of anything else).
     expect(JSON.stringify(built.rawJson)).toContain('"Fn::ImportValue"');

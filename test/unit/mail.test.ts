@@ -10,7 +10,17 @@ import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../infra/dynamodb-local.ts';
+import {
+  renderEmailChange,
+  renderEmailChangeNotice,
+  renderRecovery,
+  renderVerification,
+  resetLink,
+  verifyLink,
+  withToken,
+} from '../../lib/mail/account-mail.ts';
 import { renderDeclined } from '../../lib/mail/declined.ts';
+import { humanMinutes } from '../../lib/mail/templates.ts';
 import { inviteLink, renderInvitation, type InvitationData } from '../../lib/mail/invitation.ts';
 import { checkMessage, type MailMessage, MailRefusedError } from '../../lib/mail/safety.ts';
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
@@ -72,9 +82,9 @@ describe('rendering', () => {
     expect(r.subject).toBe('Zoë 🚀 "Z" <b> invited you to join <script>alert("x")</script> & Co\'s on Roster');
   });
 
-  it('turns line breaks and other control or bidi characters in names into spaces', () => {
+  it('turns line breaks and other control characters in names into spaces, and removes bidi controls', () => {
     const r = renderInvitation(invitation({ inviterName: HOSTILE, teamName: 'A\u2028B\u0085C\u202eD\u0000E\tF' }), undefined);
-    expect(r.subject).toBe('Eve Bcc: evil@attacker.example X-Injected: 1 invited you to join A B C D E F on Roster');
+    expect(r.subject).toBe('Eve Bcc: evil@attacker.example X-Injected: 1 invited you to join A B CD E F on Roster');
     for (const part of [r.subject, r.text, r.html]) {
       expect(part).not.toMatch(/^(Bcc|X-Injected):/mu);
       for (const c of ['\u2028', '\u0085', '\u202e', '\u0000', '\t', '\r']) expect(part).not.toContain(c);
@@ -126,6 +136,18 @@ describe('rendering', () => {
     expect(() => renderInvitation(invitation(), join(unknown, 'missing'))).toThrow(/not a directory/u);
   });
 
+  it('removes invisible and bidirectional control characters from every value', () => {
+    // Shown as "Payroll exe.png" if the override stayed.
+    const r = renderInvitation(invitation({ teamName: 'Payroll \u202Egnp.exe', inviterName: 'A\u200bn\u200dn\u2060 \u2066L\u2069ee\ufeff\u200e\u200f\u202a\u202b\u202c\u202d\u2067\u2068' }), undefined);
+    expect(r.subject).toBe('Ann Lee invited you to join Payroll gnp.exe on Roster');
+    for (const part of [r.subject, r.text, r.html]) {
+      expect(part).toContain('Payroll gnp.exe');
+      expect(part).not.toMatch(/[\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/u);
+    }
+    const notice = renderEmailChangeNotice({ to: 'ann@example.com', name: 'Ann', newEmail: 'ann@\u202Emoc.example' }, undefined);
+    expect(notice.text).toContain('ann@moc.example');
+  });
+
   it('renders the decline notice for the inviter with the same care', () => {
     const r = renderDeclined(
       { to: 'ann@example.com', inviterName: 'Ann', inviteeEmail: 'bob@example.com', teamName: '<i>Acme</i>\r\nBcc: x@y', role: 'MEMBER', declinedAt: '2026-01-03T08:00:00Z' },
@@ -136,6 +158,103 @@ describe('rendering', () => {
     expect(r.text).toContain('as Member (Saturday, 3 January 2026, 08:00 UTC)');
     expect(r.html).toContain('&lt;i&gt;Acme&lt;/i&gt; Bcc: x@y');
     expect(r.html).not.toContain('<i>');
+  });
+});
+
+describe('account e-mail', () => {
+  const TOKEN = 'tok_-A1';
+  const HOSTILE_NAME = '<b>Eve</b> & "Co"\r\nBcc: evil@attacker.example';
+
+  it('builds the links from PUBLIC_URL, the token as a query parameter', () => {
+    expect(verifyLink(TOKEN, 'https://roster.example.com/')).toBe('https://roster.example.com/verify?token=tok_-A1');
+    expect(resetLink(TOKEN, 'http://localhost:3000')).toBe('http://localhost:3000/reset?token=tok_-A1');
+    expect(verifyLink('a&b=c d')).toMatch(/\/verify\?token=a%26b%3Dc%20d$/u);
+    expect(withToken(inviteLink(UUID, 'https://roster.example.com'), TOKEN)).toBe(`${LINK}?token=tok_-A1`);
+  });
+
+  it('says how long a link works', () => {
+    expect([1, 59, 60, 90, 120, 1440].map(humanMinutes)).toEqual(['1 minute', '59 minutes', '1 hour', '90 minutes', '2 hours', '24 hours']);
+    expect(() => humanMinutes(0)).toThrow(/lifetime/u);
+  });
+
+  const VERIFY = verifyLink(TOKEN, 'https://roster.example.com');
+  const RESET = resetLink(TOKEN, 'https://roster.example.com');
+
+  it('verification: the address, the link, its lifetime, in every part', () => {
+    const r = renderVerification({ to: 'carl@example.com', name: 'Carl Ito', link: VERIFY, minutes: 1440 }, undefined);
+    expect(r.subject).toBe('Confirm your e-mail address for Roster');
+    for (const part of [r.text, r.html]) for (const s of ['Hello Carl Ito,', 'carl@example.com', VERIFY, 'works for 24 hours and only once']) expect(part).toContain(s);
+    expect(r.html).toContain(`<a href="${VERIFY}">Confirm my address</a>`);
+  });
+
+  it('recovery: the account, the reset link, its lifetime', () => {
+    const r = renderRecovery({ to: 'carl@example.com', name: 'Carl Ito', link: RESET, minutes: 60 }, undefined);
+    expect(r.subject).toBe('Reset your Roster password');
+    for (const part of [r.text, r.html]) {
+      for (const s of ['Hello Carl Ito,', 'the Roster account carl@example.com', RESET, 'works for 1 hour and only once', 'your password stays as it is']) expect(part).toContain(s);
+    }
+    expect(r.html).toContain(`<a href="${RESET}">Choose a new password</a>`);
+  });
+
+  it('e-mail change: to the new address, naming the old one, with the confirmation link and its lifetime', () => {
+    const r = renderEmailChange({ to: 'new@example.com', oldEmail: 'old@example.com', name: 'Carl Ito', link: VERIFY, minutes: 90 }, undefined);
+    expect(r.subject).toBe('Confirm your new e-mail address for Roster');
+    for (const part of [r.text, r.html]) {
+      for (const s of ['from old@example.com to new@example.com', VERIFY, 'works for 90 minutes and only once', 'the account keeps old@example.com']) expect(part).toContain(s);
+    }
+    expect(r.html).toContain(`<a href="${VERIFY}">Confirm the change</a>`);
+  });
+
+  it('e-mail change notice: to the old address, naming the new one, what to do if it was not them, and no link', () => {
+    const r = renderEmailChangeNotice({ to: 'old@example.com', name: 'Carl Ito', newEmail: 'new@example.com' }, undefined);
+    expect(r.subject).toBe('A change of your Roster e-mail address was requested');
+    for (const part of [r.text, r.html]) {
+      for (const s of ['Roster account old@example.com', 'new@example.com', 'If this was not you', 'reset it now', 'asking for a password reset for old@example.com']) expect(part).toContain(s);
+      expect(part).not.toMatch(/https?:|href=/u);
+    }
+  });
+
+  it('prints names safely: one line, HTML escaped, falling back to the address when empty', () => {
+    const renders = [
+      renderVerification({ to: 'carl@example.com', name: HOSTILE_NAME, link: VERIFY, minutes: 60 }, undefined),
+      renderRecovery({ to: 'carl@example.com', name: HOSTILE_NAME, link: RESET, minutes: 60 }, undefined),
+      renderEmailChange({ to: 'new@example.com', oldEmail: 'old@example.com', name: HOSTILE_NAME, link: VERIFY, minutes: 60 }, undefined),
+      renderEmailChangeNotice({ to: 'old@example.com', name: HOSTILE_NAME, newEmail: '<i>new</i>@example.com' }, undefined),
+    ];
+    for (const r of renders) {
+      expect(r.text).toContain('Hello <b>Eve</b> & "Co" Bcc: evil@attacker.example,');
+      expect(r.html).toContain('Hello &lt;b&gt;Eve&lt;/b&gt; &amp; &quot;Co&quot; Bcc: evil@attacker.example,');
+      expect(r.html).not.toContain('<b>');
+      expect(r.text).not.toMatch(/^Bcc:/mu);
+    }
+    expect(renders[3]?.html).toContain('&lt;i&gt;new&lt;/i&gt;@example.com');
+    expect(renderVerification({ to: 'carl@example.com', name: ' ', link: VERIFY, minutes: 60 }, undefined).text).toContain('Hello carl@example.com,');
+    expect(renderEmailChange({ to: 'new@example.com', oldEmail: 'old@example.com', name: '', link: VERIFY, minutes: 60 }, undefined).text).toContain('Hello old@example.com,');
+  });
+
+  it('refuses links that are not http(s) and lifetimes that are not minutes', () => {
+    expect(() => renderVerification({ to: 'c@example.com', name: 'C', link: 'javascript:alert(1)', minutes: 60 }, undefined)).toThrow(/link/u);
+    expect(() => renderRecovery({ to: 'c@example.com', name: 'C', link: RESET, minutes: Number.NaN }, undefined)).toThrow(/lifetime/u);
+  });
+
+  it('takes overrides from MAIL_TEMPLATE_DIR under the kinds verification, recovery, email_change and email_change_notice', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'roster-mail-'));
+    writeFileSync(join(dir, 'verification.subject.txt'), 'Verify {{to}}\n');
+    writeFileSync(join(dir, 'verification.html'), '<a href="{{link}}">{{name}}</a> {{lifetime}}');
+    writeFileSync(join(dir, 'recovery.txt'), 'R {{link}} {{lifetime}}');
+    writeFileSync(join(dir, 'email_change.txt'), 'C {{oldEmail}} {{to}} {{link}}');
+    writeFileSync(join(dir, 'email_change_notice.subject.txt'), 'N {{newEmail}}');
+    const v = renderVerification({ to: 'c@example.com', name: 'A<B', link: VERIFY, minutes: 60 }, dir);
+    expect(v.subject).toBe('Verify c@example.com');
+    expect(v.html).toBe(`<a href="${VERIFY}">A&lt;B</a> 1 hour`);
+    expect(v.text).toBe(renderVerification({ to: 'c@example.com', name: 'A<B', link: VERIFY, minutes: 60 }, undefined).text);
+    expect(renderRecovery({ to: 'c@example.com', name: 'C', link: RESET, minutes: 60 }, dir).text).toBe(`R ${RESET} 1 hour`);
+    expect(renderEmailChange({ to: 'n@example.com', oldEmail: 'o@example.com', name: 'C', link: VERIFY, minutes: 60 }, dir).text).toBe(`C o@example.com n@example.com ${VERIFY}`);
+    expect(renderEmailChangeNotice({ to: 'o@example.com', name: 'C', newEmail: 'n@example.com' }, dir).subject).toBe('N n@example.com');
+    // The notice has no link to offer a template.
+    const noLink = mkdtempSync(join(tmpdir(), 'roster-mail-'));
+    writeFileSync(join(noLink, 'email_change_notice.txt'), 'Click {{link}}');
+    expect(() => renderEmailChangeNotice({ to: 'o@example.com', name: 'C', newEmail: 'n@example.com' }, noLink)).toThrow(/unknown placeholder \{\{link\}\}/u);
   });
 });
 

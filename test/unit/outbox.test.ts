@@ -4,11 +4,12 @@
  * the entities. A database outage is a real client pointed at a port nobody listens on.
  */
 import { randomUUID } from 'node:crypto';
-import type { Context, DynamoDBStreamEvent } from 'aws-lambda';
-import { seedInvite, seedMessage, storedMessage } from '../helpers/outbox.ts';
+import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { seedAccountMessage, seedInvite, seedMessage, storedMessage } from '../helpers/outbox.ts';
 import { type Received, testSmtp } from '../helpers/smtp.ts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../infra/dynamodb-local.ts';
+import { findToken } from '../../lib/account-tokens.ts';
 import { config } from '../../lib/config.ts';
 import { createDocumentClient } from '../../lib/db/client.ts';
 import { statusComposites } from '../../lib/db/entities/invites.ts';
@@ -74,15 +75,15 @@ const setStatus = async (inviteUuid: string, status: 'ACCEPTED' | 'REVOKED') => 
 };
 
 /**
- * db() on its own client, whose requests go to a port nobody listens on once `down()` is true:
- * the outage that hits a mailer between its send and its SENT write.
+ * db() on its own client, whose requests go to a port nobody listens on while `down(command)` is
+ * true: the outage that hits a mailer between its send and its SENT write, or one request kind.
  */
-const withOutage = async (down: () => boolean): Promise<Db> => {
+const withOutage = async (down: (command: string) => boolean): Promise<Db> => {
   const dead = await freePort();
   const client = createDocumentClient();
   client.middlewareStack.add(
-    (next) => (args) => {
-      if (down()) (args.request as { port?: number }).port = dead;
+    (next, context) => (args) => {
+      if (down(context.commandName ?? '')) (args.request as { port?: number }).port = dead;
       return next(args);
     },
     { step: 'finalizeRequest' },
@@ -100,8 +101,17 @@ describe('deliver', () => {
     const mail = inbox[0] as Received;
     expect(mail.to).toEqual([s.email]);
     expect(mail.subject).toBe(`Ann Lee invited you to join ${s.teamName} on Roster`);
-    expect(mail.text).toContain(inviteLink(s.inviteUuid));
-    expect(mail.html).toContain(`href="${inviteLink(s.inviteUuid)}"`);
+    // The link carries a token made at the send: the invitee's, for this invite, until it expires.
+    const link = new RegExp(`${inviteLink(s.inviteUuid).replace(/[.?]/gu, '\\$&')}\\?token=([A-Za-z0-9_-]{43})`, 'u');
+    const token = link.exec(mail.text)?.[1] as string;
+    expect(mail.html).toContain(`href="${inviteLink(s.inviteUuid)}?token=${token}"`);
+    expect(await findToken(db(), token, ['invitation'], NOW)).toMatchObject({
+      purpose: 'invitation',
+      email: s.email,
+      inviteUuid: s.inviteUuid,
+      expiresAt: Date.parse('2026-03-09T10:00:00.000Z'),
+    });
+    await expect(findToken(db(), token, ['verification', 'recovery', 'email_change'], NOW)).rejects.toMatchObject({ code: 'token_expired' });
     expect(mail.text).toContain('Admin');
     expect(mail.text).toContain('Monday, 9 March 2026, 10:00 UTC');
     expect(mail.messageId).toBe(`<${m.messageId}@roster.example.com>`);
@@ -227,6 +237,29 @@ describe('deliver', () => {
     expect(inbox).toHaveLength(1);
   });
 
+  it('a token that cannot be stored is released like a failed send: PENDING again, nothing sent, deliver throws', async () => {
+    const s = await setUp();
+    const m = await message(s.inviteUuid);
+    const noPuts = await withOutage((command) => command === 'PutItemCommand');
+    await expect(deliver(noPuts, mailer, m, NOW)).rejects.toThrow();
+    expect(await stored(m)).toMatchObject({ status: 'PENDING', attempts: 1, error: expect.any(String) });
+    expect(inbox).toHaveLength(0);
+    expect(await deliver(db(), mailer, m, NOW)).toEqual({ outcome: 'sent' });
+    expect(inbox).toHaveLength(1);
+  });
+
+  it('every send makes its own token: a new message, and one taken over after its lease', async () => {
+    const s = await setUp();
+    const lease = NOW.getTime() - 1;
+    const first = await message(s.inviteUuid);
+    const again = await message(s.inviteUuid, 'invitation', { status: 'SENDING', leaseUntil: lease, dueAt: iso(new Date(lease)), attempts: 1 });
+    await deliver(db(), mailer, first, NOW);
+    await deliver(db(), mailer, again, NOW);
+    const tokens = inbox.map((mail) => /\?token=([A-Za-z0-9_-]+)/u.exec(mail.text)?.[1] as string);
+    expect(new Set(tokens).size).toBe(2);
+    for (const token of tokens) expect((await findToken(db(), token, ['invitation'], NOW)).inviteUuid).toBe(s.inviteUuid);
+  });
+
   it('finds nothing to do for a message that does not exist', async () => {
     const s = await setUp();
     expect(await deliver(db(), mailer, { messageId: randomUUID(), kind: 'invitation', inviteUuid: s.inviteUuid, createdAt: iso(NOW) }, NOW)).toEqual({
@@ -300,19 +333,31 @@ describe('deliver when the SENT write fails (at-least-once)', () => {
 });
 
 describe('the mailer function', () => {
-  const record = (m: OutboxRef, sequenceNumber: string) => ({
+  const record = (m: Record<string, string>, sequenceNumber: string) => ({
     eventName: 'INSERT',
     dynamodb: {
       SequenceNumber: sequenceNumber,
       NewImage: {
         __edb_e__: { S: 'outboxMessage' },
-        messageId: { S: m.messageId },
-        kind: { S: m.kind },
-        inviteUuid: { S: m.inviteUuid },
-        createdAt: { S: m.createdAt },
+        ...Object.fromEntries(Object.entries(m).map(([k, v]) => [k, { S: v }])),
         status: { S: 'PENDING' },
       },
     },
+  });
+
+  it('reads every kind from the stream image, and nothing that lacks what its kind needs', async () => {
+    const { outboxMessageOf } = await import('../../functions/mailer.ts');
+    const base = { messageId: 'm1', createdAt: iso(NOW) };
+    const of = (m: Record<string, string>) => outboxMessageOf(record(m, '1') as DynamoDBRecord);
+    for (const kind of ['invitation', 'declined'] as const) expect(of({ ...base, kind, inviteUuid: 'i1' })).toEqual({ ...base, kind, inviteUuid: 'i1' });
+    for (const kind of ['verification', 'email_change', 'email_change_notice'] as const) {
+      expect(of({ ...base, kind, userUuid: 'u1', address: 'a@example.com' })).toEqual({ ...base, kind, userUuid: 'u1', address: 'a@example.com' });
+      expect(of({ ...base, kind, address: 'a@example.com' })).toBeUndefined();
+    }
+    expect(of({ ...base, kind: 'recovery', address: 'a@example.com' })).toEqual({ ...base, kind: 'recovery', address: 'a@example.com' });
+    expect(of({ ...base, kind: 'recovery', userUuid: 'u1' })).toBeUndefined();
+    expect(of({ ...base, kind: 'invitation', userUuid: 'u1', address: 'a@example.com' })).toBeUndefined();
+    expect(of({ ...base, kind: 'telegram', inviteUuid: 'i1' })).toBeUndefined();
   });
 
   it('does not fail the batch for a message another mailer holds: the shard goes on', async () => {
@@ -334,7 +379,7 @@ describe('sweepOutbox', () => {
   const GRACE = 30_000;
   const live = () => iso(new Date(Date.now() + 7 * 24 * 60 * MINUTE));
   const ago = (ms: number) => iso(new Date(Date.now() - ms));
-  let made: OutboxRef[] = [];
+  let made: Pick<OutboxRef, 'messageId'>[] = [];
   /** A message of a live invite, remembered so that it is removed after the test. */
   const due = async (over: Record<string, unknown> = {}) => {
     const s = await setUp({ expiresAt: live() });
@@ -361,7 +406,7 @@ describe('sweepOutbox', () => {
     return { db: createDb(client, config.tableName), operations };
   };
 
-  it('delivers what is left PENDING or SENDING past its lease, and nothing else; Query, GetItem and UpdateItem only', async () => {
+  it('delivers what is left PENDING or SENDING past its lease, and nothing else; Query, GetItem, PutItem (the tokens) and UpdateItem only', async () => {
     const stuck = await due();
     const expiredLease = Date.now() - 5 * MINUTE;
     const abandoned = await due({ status: 'SENDING', leaseUntil: expiredLease, dueAt: iso(new Date(expiredLease)), attempts: 1 });
@@ -378,7 +423,7 @@ describe('sweepOutbox', () => {
     expect(seen.sort()).toEqual([stuck.messageId, abandoned.messageId].sort());
     expect(result).toMatchObject({ found: 2, queries: OUTBOX_SHARDS, caughtUp: true });
     expect(metric(EVENT_METRICS.outboxRedelivered)).toBe(2);
-    expect(new Set(operations)).toEqual(new Set(['Query', 'GetItem', 'UpdateItem']));
+    expect(new Set(operations)).toEqual(new Set(['Query', 'GetItem', 'PutItem', 'UpdateItem']));
     expect(inbox.map((m) => m.messageId).sort()).toEqual([stuck, abandoned].map((m) => `<${m.messageId}@roster.example.com>`).sort());
     expect(await stored(stuck)).toMatchObject({ status: 'SENT', attempts: 1 });
     expect(await stored(abandoned)).toMatchObject({ status: 'SENT', attempts: 2, maybeSent: true });
@@ -387,6 +432,31 @@ describe('sweepOutbox', () => {
     expect((await stored(done))?.status).toBe('SENT');
     // Caught up: a second run finds nothing, one Query per shard.
     expect(await sweepOutbox(db(), mailer, new Date(), { olderThanMs: GRACE, mayGoOn: () => true })).toMatchObject({ found: 0, queries: OUTBOX_SHARDS });
+  });
+
+  it('reports a message that lacks what its kind needs as an error, and leaves it', async () => {
+    const address = `nobody-${randomUUID()}@example.com`;
+    const m = await seedAccountMessage({ kind: 'recovery', address }, { createdAt: ago(10 * MINUTE) });
+    made.push(m);
+    // As only a bug would write it: a verification without its account.
+    const broken = { messageId: randomUUID(), kind: 'verification' as const, address, createdAt: m.createdAt };
+    await db().entities.outboxMessage.create({ ...broken, status: 'PENDING' }).go();
+    made.push(broken);
+    const errors = vi.spyOn(log, 'error');
+    const outcomes: Record<string, string> = {};
+    await sweepOutbox(db(), mailer, new Date(), {
+      olderThanMs: GRACE,
+      mayGoOn: () => true,
+      onMessage: (d, r) => (outcomes[d.messageId] = 'error' in r ? String(r.error) : r.delivery.outcome),
+    });
+    expect(outcomes).toEqual({
+      [m.messageId]: 'failed',
+      [broken.messageId]: 'Error: outbox message of kind verification lacks the attributes of its kind',
+    });
+    expect(errors).toHaveBeenCalled();
+    errors.mockRestore();
+    expect((await stored(broken))?.status).toBe('PENDING');
+    expect(await stored(m)).toMatchObject({ status: 'FAILED', error: 'skipped: no account has this address' });
   });
 
   it('stops when its time is up, and the next run goes on; pages through a backlog, oldest first', async () => {

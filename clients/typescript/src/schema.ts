@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Sign up
-         * @description Creates an account and signs it in: the answer is the same `data.session` as sign-in. The e-mail is trimmed and lowercased; the 10,000 most common passwords are refused.
+         * @description Creates an account and signs it in: the answer is the same `data.session` as sign-in. The e-mail is trimmed and lowercased; the 10,000 most common passwords are refused. A link to confirm the address is mailed (`email_confirmed_at` stays null until it is used). With `inviteToken`, the token of an invitation e-mail's link sent to this same address, the account is created confirmed and no link is mailed; a token that does not fit is ignored.
          */
         post: operations["auth-signup"];
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
         get: operations["auth-user"];
         /**
          * Update the signed-in user
-         * @description Changes `firstName`, `lastName`, or the password (with `currentPassword`, which a wrong value fails with 422 on `fields.currentPassword`). A password change ends every other session.
+         * @description Changes `firstName`, `lastName`, the password or the e-mail address (the last two with `currentPassword`, which a wrong value fails with 422 on `fields.currentPassword`). A password change ends every other session and voids the links mailed before it. A new `email` is not the account's yet: the answer shows it as `new_email`, a confirmation link goes to it and a notice to the current address; `POST /api/auth/verify` with that link's token makes the change. An address another account has is refused with 409 `email_taken`, the current one with 422 on `email`; a few confirmation e-mails an hour per address (429 with `Retry-After`).
          */
         put: operations["auth-user-update"];
         post?: never;
@@ -414,7 +414,7 @@ export interface paths {
         put?: never;
         /**
          * Invite someone
-         * @description OWNER or ADMIN (an ADMIN cannot invite an OWNER). Inviting an address that has a pending invite updates that invite. An e-mail goes to the address; each team may send 50 an hour. An address whose mail bounced for good or was marked as spam is refused with 422 on `email`.
+         * @description OWNER or ADMIN (an ADMIN cannot invite an OWNER), with a confirmed e-mail address (403 `email_not_verified`; setting INVITES_REQUIRE_VERIFIED_EMAIL). Inviting an address that has a pending invite updates that invite. An e-mail goes to the address; each team may send 50 an hour and each user 100 an hour across all teams (429). Only e-mails sent count: a refused invite (409, 422) spends nothing. An address whose mail bounced for good or was marked as spam is refused with 422 on `email`.
          */
         post: operations["invites-create"];
         delete?: never;
@@ -452,7 +452,7 @@ export interface paths {
         put?: never;
         /**
          * Send an invite again
-         * @description Mails a pending invite again and extends its expiry by 7 days. If mail to its address has since bounced for good or been marked as spam, the answer is 422 on `email`, as for a new invite.
+         * @description Mails a pending invite again and extends its expiry by 7 days, under the same rights, confirmed-address rule and mail allowances as a new invite. If mail to its address has since bounced for good or been marked as spam, the answer is 422 on `email`, as for a new invite.
          */
         post: operations["invites-resend"];
         delete?: never;
@@ -512,7 +512,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invite
-         * @description Makes the user a member with the invite’s role, in one transaction with ending the invite.
+         * @description Makes the user a member with the invite’s role, in one transaction with ending the invite. Needs a confirmed e-mail address. Checks, in order: 404 no such invite, 403 addressed to another e-mail, 403 `email_not_verified`, 404 team gone, 409 no longer pending, 410 expired.
          */
         post: operations["invites-accept"];
         delete?: never;
@@ -530,7 +530,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Decline an invite */
+        /**
+         * Decline an invite
+         * @description Needs a confirmed e-mail address; checks in the same order as accepting.
+         */
         post: operations["invites-decline"];
         delete?: never;
         options?: never;
@@ -547,7 +550,7 @@ export interface paths {
         };
         /**
          * The page an invitation links to
-         * @description Shows the team, the inviter, the role and the expiry, then lets the invitee sign in or sign up and accept or decline. Showing it changes nothing.
+         * @description With the e-mail's live `token` for this invite: shows the team, the inviter, the role, the address and the expiry, then lets the invitee sign in or sign up (which confirms the address) and accept or decline. Any other link (unknown or malformed UUID, no or another token, an answered, withdrawn or expired invite, a deleted team) answers 200 with one page saying the invitation cannot be used, whatever the reason. Showing it changes nothing.
          */
         get: operations["page-invite"];
         put?: never;
@@ -605,7 +608,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The script and style sheet of the pages */
+        /** The script, style sheet and icon of the pages */
         get: operations["page-assets"];
         put?: never;
         post?: never;
@@ -794,6 +797,16 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "forbidden";
+                message: string;
+                fields?: {
+                    [key: string]: string;
+                };
+            };
+        };
+        EmailNotVerifiedError: {
+            error: {
+                /** @enum {string} */
+                code: "email_not_verified";
                 message: string;
                 fields?: {
                     [key: string]: string;
@@ -1637,7 +1650,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `conflict` */
+            /** @description `conflict`, `email_taken` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1645,7 +1658,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConflictError"];
+                    "application/json": components["schemas"]["ConflictError"] | components["schemas"]["EmailTakenError"];
                 };
             };
             /** @description `body_too_large` */
@@ -3763,7 +3776,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `email_not_verified`, `forbidden` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3771,7 +3784,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description `not_found` */
@@ -4113,7 +4126,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `email_not_verified`, `forbidden` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4121,7 +4134,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description `not_found` */
@@ -4449,7 +4462,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `invite_email_mismatch` */
+            /** @description `email_not_verified`, `invite_email_mismatch` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4457,7 +4470,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InviteEmailMismatchError"];
+                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["InviteEmailMismatchError"];
                 };
             };
             /** @description `not_found` */
@@ -4567,7 +4580,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `invite_email_mismatch` */
+            /** @description `email_not_verified`, `invite_email_mismatch` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4575,7 +4588,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InviteEmailMismatchError"];
+                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["InviteEmailMismatchError"];
                 };
             };
             /** @description `not_found` */
@@ -4788,7 +4801,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The script and style sheet of the pages */
+            /** @description The script, style sheet and icon of the pages */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4798,6 +4811,7 @@ export interface operations {
                 content: {
                     "text/javascript": unknown;
                     "text/css": unknown;
+                    "image/svg+xml": unknown;
                 };
             };
             /** @description `not_found` */

@@ -40,8 +40,8 @@ describe('address confirmation', () => {
     const slug = unique('unconfirmed');
     await client.teams.create({ name: 'Unconfirmed', slug });
     const error = await client.invites.create(slug, { email: `${unique('guest')}@example.com`, role: 'MEMBER' }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RosterError);
-    expect(error).toMatchObject({ status: 403, code: 'email_not_verified' });
+    if (!(error instanceof RosterError) || error.code !== 'email_not_verified') throw error;
+    expect(error.status).toBe(403);
   });
 });
 

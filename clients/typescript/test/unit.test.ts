@@ -29,6 +29,7 @@ describe('RosterError.from', () => {
 
   it('has the error codes of the schema as its code type', () => {
     expectTypeOf<'slug_taken' | 'validation_failed' | 'rate_limited' | 'invite_expired'>().toExtend<ErrorCode>();
+    expectTypeOf<'token_expired' | 'email_not_verified' | 'sole_owner'>().toExtend<ErrorCode>();
     expectTypeOf<string>().not.toExtend<ErrorCode>();
   });
 });

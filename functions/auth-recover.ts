@@ -1,0 +1,5 @@
+import { db } from '../lib/db/service.ts';
+import { endpoint } from '../lib/http/endpoint.ts';
+import { recover } from '../lib/recovery.ts';
+
+export const handler = endpoint('auth-recover', ({ body, now }) => recover(db(), body, now));

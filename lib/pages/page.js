@@ -1,0 +1,140 @@
+/* global document, fetch, location, URLSearchParams */
+// The pages' script (docs/pages.md): plain DOM, requests only to this origin's API. The mailed
+// token is read from the URL here and sent only in a POST body; a GET never uses it up.
+'use strict';
+
+const main = document.querySelector('main');
+const status = document.getElementById('status');
+const token = new URLSearchParams(location.search).get('token') || '';
+let session = null;
+
+const say = (text, kind) => {
+  status.textContent = text;
+  status.className = kind || '';
+};
+
+/** The API's answer: `{ ok, status, data, error }`; the error is the envelope's (code, message, fields). */
+const call = async (method, path, body) => {
+  const headers = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (session) headers.authorization = `Token ${session.access_token}`;
+  let res;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    return { ok: false, error: { code: 'network', message: 'Roster could not be reached. Check your connection and try again.' } };
+  }
+  const json = await res.json().catch(() => ({}));
+  return { ok: res.ok, status: res.status, data: json.data, error: json.error || { code: 'unknown', message: `Unexpected answer (${res.status}).` } };
+};
+
+/** The message, with each field's complaint (`password: must be at least 8 characters`). */
+const describe = (error) => {
+  const fields = error.fields ? Object.entries(error.fields).map(([name, text]) => `${name}: ${text}`) : [];
+  return [error.message, ...fields].join(' ');
+};
+
+/** Runs `work` with `button` disabled, so a double click sends one request. */
+const busy = async (button, work) => {
+  button.disabled = true;
+  try {
+    await work();
+  } finally {
+    button.disabled = false;
+  }
+};
+
+const value = (id) => document.getElementById(id).value;
+
+const invite = () => {
+  const uuid = main.dataset.invite;
+  const answer = document.getElementById('answer');
+  const resend = document.getElementById('resend');
+
+  const signedIn = (data) => {
+    session = data.session;
+    document.getElementById('auth').hidden = true;
+    answer.hidden = false;
+    document.getElementById('signed-in').textContent = `Signed in as ${session.user.email}.`;
+    say('Signed in. Accept or decline the invitation.');
+    document.getElementById('accept').focus();
+  };
+
+  const submit = (form, path, body) =>
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      busy(form.querySelector('button'), async () => {
+        say('Working…');
+        const res = await call('POST', path, body());
+        if (res.ok) signedIn(res.data);
+        else say(describe(res.error), 'error');
+      });
+    });
+  submit(document.getElementById('signin'), '/api/auth/signin', () => ({ email: value('signin-email'), password: value('signin-password') }));
+  submit(document.getElementById('signup'), '/api/auth/signup', () => ({
+    email: value('signup-email'),
+    password: value('signup-password'),
+    firstName: value('signup-first'),
+    lastName: value('signup-last'),
+    inviteToken: token,
+  }));
+
+  const respond = (button, verb, done) =>
+    button.addEventListener('click', () =>
+      busy(button, async () => {
+        resend.hidden = true;
+        const res = await call('POST', `/api/invites/${encodeURIComponent(uuid)}/${verb}`);
+        if (res.ok) {
+          answer.hidden = true;
+          say(done, 'done');
+          return;
+        }
+        say(describe(res.error), 'error');
+        resend.hidden = res.error.code !== 'email_not_verified';
+      }),
+    );
+  respond(document.getElementById('accept'), 'accept', `You joined ${main.dataset.team}.`);
+  respond(document.getElementById('decline'), 'decline', 'You declined the invitation.');
+
+  resend.addEventListener('click', () =>
+    busy(resend, async () => {
+      const res = await call('POST', '/api/auth/verify/resend', undefined);
+      if (res.ok) say(`A confirmation e-mail is on its way to ${session.user.email}: follow its link, then come back here.`);
+      else say(describe(res.error), 'error');
+    }),
+  );
+};
+
+const verify = () => {
+  const button = document.getElementById('confirm');
+  button.addEventListener('click', () =>
+    busy(button, async () => {
+      const res = await call('POST', '/api/auth/verify', { token });
+      if (res.ok) {
+        button.hidden = true;
+        say(`Your address ${res.data.email} is confirmed.`, 'done');
+      } else say(describe(res.error), 'error');
+    }),
+  );
+};
+
+const reset = () => {
+  const form = document.getElementById('reset');
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const password = value('reset-password');
+    if (password !== value('reset-confirm')) {
+      say('The two passwords differ: type the same one twice.', 'error');
+      return;
+    }
+    busy(form.querySelector('button'), async () => {
+      const res = await call('POST', '/api/auth/reset', { token, password });
+      if (res.ok) {
+        form.hidden = true;
+        say(`Your new password is set, and you are signed in as ${res.data.session.user.email}.`, 'done');
+      } else say(describe(res.error), 'error');
+    });
+  });
+};
+
+({ invite, verify, reset })[main.dataset.page]?.();

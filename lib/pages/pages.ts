@@ -1,0 +1,118 @@
+import { hashOpaqueToken } from '../auth/opaque-tokens.ts';
+import { readTogether } from '../db/batch-read.ts';
+import { config } from '../config.ts';
+import type { Db } from '../db/service.ts';
+import type { StaticAnswer } from '../http/static.ts';
+import { isoMillis } from '../time.ts';
+import { html, renderPage } from './render.ts';
+
+/** `2 December 2026, 14:05 UTC`: one reading for every invitee, whatever their browser's zone. */
+const humanUtc = (iso: string): string =>
+  `${new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'long', year: 'numeric', hour: '2-digit', minute: '2-digit', hour12: false })
+    .format(new Date(iso))
+    .replace(' at ', ', ')} UTC`;
+
+const ROLE_NAMES = { OWNER: 'owner', ADMIN: 'admin', MEMBER: 'member' } as const;
+
+const MIN_LENGTH = ` minlength="${config.passwordMinLength}"`;
+
+const field = (id: string, label: string, type: string, autocomplete: string, extra = ''): string =>
+  `<label for="${id}">${label}</label><input id="${id}" name="${id}" type="${type}" autocomplete="${autocomplete}" required${extra}>`;
+
+const UNAVAILABLE = renderPage({
+  title: 'This invitation cannot be used',
+  main: `      <p>The link may be incomplete, or the invitation was answered, withdrawn or has expired; a newer e-mail about it replaces the older ones.</p>
+      <p>Ask the person who invited you to send it again.</p>`,
+});
+
+/**
+ * GET /invites/{uuid}?token=…: what the invitation is, then sign-in or sign-up and the answer
+ * (the script). The details show only with the link's live invitation token for this invite: the
+ * token, not the UUID, is the e-mail's secret. One BatchGetItem for the invite and the token, one
+ * for the team and the inviter; nothing is written (the token is used up only by sign-up).
+ * Anything else — no such invite, a used or foreign token, an answered or expired invite, a
+ * deleted team — is one page that tells nothing about which.
+ */
+export const invitePage = async (db: Db, inviteUuid: string | null, token: string | undefined, now: Date): Promise<StaticAnswer> => {
+  if (!inviteUuid || !token) return UNAVAILABLE;
+  const [invite, item] = await readTogether(db, [
+    [db.entities.invite, { inviteUuid }],
+    [db.entities.accountToken, { tokenHash: hashOpaqueToken(token) }],
+  ] as const);
+  const live =
+    invite &&
+    item?.purpose === 'invitation' &&
+    item.inviteUuid === inviteUuid &&
+    item.email === invite.email &&
+    item.expiresAt > now.getTime() &&
+    (invite.status === 'PENDING' || invite.status === 'EXPIRED') &&
+    invite.expiresAt > isoMillis(now);
+  if (!live) return UNAVAILABLE;
+  const [team, inviter] = await readTogether(db, [
+    [db.entities.team, { teamId: invite.teamId }],
+    [db.entities.user, { userUuid: invite.invitedByUuid }],
+  ] as const);
+  if (!team) return UNAVAILABLE;
+  const by = inviter ? `${inviter.firstName} ${inviter.lastName}` : 'A former member';
+  return renderPage({
+    title: `Join ${team.name}`,
+    data: { page: 'invite', invite: inviteUuid, email: invite.email, team: team.name },
+    main: `      <dl class="facts">
+        <dt>Team</dt><dd id="team-name">${html(team.name)}</dd>
+        <dt>Invited by</dt><dd>${html(by)}</dd>
+        <dt>Role</dt><dd>${ROLE_NAMES[invite.role]}</dd>
+        <dt>For</dt><dd>${html(invite.email)}</dd>
+        <dt>Expires</dt><dd><time datetime="${html(invite.expiresAt)}">${html(humanUtc(invite.expiresAt))}</time></dd>
+      </dl>
+      <div id="auth" class="columns">
+        <form id="signin" novalidate>
+          <h2>I have an account</h2>
+          ${field('signin-email', 'E-mail', 'email', 'email', ` value="${html(invite.email)}"`)}
+          ${field('signin-password', 'Password', 'password', 'current-password')}
+          <button type="submit">Sign in</button>
+        </form>
+        <form id="signup" novalidate>
+          <h2>I am new to Roster</h2>
+          ${field('signup-first', 'First name', 'text', 'given-name', ' maxlength="100"')}
+          ${field('signup-last', 'Last name', 'text', 'family-name', ' maxlength="100"')}
+          ${field('signup-email', 'E-mail', 'email', 'email', ` value="${html(invite.email)}" readonly`)}
+          ${field('signup-password', 'Password', 'password', 'new-password', MIN_LENGTH)}
+          <button type="submit">Sign up</button>
+        </form>
+      </div>
+      <div id="answer" hidden>
+        <p id="signed-in"></p>
+        <button type="button" id="accept">Accept</button>
+        <button type="button" id="decline" class="secondary">Decline</button>
+      </div>
+      <button type="button" id="resend" hidden>Send the confirmation e-mail again</button>`,
+  });
+};
+
+const INCOMPLETE = (title: string): StaticAnswer =>
+  renderPage({ title, main: '      <p>This link is incomplete: open the whole link from the e-mail, or ask for a new one.</p>' });
+
+/** GET /verify?token=…: a button, so that a mail scanner following the link confirms nothing. */
+export const verifyPage = (token: string | undefined): StaticAnswer =>
+  token
+    ? renderPage({
+        title: 'Confirm your e-mail address',
+        data: { page: 'verify' },
+        main: `      <p>Press the button to confirm that this address is yours.</p>
+      <button type="button" id="confirm">Confirm my address</button>`,
+      })
+    : INCOMPLETE('Confirm your e-mail address');
+
+/** GET /reset?token=…: the new password, twice; the token is used only when the form is sent. */
+export const resetPage = (token: string | undefined): StaticAnswer =>
+  token
+    ? renderPage({
+        title: 'Choose a new password',
+        data: { page: 'reset' },
+        main: `      <form id="reset" novalidate>
+        ${field('reset-password', 'New password', 'password', 'new-password', MIN_LENGTH)}
+        ${field('reset-confirm', 'New password again', 'password', 'new-password', MIN_LENGTH)}
+        <button type="submit">Set the new password</button>
+      </form>`,
+      })
+    : INCOMPLETE('Choose a new password');
