@@ -28,6 +28,8 @@ process.env.PUBLIC_URL = origin;
 
 const { inbox, start: startSmtp, stop: stopSmtp } = testSmtp(() => smtpPort);
 const PASSWORD = 'correct horse battery staple';
+/** Sign-up and reset hash a password: seconds on a loaded machine. */
+const PATIENCE = { timeout: 30_000 };
 const shots = mkdtempSync(join(tmpdir(), 'roster-pages-'));
 
 let api: Api;
@@ -97,7 +99,7 @@ describe('the pages behind mailed links, in Chromium', () => {
     await page.locator('#signup-password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign up' }).click();
     await page.getByRole('button', { name: 'Accept' }).click();
-    await expect.poll(() => page.locator('#status').textContent()).toBe(`You joined Team ${team.slug}.`);
+    await expect.poll(() => page.locator('#status').textContent(), PATIENCE).toBe(`You joined Team ${team.slug}.`);
 
     const signin = await api.call('POST', '/api/auth/signin', { json: { email, password: PASSWORD } });
     expect(signin.body.data.session.user.email_confirmed_at).toEqual(expect.any(String));
@@ -117,7 +119,7 @@ describe('the pages behind mailed links, in Chromium', () => {
     // Opening the page changed nothing.
     expect((await api.call('GET', '/api/auth/user', { token: user.token })).body.data.email_confirmed_at).toBeNull();
     await page.getByRole('button', { name: 'Confirm my address' }).click();
-    await expect.poll(() => page.locator('#status').textContent()).toBe(`Your address ${user.email} is confirmed.`);
+    await expect.poll(() => page.locator('#status').textContent(), PATIENCE).toBe(`Your address ${user.email} is confirmed.`);
     expect((await api.call('GET', '/api/auth/user', { token: user.token })).body.data.email_confirmed_at).toEqual(expect.any(String));
   });
 
@@ -132,9 +134,33 @@ describe('the pages behind mailed links, in Chromium', () => {
     await page.getByLabel('New password', { exact: true }).fill(fresh);
     await page.getByLabel('New password again').fill(fresh);
     await page.getByRole('button', { name: 'Set the new password' }).click();
-    await expect.poll(() => page.locator('#status').textContent()).toBe(`Your new password is set, and you are signed in as ${user.email}.`);
+    await expect.poll(() => page.locator('#status').textContent(), PATIENCE).toBe(`Your new password is set, and you are signed in as ${user.email}.`);
     expect((await api.call('POST', '/api/auth/signin', { json: { email: user.email, password: fresh } })).status).toBe(200);
     expect((await api.call('POST', '/api/auth/signin', { json: { email: user.email, password: PASSWORD } })).status).toBe(401);
+  });
+
+  it("invite, signed in with an unconfirmed account: the API's 403 message, and the button that mails the confirmation again", async () => {
+    const owner = await signUp(api, 'owner');
+    const invitee = await signUp(api, 'unconfirmed', { confirmed: false });
+    const team = await createTeam(api, owner);
+    expect((await api.call('POST', `/api/teams/${team.slug}/invites`, { token: owner.token, json: { email: invitee.email, role: 'MEMBER' } })).status).toBe(201);
+    const link = await linkMailedTo(invitee.email, /invited you/u);
+    // This visit answers 403 on purpose: only a 5xx counts against it.
+    const visit = await openPage(browser, link, 500);
+    const { page } = visit;
+    await page.locator('#signin-password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Accept' }).click();
+    await expect.poll(() => page.locator('#status').textContent(), PATIENCE).toBe(
+      'Confirm your e-mail address first: follow the link in the e-mail Roster sent you.',
+    );
+    const confirmations = () => inbox.filter((m) => m.to.includes(invitee.email) && /Confirm your e-mail/u.test(m.subject)).length;
+    await expect.poll(confirmations, PATIENCE).toBe(1); // the sign-up's
+    await page.getByRole('button', { name: 'Send the confirmation e-mail again' }).click();
+    await expect.poll(() => page.locator('#status').textContent(), PATIENCE).toMatch(/^A confirmation e-mail is on its way/u);
+    await expect.poll(confirmations, PATIENCE).toBe(2);
+    expect(unclean(visit, origin)).toEqual([]);
+    expect((await api.call('GET', `/api/teams/${team.slug}/members`, { token: owner.token })).body.data).toHaveLength(1);
   });
 
   // Last, so they cover everything the tests above made the pages do.

@@ -232,9 +232,7 @@ export class RosterStack extends Stack {
     this.monitoring.watchTable(table, Object.keys(INDEXES));
     this.monitoring.watchQueue('MailDeadLetters', data.mailDeadLetters, 'An outbox message failed every retry of the stream: the outbox sweeper sends it again (docs/operations.md)');
     this.monitoring.watchQueue('TeamCleanupDeadLetters', data.teamCleanupDeadLetters, 'A deleted team\'s cleanup failed every retry: its rows remain until it is run again (docs/operations.md)');
-    if (this.configurationSet) {
-      this.monitoring.watchQueue('MailEventsDeadLetters', data.mailEventsDeadLetters, 'An SES bounce or complaint could not be recorded: its address is not suppressed (docs/operations.md)');
-    }
+    this.monitoring.watchQueue('MailEventsDeadLetters', data.mailEventsDeadLetters, 'An SES bounce or complaint could not be recorded: its address is not suppressed (docs/operations.md)');
     this.monitoring.watchMail(this.configurationSet?.configurationSetName);
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url });

@@ -1,8 +1,7 @@
-import { epochOf } from './account-tokens.ts';
 import type { Actor } from './auth/actor.ts';
 import { hashPassword, verifyPassword } from './auth/passwords.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
-import { checkPasswordAttempt, giveBack, limitAddressMail, limitPasswordChange, recordPasswordSuccess } from './auth/limits.ts';
+import { type BucketToken, checkPasswordAttempt, giveBack, limitAddressMail, limitPasswordChange, recordPasswordSuccess } from './auth/limits.ts';
 import { type ClientInfo, endSessionsOf, isLive, readAsActor } from './auth/session-items.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db } from './db/service.ts';
@@ -122,29 +121,31 @@ export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, c
   if (input.firstName !== undefined) changes.firstName = input.firstName;
   if (input.lastName !== undefined) changes.lastName = input.lastName;
   if (input.password !== undefined || input.email !== undefined) await checkCurrentPassword(db, u, input.currentPassword, client, now);
-  if (input.password !== undefined) changes.passwordHash = await hashPassword(input.password);
-  const bump = input.password !== undefined ? 1 : 0;
-
-  // A concurrent password or address change wins or loses whole: never two mixed.
-  const unchanged = { passwordHash: u.passwordHash, email: u.email };
   const newEmail = input.email;
+  let mail: BucketToken | undefined;
+  if (newEmail !== undefined) {
+    if ((await db.entities.emailClaim.get({ email: newEmail }).go({ consistent: true })).data) throw new AppError('email_taken');
+    mail = await limitAddressMail(db, newEmail, now);
+    changes.newEmail = newEmail;
+  }
+  if (input.password !== undefined) changes.passwordHash = await hashPassword(input.password);
+  // A password change voids the links mailed before it.
+  const epochBump = input.password !== undefined ? { tokenEpoch: 1 } : {};
+
+  // Both conditioned on the password and address read: a concurrent change of either wins or loses whole.
   if (newEmail === undefined) {
     try {
       await db.entities.user
         .patch({ userUuid: u.userUuid })
         .set(changes)
-        .add({ tokenEpoch: bump })
-        .where((a, op) => `${op.eq(a.passwordHash, unchanged.passwordHash)} AND ${op.eq(a.email, unchanged.email)}`)
+        .add(epochBump)
+        .where((a, op) => `${op.eq(a.passwordHash, u.passwordHash)} AND ${op.eq(a.email, u.email)}`)
         .go();
     } catch (error) {
       if (isConditionFailure(error)) throw new AppError('conflict');
       throw error;
     }
   } else {
-    const claim = (await db.entities.emailClaim.get({ email: newEmail }).go({ consistent: true })).data;
-    if (claim) throw new AppError('email_taken');
-    const mail = await limitAddressMail(db, newEmail, now);
-    changes.newEmail = newEmail;
     try {
       await commit(
         () =>
@@ -153,8 +154,8 @@ export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, c
               tx.user
                 .patch({ userUuid: u.userUuid })
                 .set(changes)
-                .add({ tokenEpoch: bump })
-                .where((a, op) => `${op.eq(a.passwordHash, unchanged.passwordHash)} AND ${op.eq(a.email, unchanged.email)}`)
+                .add(epochBump)
+                .where((a, op) => `${op.eq(a.passwordHash, u.passwordHash)} AND ${op.eq(a.email, u.email)}`)
                 .commit(),
               tx.outboxMessage.create(accountMessage('email_change', { userUuid: u.userUuid, address: newEmail }, now)).commit(),
               tx.outboxMessage.create(accountMessage('email_change_notice', { userUuid: u.userUuid, address: u.email }, now)).commit(),
@@ -165,7 +166,7 @@ export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, c
       );
     } catch (error) {
       // Refused whole (nothing written, nothing mailed): the address's allowance is not spent.
-      if (error instanceof AppError) await giveBack(db, mail);
+      if (error instanceof AppError && mail) await giveBack(db, mail);
       throw error;
     }
   }
@@ -173,5 +174,5 @@ export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, c
     // Strongly consistent: every session committed before the new password is found and ended.
     await endSessionsOf(db, u.userUuid, actor.sessionId);
   }
-  return userView({ ...u, ...changes, tokenEpoch: epochOf(u) + bump });
+  return userView({ ...u, ...changes });
 };

@@ -9,7 +9,7 @@ import { commit } from './db/transactions.ts';
 import { AppError } from './errors.ts';
 import { noteRequest } from './log.ts';
 import type { RecoverInput, ResetInput } from './schemas.ts';
-import { isoMicros, isoMillis } from './time.ts';
+import { isoMillis, signInStamp } from './time.ts';
 import { accountMessage, tokenEpochIs } from './verification.ts';
 import type { UserItem } from './views.ts';
 
@@ -50,7 +50,7 @@ export const resetPassword = async (db: Db, input: ResetInput, client: ClientInf
     passwordHash,
     emailConfirmedAt: u.emailConfirmedAt ?? stamp,
     updatedAt: stamp,
-    lastSignInAt: isoMicros(now, Math.floor(performance.now() * 1000)),
+    lastSignInAt: signInStamp(now),
     tokenEpoch: epochOf(u) + 1,
   };
   let opened: Awaited<ReturnType<typeof newSession>> | undefined;

@@ -10,3 +10,6 @@ export const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 
 export const HOUR_MS = 3_600_000;
 
 export const addDays = (date: Date, days: number): Date => new Date(date.getTime() + days * 86_400_000);
+
+/** `last_sign_in_at` carries microseconds; the sub-millisecond digits come from the monotonic clock. */
+export const signInStamp = (now: Date): string => isoMicros(now, Math.floor(performance.now() * 1000));

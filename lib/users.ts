@@ -14,12 +14,10 @@ import { noteRequest } from './log.ts';
 import { EVENT_METRICS } from './metric-names.ts';
 import { recordEvent } from './metrics.ts';
 import type { SignInInput, SignUpInput } from './schemas.ts';
-import { isoMicros, isoMillis } from './time.ts';
+import { isoMillis, signInStamp } from './time.ts';
 import { accountMessage } from './verification.ts';
 import type { UserItem } from './views.ts';
 
-/** `last_sign_in_at` carries microseconds; the sub-millisecond digits come from the monotonic clock. */
-const signInStamp = (now: Date): string => isoMicros(now, Math.floor(performance.now() * 1000));
 
 /**
  * The live `invitation` token of the sign-up's address, if `inviteToken` is one: signing up from

@@ -29,6 +29,9 @@ process.env.LOCAL_FUNCTION_TIMEOUT_SECONDS ??= '60';
 process.env.RATE_LIMIT_IP_REFILL ??= '100000';
 process.env.RATE_LIMIT_SIGNUP_BURST ??= '100000';
 process.env.RATE_LIMIT_SIGNUP_REFILL ??= '100000';
+// Owners in the permission matrices send hundreds of invitations; the allowance is tested on its
+// own (test/api/verified-invites.test.ts sets its own value).
+process.env.INVITE_MAILS_PER_USER_HOUR ??= '100000';
 process.env.TABLE_NAME = `test-${randomUUID()}`;
 process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-test-'));
 await ensureTable(endpoint, process.env.TABLE_NAME);

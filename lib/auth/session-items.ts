@@ -10,8 +10,8 @@ import type { Actor } from './actor.ts';
 
 /**
  * Sessions as every authenticated function sees them: checked on each request, listed, ended.
- * Making them (and signing their tokens) is sessions.ts, which only sign-up, sign-in and refresh
- * import.
+ * Making them (and signing their tokens) is sessions.ts, which only sign-up, sign-in, refresh and
+ * password reset import.
  */
 export type SessionItem = EntityItem<ReturnType<typeof sessionEntity>>;
 

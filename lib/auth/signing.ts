@@ -17,7 +17,7 @@ import { secretString, secretsManager } from './secret-store.ts';
 import { ACCESS_TOKEN_TYPE, AUDIENCE } from './tokens.ts';
 
 /**
- * Signing access tokens: only sign-up, sign-in and refresh import this (and with it the Secrets
+ * Signing access tokens: only sign-up, sign-in, refresh and password reset import this (and with it the Secrets
  * Manager client); every other function only verifies (tokens.ts).
  */
 interface Signer {

@@ -2,17 +2,11 @@ import { hashOpaqueToken } from '../auth/opaque-tokens.ts';
 import { readTogether } from '../db/batch-read.ts';
 import { config } from '../config.ts';
 import type { Db } from '../db/service.ts';
+import { pathParams } from '../http/params.ts';
 import type { StaticAnswer } from '../http/static.ts';
+import { humanUtc, roleName } from '../mail/templates.ts';
 import { isoMillis } from '../time.ts';
 import { html, renderPage } from './render.ts';
-
-/** `2 December 2026, 14:05 UTC`: one reading for every invitee, whatever their browser's zone. */
-const humanUtc = (iso: string): string =>
-  `${new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'long', year: 'numeric', hour: '2-digit', minute: '2-digit', hour12: false })
-    .format(new Date(iso))
-    .replace(' at ', ', ')} UTC`;
-
-const ROLE_NAMES = { OWNER: 'owner', ADMIN: 'admin', MEMBER: 'member' } as const;
 
 const MIN_LENGTH = ` minlength="${config.passwordMinLength}"`;
 
@@ -21,9 +15,18 @@ const field = (id: string, label: string, type: string, autocomplete: string, ex
 
 const UNAVAILABLE = renderPage({
   title: 'This invitation cannot be used',
-  main: `      <p>The link may be incomplete, or the invitation was answered, withdrawn or has expired; a newer e-mail about it replaces the older ones.</p>
+  main: `      <p>The link may be incomplete, or the invitation was answered, withdrawn or has expired.</p>
       <p>Ask the person who invited you to send it again.</p>`,
 });
+
+/** The path's UUID as the API reads it, or null: a malformed one gets the same page as an unknown one. */
+const uuidOrNull = (raw: string | undefined): string | null => {
+  try {
+    return pathParams({ uuid: raw }).uuid;
+  } catch {
+    return null;
+  }
+};
 
 /**
  * GET /invites/{uuid}?token=…: what the invitation is, then sign-in or sign-up and the answer
@@ -33,7 +36,8 @@ const UNAVAILABLE = renderPage({
  * Anything else — no such invite, a used or foreign token, an answered or expired invite, a
  * deleted team — is one page that tells nothing about which.
  */
-export const invitePage = async (db: Db, inviteUuid: string | null, token: string | undefined, now: Date): Promise<StaticAnswer> => {
+export const invitePage = async (db: Db, rawUuid: string | undefined, token: string | undefined, now: Date): Promise<StaticAnswer> => {
+  const inviteUuid = uuidOrNull(rawUuid);
   if (!inviteUuid || !token) return UNAVAILABLE;
   const [invite, item] = await readTogether(db, [
     [db.entities.invite, { inviteUuid }],
@@ -60,7 +64,7 @@ export const invitePage = async (db: Db, inviteUuid: string | null, token: strin
     main: `      <dl class="facts">
         <dt>Team</dt><dd id="team-name">${html(team.name)}</dd>
         <dt>Invited by</dt><dd>${html(by)}</dd>
-        <dt>Role</dt><dd>${ROLE_NAMES[invite.role]}</dd>
+        <dt>Role</dt><dd>${roleName(invite.role)}</dd>
         <dt>For</dt><dd>${html(invite.email)}</dd>
         <dt>Expires</dt><dd><time datetime="${html(invite.expiresAt)}">${html(humanUtc(invite.expiresAt))}</time></dd>
       </dl>

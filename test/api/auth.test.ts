@@ -6,7 +6,8 @@ const api = useApi();
 const MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-const expectSession = (session: Record<string, unknown>, email: string) => {
+/** A session's body; `confirmed`: the address was confirmed (a timestamp), else null. */
+const expectSession = (session: Record<string, unknown>, email: string, confirmed: boolean) => {
   const now = Math.floor(Date.now() / 1000);
   expect(Object.keys(session).sort()).toEqual(['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'user']);
   expect(session.access_token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
@@ -20,6 +21,8 @@ const expectSession = (session: Record<string, unknown>, email: string) => {
     aud: 'authenticated',
     role: 'authenticated',
     email,
+    email_confirmed_at: confirmed ? expect.stringMatching(MILLIS) : null,
+    confirmed_at: confirmed ? expect.stringMatching(MILLIS) : null,
     last_sign_in_at: expect.stringMatching(MICROS),
     app_metadata: { provider: 'email', providers: ['email'] },
     user_metadata: { firstName: expect.any(String), lastName: expect.any(String) },
@@ -36,7 +39,7 @@ describe('POST /api/auth/signup', () => {
     });
     expect(res.status).toBe(201);
     expect(res.headers.get('cache-control')).toBe('no-store');
-    expectSession(res.body.data.session, email.toLowerCase());
+    expectSession(res.body.data.session, email.toLowerCase(), false);
     expect(res.body.data.session.user.user_metadata).toEqual({ firstName: 'Ada', lastName: 'Lovelace' });
   });
 
@@ -70,7 +73,7 @@ describe('POST /api/auth/signin', () => {
     const user = await signUp(api);
     const res = await api.call('POST', '/api/auth/signin', { json: { email: ` ${user.email.toUpperCase()}`, password: user.password } });
     expect(res.status).toBe(200);
-    expectSession(res.body.data.session, user.email);
+    expectSession(res.body.data.session, user.email, true);
     expect(res.body.data.session.access_token).not.toBe(user.token);
     expect(res.body.data.session.refresh_token).not.toBe(user.refreshToken);
   });

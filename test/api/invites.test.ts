@@ -368,6 +368,20 @@ describe('accept without the team item, and invites of a deleted team', () => {
       (error: unknown) => error,
     );
 
+  it('an account deleted between accept\'s read and its write gets no membership (401, nothing written)', async () => {
+    const [owner, guest] = [await signUp(api), await signUp(api)];
+    const { slug, id: teamId } = await createTeam(api, owner);
+    await invite(owner, slug, guest.email);
+    const pending = await pendingFor(api, guest, slug);
+    const failed = await acceptWith(guest, pending.uuid, async () => {
+      await db().entities.user.delete({ userUuid: guest.uuid }).go();
+    });
+    expect(failed).toBeInstanceOf(AppError);
+    expect((failed as AppError).code).toBe('unauthorized');
+    expect((await db().entities.membership.get({ teamId, userUuid: guest.uuid }).go({ consistent: true })).data).toBeNull();
+    expect((await db().entities.invite.get({ inviteUuid: pending.uuid }).go({ consistent: true })).data?.status).toBe('PENDING');
+  });
+
   it('a team deleted between accept\'s read and its write: the OWNER accept fails on the team, the others on the claim (404, nothing written)', async () => {
     for (const role of ['OWNER', 'MEMBER']) {
       const [owner, guest] = [await signUp(api), await signUp(api)];

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '../../lib/db/service.ts';
-import { type Reply, type TestUser, addMember, createTeam, freshEmail, freshSlug, signUp, useApi } from '../helpers/api.ts';
+import { type Reply, type TestUser, addMember, confirm, createTeam, freshEmail, freshSlug, signUp, useApi } from '../helpers/api.ts';
 
 const api = useApi();
 
@@ -92,7 +92,10 @@ const signUpAs = async (email: string): Promise<{ res: Reply; user?: TestUser }>
   const res = await api.call('POST', '/api/auth/signup', { json: { email, password, firstName: 'Named', lastName: 'Tester' } });
   if (res.status !== 201) return { res };
   const session = res.body.data.session;
-  return { res, user: { email: session.user.email, password, token: session.access_token, refreshToken: session.refresh_token, uuid: session.user.id } };
+  const user = { email: session.user.email, password, token: session.access_token, refreshToken: session.refresh_token, uuid: session.user.id };
+  // Confirmed, as its owner would: an unconfirmed address may not see or answer invitations at all.
+  await confirm(api, user);
+  return { res, user };
 };
 
 interface MemberRow {

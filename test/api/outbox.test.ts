@@ -288,7 +288,7 @@ describe('a crash right after the invite is acknowledged', () => {
     // No SMTP server while the first process lives: nothing can be delivered before the kill.
     await stopSmtp();
     const first = await startLocal(env);
-    const target = apiAt(first.url);
+    const target = apiAt(first.url, env.TABLE_NAME);
     const owner = await signUp(target, 'owner');
     const team = await createTeam(target, owner);
     const email = freshEmail('crash');

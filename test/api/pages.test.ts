@@ -52,7 +52,7 @@ describe('the pages', () => {
     expect(body).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;co&#39;');
     expect(body).toContain(`data-team="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;co&#39;"`);
     expect(body).toContain('owner Tester');
-    expect(body).toContain('<dd>admin</dd>');
+    expect(body).toContain('<dd>Admin</dd>');
     expect(body).toContain(email);
     expect(body).toMatch(/ UTC<\/time>/u);
     // Our files only: one script and one style sheet, nothing inline.
@@ -108,7 +108,7 @@ describe('the pages', () => {
     expect((await page('/verify?token=%3Cb%3E')).body).not.toContain('<b>');
   });
 
-  it('the assets: the script and the style sheet, anything else 404 in the envelope', async () => {
+  it('the assets: the script, the style sheet and the icon, anything else 404 in the envelope', async () => {
     const js = await api.call('GET', '/assets/page.js');
     expect(js.status).toBe(200);
     expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
@@ -117,6 +117,9 @@ describe('the pages', () => {
     expect(String(js.body).length).toBeLessThan(8192);
     const css = await api.call('GET', '/assets/page.css');
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
+    const icon = await api.call('GET', '/assets/icon.svg');
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect(icon.body).toMatch(/^<svg /u);
     for (const name of ['nope.js', 'render.ts', '..%2Fpages.ts']) {
       const res = await api.call('GET', `/assets/${name}`);
       expect(res.status).toBe(404);

@@ -202,8 +202,8 @@ describe('environment and secret', () => {
     expect(env).not.toHaveProperty('NODE_OPTIONS');
   });
 
-  it('signs tokens in sign-up, sign-in and refresh only', () => {
-    expect([...signers].sort()).toEqual(['auth-refresh', 'auth-signin', 'auth-signup']);
+  it('signs tokens in sign-up, sign-in, refresh and password reset only', () => {
+    expect([...signers].sort()).toEqual(['auth-refresh', 'auth-reset', 'auth-signin', 'auth-signup']);
   });
 
   it('gives the fallback neither the table nor the key, and the rotation function the table only', () => {
@@ -383,7 +383,7 @@ describe('mailer (outbox)', () => {
     const statements = statementsOf(MAILER);
     const actions = statements.flatMap(actionsOf).filter((a) => !a.startsWith('logs:')).sort();
     expect(actions).toEqual(
-      ['dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams', 'dynamodb:UpdateItem', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'].sort(),
+      ['dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'].sort(),
     );
     expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('dynamodb:GetRecords')))).toEqual(['stream']);
     expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('sqs:SendMessage')))).toEqual(['queue:MailDeadLetters']);
@@ -500,7 +500,7 @@ describe('HTTP API (K3)', () => {
     expect(integrationTarget(fallback)).toBe(logicalId(FALLBACK));
   });
 
-  it('throttles every route at the safety ceiling, the credential routes (sign-up, sign-in, refresh, password change) at theirs', () => {
+  it('throttles every route at the safety ceiling, the credential routes (passwords, refresh and mailed tokens) at theirs', () => {
     expect(stage.Properties.StageName).toBe('$default');
     expect(stage.Properties.AutoDeploy).toBe(true);
     expect(stage.Properties.DefaultRouteSettings).toEqual({
@@ -512,8 +512,17 @@ describe('HTTP API (K3)', () => {
     expect(DEFAULT_OPTIONS.credentials.rateLimit).toBeGreaterThanOrEqual(100);
     const settings = stage.Properties.RouteSettings as Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }>;
     const credentialKeys = ROUTES.filter((r) => CREDENTIAL_ROUTES.includes(r.name)).map((r) => `${r.method} ${r.path}`);
-    expect(credentialKeys.sort()).toEqual(['POST /api/auth/refresh', 'POST /api/auth/signin', 'POST /api/auth/signup', 'PUT /api/auth/user']);
-    expect([...CREDENTIAL_ROUTES].sort()).toEqual(['auth-refresh', 'auth-signin', 'auth-signup', 'auth-user-update']);
+    expect(credentialKeys.sort()).toEqual([
+      'DELETE /api/auth/user',
+      'POST /api/auth/recover',
+      'POST /api/auth/refresh',
+      'POST /api/auth/reset',
+      'POST /api/auth/signin',
+      'POST /api/auth/signup',
+      'POST /api/auth/verify',
+      'PUT /api/auth/user',
+    ]);
+    expect([...CREDENTIAL_ROUTES].sort()).toEqual(['auth-recover', 'auth-refresh', 'auth-reset', 'auth-signin', 'auth-signup', 'auth-user-delete', 'auth-user-update', 'auth-verify']);
     expect(Object.keys(settings).sort()).toEqual(credentialKeys);
     for (const key of credentialKeys) {
       expect(settings[key]).toEqual({ ThrottlingRateLimit: DEFAULT_OPTIONS.credentials.rateLimit, ThrottlingBurstLimit: DEFAULT_OPTIONS.credentials.burstLimit });
@@ -595,7 +604,7 @@ describe('monitoring and outputs', () => {
     }
   });
 
-  it('watches both dead-letter queues, the stream functions\' iterator age, the API and the table with each index', () => {
+  it('watches every dead-letter queue, the stream functions\' iterator age, the API and the table with each index', () => {
     for (const [queueId] of dataOfType('AWS::SQS::Queue')) expect(alarmsOn(queueId).length, queueId).toBeGreaterThan(0);
     for (const name of [MAILER, TEAM_CLEANUP.name]) {
       expect(alarmsOn(logicalId(name)).some((a) => JSON.stringify(a).includes('IteratorAge')), name).toBe(true);
