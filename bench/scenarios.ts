@@ -9,6 +9,7 @@ import {
   createTeam,
   fresh,
   inParallel,
+  invitationToken,
   invite,
   join,
   mailedToken,
@@ -365,9 +366,18 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
     { label: 'GET /docs', name: 'docs', status: 200, prepare: repeat({ method: 'GET', path: '/docs' }) },
     // start.js is made in memory; the Swagger UI files are read from beside the bundle, which only the stack puts there.
     { label: 'GET /docs/{asset} (start.js)', name: 'docs-assets', status: 200, prepare: repeat({ method: 'GET', path: '/docs/start.js' }) },
-    { label: 'GET /invites/{uuid} (page)', name: 'page-invite', status: 200, prepare: repeat({ method: 'GET', path: `/invites/${s.guestInvite.uuid}` }) },
+    {
+      label: 'GET /invites/{uuid}?token= (page)',
+      name: 'page-invite',
+      status: 200,
+      prepare: async () => {
+        const token = await invitationToken(s.guestInvite);
+        return () => ({ method: 'GET', path: `/invites/${s.guestInvite.uuid}?token=${token}` });
+      },
+    },
     { label: 'GET /verify (page)', name: 'page-verify', status: 200, prepare: repeat({ method: 'GET', path: '/verify?token=Vt7bS0aN2mW1pQ4xY8zR3cE6fH9jK5lU0oI2dA7sG1e' }) },
     { label: 'GET /reset (page)', name: 'page-reset', status: 200, prepare: repeat({ method: 'GET', path: '/reset?token=Vt7bS0aN2mW1pQ4xY8zR3cE6fH9jK5lU0oI2dA7sG1e' }) },
+    { label: 'GET /assets/{asset} (page.js)', name: 'page-assets', status: 200, prepare: repeat({ method: 'GET', path: '/assets/page.js' }) },
     { label: 'GET /api/no-such-route (fallback)', name: 'fallback', status: 404, prepare: repeat({ method: 'GET', path: '/api/no-such-route' }) },
   ];
 };

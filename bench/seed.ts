@@ -40,6 +40,10 @@ export const inParallel = async <T>(count: number, concurrency: number, task: (i
   return results;
 };
 
+/** The token of an invitation e-mail's link, made as the mailer makes it (without the e-mail). */
+export const invitationToken = (invite: InviteRef): Promise<string> =>
+  issueToken(db(), { purpose: 'invitation', email: invite.email, inviteUuid: invite.uuid, expiresAt: invite.expiresAt }, new Date());
+
 /** A token of a mailed link, made as the mailer makes it (without the e-mail). */
 export const mailedToken = (purpose: 'verification' | 'recovery', account: Pick<Account, 'email' | 'uuid'>): Promise<string> =>
   issueToken(db(), { purpose, email: account.email, user: { userUuid: account.uuid, tokenEpoch: 0 } }, new Date());
@@ -67,6 +71,8 @@ export interface InviteRef {
   id: number;
   uuid: string;
   team: { slug: string };
+  email: string;
+  expiresAt: string;
 }
 
 /** The team's pending invites (up to 1000). */

@@ -46,16 +46,21 @@ const mailFor = (tx: Tx, kind: 'invitation' | 'declined', inviteUuid: string, no
 /** The actor's own user item, read with the rest of a request's items (never a request of its own). */
 const actorItem = (db: Db, actor: Actor) => [db.entities.user, { userUuid: actor.userUuid }] as const satisfies Read;
 
+/** The actor's user item; gone means the account was deleted (its sessions with it). Throws `unauthorized`. */
+const accountOf = (u: UserItem | null): UserItem => {
+  if (!u) throw new AppError('unauthorized');
+  return u;
+};
+
 /**
- * Sending, accepting and declining invites need a confirmed address (config
- * `invitesRequireVerifiedEmail`): an unconfirmed account could be anyone's address. A user item
- * that is gone means the account was deleted (its sessions with it). Throws `unauthorized`,
- * `email_not_verified`.
+ * Sending, reading and answering invites need a confirmed address (config
+ * `invitesRequireVerifiedEmail`): an unconfirmed account could be anyone's address. Throws
+ * `unauthorized`, `email_not_verified`.
  */
 const requireConfirmed = (u: UserItem | null): UserItem => {
-  if (!u) throw new AppError('unauthorized');
-  if (config.invitesRequireVerifiedEmail && !u.emailConfirmedAt) throw new AppError('email_not_verified');
-  return u;
+  const account = accountOf(u);
+  if (config.invitesRequireVerifiedEmail && !account.emailConfirmedAt) throw new AppError('email_not_verified');
+  return account;
 };
 
 /**
@@ -359,20 +364,24 @@ export const deleteInvite = async (db: Db, actor: Actor, slug: string, inviteId:
 };
 
 /**
- * Pending, unexpired invites addressed to the actor's e-mail, across teams: one Query, then one
- * BatchGetItem for their teams, inviters and the caller's session.
+ * Pending, unexpired invites addressed to the account's e-mail, across teams: one BatchGetItem for
+ * the caller's session and user item (the address is the account's, not the access token's
+ * `email` claim, which names the old one for a while after an e-mail change), one Query, then one
+ * BatchGetItem for their teams and inviters (none for an empty page). Throws `email_not_verified`.
  */
 export const listMyInvites = async (db: Db, actor: Actor, request: PageRequest, now: Date): Promise<Page<InviteView>> => {
+  const [user] = await readAsActor(db, actor, [actorItem(db, actor)] as const);
+  const { email } = requireConfirmed(user);
   const page = await queryPage(
     (options) =>
       db.entities.invite.query
-        .byEmail({ email: actor.email, status: 'PENDING' })
+        .byEmail({ email, status: 'PENDING' })
         .where((a, op) => op.gt(a.expiresAt, isoMillis(now)))
         .go(options),
     request,
     cursorAfter(db.entities.invite, 'byEmail'),
   );
-  const { teams: teamById, users: inviters } = await hydrate(db, actor, {
+  const { teams: teamById, users: inviters } = await hydrate(db, null, {
     teamIds: page.items.map((i) => i.teamId),
     userUuids: page.items.map((i) => i.invitedByUuid),
   });
@@ -388,12 +397,16 @@ export const listMyInvites = async (db: Db, actor: Actor, request: PageRequest, 
 const TEAM_GONE = 'The team of this invite no longer exists.';
 
 /**
- * The invite behind `uuid` for its addressee only: it exists (404), is addressed to the actor's
- * e-mail (403). The rest of the checks need its team (`stillOpen`).
+ * The invite behind `uuid` for its addressee only, in this order: the account exists (401), the
+ * invite exists (404), is addressed to the account's e-mail (403; the user item's, never the access
+ * token's claim, which may name an address the account gave up), and that address is confirmed
+ * (403 `email_not_verified`). The rest of the checks need its team (`stillOpen`).
  */
-const addressedTo = (found: InviteItem | null, actor: Actor): InviteItem => {
+const addressedTo = (found: InviteItem | null, user: UserItem | null): InviteItem => {
+  const account = accountOf(user);
   if (!found) throw notFound('No invite with that id.');
-  if (found.email !== actor.email) throw new AppError('invite_email_mismatch');
+  if (found.email !== account.email) throw new AppError('invite_email_mismatch');
+  requireConfirmed(account);
   return found;
 };
 
@@ -414,24 +427,29 @@ const stillOpen = (i: InviteItem, team: TeamItem | null, now: Date): TeamItem =>
 const teamOf = async (db: Db, i: InviteItem): Promise<TeamItem | null> =>
   (await db.entities.team.get({ teamId: i.teamId }).go({ consistent: true })).data;
 
-/** The invite and its team again, in one read, after a write found something changed (the session was checked with the first read). */
-const readInviteAgain = async (db: Db, actor: Actor, i: InviteItem, now: Date): Promise<InviteItem> => {
-  const [found, team] = await readTogether(db, [
+/**
+ * The invite, its team and the actor's user item again, in one read, after a write found something
+ * changed (the session was checked with the first read): all of `addressedTo`'s and `stillOpen`'s
+ * checks once more.
+ */
+const readInviteAgain = async (db: Db, actor: Actor, i: InviteItem, now: Date): Promise<{ invite: InviteItem; user: UserItem }> => {
+  const [found, team, user] = await readTogether(db, [
     [db.entities.invite, { inviteUuid: i.inviteUuid }],
     [db.entities.team, { teamId: i.teamId }],
+    actorItem(db, actor),
   ] as const);
-  const again = addressedTo(found, actor);
-  stillOpen(again, team, now);
-  return again;
+  const invite = addressedTo(found, user);
+  stillOpen(invite, team, now);
+  return { invite, user: accountOf(user) };
 };
 
 /**
- * What the invitee sees before answering. Throws `not_found`, `invite_email_mismatch`,
- * `invite_not_pending`, `invite_expired`.
+ * What the invitee sees before answering: the invite, the user item and the session in one
+ * BatchGetItem, its team and inviter in a second. Throws the codes of `addressedTo` and `stillOpen`.
  */
 export const getMyInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<InviteView> => {
-  const [found] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }]] as const);
-  const i = addressedTo(found, actor);
+  const [found, user] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }], actorItem(db, actor)] as const);
+  const i = addressedTo(found, user);
   const { teams, users } = await hydrate(db, null, { teamIds: [i.teamId], userUuids: [i.invitedByUuid] });
   const team = stillOpen(i, teams.get(i.teamId) ?? null, now);
   return inviteView(i, team, users.get(i.invitedByUuid));
@@ -440,26 +458,27 @@ export const getMyInvite = async (db: Db, actor: Actor, inviteUuid: string, now:
 /**
  * Accepts: in one transaction the invite moves from PENDING (unexpired, unchanged since read) to
  * ACCEPTED, its claim goes, the membership is created (its key refuses a second one) with its id
- * claim, the accepting user must still exist (a deleted account leaves no membership behind),
- * and, for an OWNER only, the team's `ownerCount` moves (the team must still exist). Other
+ * claim, the accepting user must still exist with the invite's address (a deleted account leaves
+ * no membership behind, nor does an e-mail change confirmed since the read), and, for an OWNER only, the team's `ownerCount` moves (the team must still exist). Other
  * roles do not write the team item, so a team's joins share no hot item. Their guard against a
  * team deleted after the read is the claim's condition: the claim lives in the team's partition,
  * which the deletion's cleanup empties (claims and memberships alike) before it ends, so an accept
  * either commits before its claim goes, and its membership is collected, or fails. Throws the
- * codes of `addressedTo`, `requireConfirmed` and `stillOpen`, `already_member`.
+ * codes of `addressedTo` and `stillOpen`, `already_member`.
  */
 export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
   const [found, user] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }], actorItem(db, actor)] as const);
-  let i = addressedTo(found, actor);
-  const invitee = requireConfirmed(user);
+  let i = addressedTo(found, user);
+  let invitee = accountOf(user);
   stillOpen(i, await teamOf(db, i), now);
   const stamp = isoMillis(now);
   let readAgain = false;
   await commit(
     async () => {
-      // After a failed condition on the invite or its claim: it ended (409/410 from here), its
-      // team is gone (404), or it was re-sent (retry).
-      if (readAgain) i = await readInviteAgain(db, actor, i, now);
+      // After a failed condition on the invite, its claim or the user: it ended (409/410 from
+      // here), its team is gone (404), it was re-sent (retry), the account is gone (401) or has
+      // another address now (403).
+      if (readAgain) ({ invite: i, user: invitee } = await readInviteAgain(db, actor, i, now));
       const memberId = newId(now);
       return db.transaction
         .write((tx) => [
@@ -470,20 +489,18 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
           tx.idClaim.create({ kind: 'membership', id: memberId }).commit(),
           tx.user
             .check({ userUuid: invitee.userUuid })
-            .where((a, op) => op.exists(a.userUuid))
+            .where((a, op) => op.eq(a.email, i.email))
             .commit(),
           ...(i.role === 'OWNER' ? [tx.team.patch({ teamId: i.teamId }).add({ ownerCount: 1 }).commit()] : []),
         ])
         .go();
     },
     (index) => {
-      if (index <= 1) {
+      if (index <= 1 || index === 4) {
         readAgain = true;
         return 'retry';
       }
       if (index === 2) return new AppError('already_member');
-      // The account was deleted since the read (its sessions went with it).
-      if (index === 4) return new AppError('unauthorized');
       if (index === 5) return notFound(TEAM_GONE);
       // A fresh member id clashed: draw another.
       return 'retry';
@@ -493,16 +510,15 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
   return {};
 };
 
-/** Declines: the invite moves from PENDING to DECLINED. Throws the codes of `addressedTo`, `requireConfirmed` and `stillOpen`. */
+/** Declines: the invite moves from PENDING to DECLINED. Throws the codes of `addressedTo` and `stillOpen`. */
 export const declineInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
   const [found, user] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }], actorItem(db, actor)] as const);
-  let i = addressedTo(found, actor);
-  requireConfirmed(user);
+  let i = addressedTo(found, user);
   stillOpen(i, await teamOf(db, i), now);
   let readAgain = false;
   await commit(
     async () => {
-      if (readAgain) i = await readInviteAgain(db, actor, i, now);
+      if (readAgain) ({ invite: i } = await readInviteAgain(db, actor, i, now));
       return db.transaction
         .write((tx) => [...endInvite(tx, i, 'DECLINED', now), ...(config.declineNotice ? [mailFor(tx, 'declined', i.inviteUuid, now)] : [])])
         .go();
