@@ -2,4 +2,4 @@ import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { recover } from '../lib/recovery.ts';
 
-export const handler = endpoint('auth-recover', ({ body, now }) => recover(db(), body, now));
+export const handler = endpoint('auth-recover', ({ body, client, now }) => recover(db(), body, client, now));

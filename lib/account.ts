@@ -1,7 +1,15 @@
 import type { Actor } from './auth/actor.ts';
 import { hashPassword, verifyPassword } from './auth/passwords.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
-import { type BucketToken, checkPasswordAttempt, giveBack, limitAddressMail, limitPasswordChange, recordPasswordSuccess } from './auth/limits.ts';
+import {
+  type BucketToken,
+  checkPasswordAttempt,
+  giveBack,
+  limitAddressMail,
+  limitPasswordChange,
+  limitUserAccountMail,
+  recordPasswordSuccess,
+} from './auth/limits.ts';
 import { type ClientInfo, endSessionsOf, isLive, readAsActor } from './auth/session-items.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db } from './db/service.ts';
@@ -122,10 +130,17 @@ export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, c
   if (input.lastName !== undefined) changes.lastName = input.lastName;
   if (input.password !== undefined || input.email !== undefined) await checkCurrentPassword(db, u, input.currentPassword, client, now);
   const newEmail = input.email;
-  let mail: BucketToken | undefined;
+  let mail: BucketToken[] | undefined;
   if (newEmail !== undefined) {
     if ((await db.entities.emailClaim.get({ email: newEmail }).go({ consistent: true })).data) throw new AppError('email_taken');
-    mail = await limitAddressMail(db, newEmail, now);
+    // The user's account-mail allowance first: one account must not mail many addresses.
+    const user = await limitUserAccountMail(db, u.userUuid, now);
+    try {
+      mail = [user, await limitAddressMail(db, newEmail, now)];
+    } catch (error) {
+      await giveBack(db, user);
+      throw error;
+    }
     changes.newEmail = newEmail;
   }
   if (input.password !== undefined) changes.passwordHash = await hashPassword(input.password);
@@ -135,10 +150,9 @@ export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, c
   // Both conditioned on the password and address read: a concurrent change of either wins or loses whole.
   if (newEmail === undefined) {
     try {
-      await db.entities.user
-        .patch({ userUuid: u.userUuid })
-        .set(changes)
-        .add(epochBump)
+      const patch = db.entities.user.patch({ userUuid: u.userUuid }).set(changes).add(epochBump);
+      // A password change also ends a pending e-mail change (its link died with the epoch).
+      await (input.password !== undefined ? patch.remove(['newEmail']) : patch)
         .where((a, op) => `${op.eq(a.passwordHash, u.passwordHash)} AND ${op.eq(a.email, u.email)}`)
         .go();
     } catch (error) {
@@ -166,7 +180,7 @@ export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, c
       );
     } catch (error) {
       // Refused whole (nothing written, nothing mailed): the address's allowance is not spent.
-      if (error instanceof AppError && mail) await giveBack(db, mail);
+      if (error instanceof AppError && mail) await Promise.all(mail.map((token) => giveBack(db, token)));
       throw error;
     }
   }

@@ -1,6 +1,6 @@
 import { epochOf, findToken, tokenExpired, useToken } from './account-tokens.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
-import { limitAddressMail } from './auth/limits.ts';
+import { limitAddressMail, limitRecoverIp } from './auth/limits.ts';
 import { hashPassword } from './auth/passwords.ts';
 import { type ClientInfo, endSessionsOf } from './auth/session-items.ts';
 import { newSession } from './auth/sessions.ts';
@@ -14,12 +14,13 @@ import { accountMessage, tokenEpochIs } from './verification.ts';
 import type { UserItem } from './views.ts';
 
 /**
- * Asks for a reset link (docs/accounts.md). The same two requests whether or not an account has
- * the address: the address's mail bucket (charged either way, so a 429 tells nothing), then one
- * PutItem of a `recovery` outbox message. The mailer looks the address up when it sends and
- * skips an unknown one. Throws `rate_limited`, `unavailable`.
+ * Asks for a reset link (docs/accounts.md). The same three requests whether or not an account has
+ * the address: the source network's reset bucket, the address's mail bucket (charged either way,
+ * so a 429 tells nothing), then one PutItem of a `recovery` outbox message. The mailer looks the
+ * address up when it sends and skips an unknown one. Throws `rate_limited`, `unavailable`.
  */
-export const recover = async (db: Db, input: RecoverInput, now: Date): Promise<Record<string, never>> => {
+export const recover = async (db: Db, input: RecoverInput, client: ClientInfo, now: Date): Promise<Record<string, never>> => {
+  await limitRecoverIp(db, client.ip, now);
   await limitAddressMail(db, input.email, now);
   await db.entities.outboxMessage.create(accountMessage('recovery', { address: input.email }, now)).go();
   return {};
@@ -65,6 +66,9 @@ export const resetPassword = async (db: Db, input: ResetInput, client: ClientInf
             .patch({ userUuid: u.userUuid })
             .set({ passwordHash, updatedAt: stamp, lastSignInAt: reset.lastSignInAt })
             .add({ tokenEpoch: 1 })
+            // A pending e-mail change ends too: its link died with the epoch, and the mailer must
+            // not make it a new one (a retried send).
+            .remove(['newEmail'])
             // A confirmation that landed since the read keeps its own time.
             .data((a, op) => op.ifNotExists(a.emailConfirmedAt, stamp))
             .where((a, op) => `${op.eq(a.email, item.email)} AND ${tokenEpochIs(a.tokenEpoch, op, item.epoch)}`)

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type AccountTokenItem, findToken, useToken } from './account-tokens.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
-import { checkPasswordAttempt, giveBack, limitSignIn, limitSignUp, recordPasswordSuccess } from './auth/limits.ts';
+import { checkPasswordAttempt, giveBack, limitAddressMail, limitSignIn, limitSignUp, recordPasswordSuccess } from './auth/limits.ts';
 import { hashPassword, spendVerifyTime, verifyPassword } from './auth/passwords.ts';
 import { type ClientInfo, trimSessions } from './auth/session-items.ts';
 import { newSession } from './auth/sessions.ts';
@@ -37,51 +37,66 @@ const invitationFor = async (db: Db, input: SignUpInput, now: Date): Promise<Acc
  * address unique, the id claim the integer id. The same transaction writes the `verification`
  * outbox message, or, with the invitation token of the address (invitationFor), creates the
  * account confirmed and uses the token up instead. A common password is refused like any invalid
- * field, before the source IP's sign-up bucket is charged; the bucket is charged before hashing.
+ * field, before the source IP's sign-up bucket is charged; that bucket and the address's mail
+ * allowance are charged before hashing (the allowance is given back when nothing is mailed).
  * Throws `validation_failed`, `rate_limited`, `email_taken`.
  */
 export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now: Date) => {
   if (isCommonPassword(input.password)) throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
   await limitSignUp(db, client.ip, now);
-  const [passwordHash, invitation] = await Promise.all([hashPassword(input.password), invitationFor(db, input, now)]);
+  // The confirmation e-mail counts against the address's allowance like any other account mail:
+  // otherwise signing up, deleting and signing up again would mail an address without limit.
+  const mail = await limitAddressMail(db, input.email, now);
+  const [passwordHash, invitation] = await Promise.all([hashPassword(input.password), invitationFor(db, input, now)]).catch(async (error: unknown) => {
+    await giveBack(db, mail);
+    throw error;
+  });
   let fromInvite = invitation;
   const userUuid = randomUUID();
   let answer: Awaited<ReturnType<typeof newSession>>['body'] | undefined;
-  await commit(
-    async () => {
-      const u: UserItem = {
-        userUuid,
-        userId: newId(now),
-        email: input.email,
-        firstName: input.firstName,
-        lastName: input.lastName,
-        passwordHash,
-        ...(fromInvite ? { emailConfirmedAt: isoMillis(now) } : {}),
-        createdAt: isoMillis(now),
-        updatedAt: isoMillis(now),
-        lastSignInAt: signInStamp(now),
-      };
-      const session = await newSession(u, client, now);
-      answer = session.body;
-      return db.transaction
-        .write((tx) => [
-          tx.emailClaim.create({ email: u.email, userUuid }).commit(),
-          // Index 1: the token, used up meanwhile (another tab's sign-up lost to email_taken, or expired).
-          fromInvite ? useToken(tx, fromInvite, now) : tx.outboxMessage.create(accountMessage('verification', { userUuid, address: u.email }, now)).commit(),
-          tx.idClaim.create({ kind: 'user', id: u.userId }).commit(),
-          tx.user.create(u).commit(),
-          ...session.writes(tx),
-        ])
-        .go();
-    },
-    (index) => {
-      if (index === 0) return new AppError('email_taken');
-      // A token that no longer fits is ignored, as one that never did: an ordinary sign-up.
-      if (index === 1) fromInvite = undefined;
-      // Else a fresh id or message id clashed: try again with new ones.
-      return 'retry';
-    },
-  );
+  try {
+    await commit(
+      async () => {
+        const u: UserItem = {
+          userUuid,
+          userId: newId(now),
+          email: input.email,
+          firstName: input.firstName,
+          lastName: input.lastName,
+          passwordHash,
+          ...(fromInvite ? { emailConfirmedAt: isoMillis(now) } : {}),
+          createdAt: isoMillis(now),
+          updatedAt: isoMillis(now),
+          lastSignInAt: signInStamp(now),
+        };
+        const session = await newSession(u, client, now);
+        answer = session.body;
+        return db.transaction
+          .write((tx) => [
+            tx.emailClaim.create({ email: u.email, userUuid }).commit(),
+            // Index 1: the token, used up meanwhile (another tab's sign-up lost to email_taken, or expired).
+            fromInvite ? useToken(tx, fromInvite, now) : tx.outboxMessage.create(accountMessage('verification', { userUuid, address: u.email }, now)).commit(),
+            tx.idClaim.create({ kind: 'user', id: u.userId }).commit(),
+            tx.user.create(u).commit(),
+            ...session.writes(tx),
+          ])
+          .go();
+      },
+      (index) => {
+        if (index === 0) return new AppError('email_taken');
+        // A token that no longer fits is ignored, as one that never did: an ordinary sign-up.
+        if (index === 1) fromInvite = undefined;
+        // Else a fresh id or message id clashed: try again with new ones.
+        return 'retry';
+      },
+    );
+  } catch (error) {
+    // Refused whole (email_taken, …): nothing was mailed.
+    await giveBack(db, mail);
+    throw error;
+  }
+  // Signed up from an invitation: confirmed by it, no e-mail.
+  if (fromInvite) await giveBack(db, mail);
   recordEvent(EVENT_METRICS.signUps);
   noteRequest({ userId: userUuid });
   return answer as NonNullable<typeof answer>;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { WhereAttributeSymbol } from 'electrodb';
 import type { Actor } from './auth/actor.ts';
 import { findToken, tokenExpired, useToken } from './account-tokens.ts';
-import { limitAddressMail } from './auth/limits.ts';
+import { limitUserAccountMail } from './auth/limits.ts';
 import { readAsActor } from './auth/session-items.ts';
 import { config } from './config.ts';
 import type { OutboxKind } from './db/entities/outbox.ts';
@@ -119,14 +119,15 @@ export const verifyEmail = async (db: Db, input: VerifyInput, now: Date) => {
 
 /**
  * Mails the signed-in user's address a new confirmation link: nothing (and nothing charged) when
- * it is confirmed already; else the address's mail bucket (429), then one PutItem of a
- * `verification` outbox message. Throws `unauthorized`, `rate_limited`, `unavailable`.
+ * it is confirmed already; else the user's account-mail bucket (429; not the address's, which
+ * anonymous reset requests could keep empty), then one PutItem of a `verification` outbox message.
+ * Throws `unauthorized`, `rate_limited`, `unavailable`.
  */
 export const resendVerification = async (db: Db, actor: Actor, now: Date): Promise<Record<string, never>> => {
   const [u] = await readAsActor(db, actor, [[db.entities.user, { userUuid: actor.userUuid }]] as const);
   if (!u) throw new AppError('unauthorized');
   if (u.emailConfirmedAt !== undefined) return {};
-  await limitAddressMail(db, u.email, now);
+  await limitUserAccountMail(db, u.userUuid, now);
   await db.entities.outboxMessage.create(accountMessage('verification', { userUuid: u.userUuid, address: u.email }, now)).go();
   return {};
 };

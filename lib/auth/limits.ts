@@ -590,3 +590,18 @@ export const ADDRESS_MAIL_LIMITS: BucketSettings = {
  */
 export const limitAddressMail = (db: Db, email: string, now: Date, s: BucketSettings = ADDRESS_MAIL_LIMITS): Promise<BucketToken> =>
   takeToken(db, 'address-mail', accountSubject(email), now, s);
+
+/**
+ * Account e-mails one signed-in user may cause per hour (a confirmation link sent again, an e-mail
+ * change), as many as one address may get: keyed by the user, so that strangers asking for resets
+ * of the address cannot use up its owner's resends, and one account cannot mail many addresses.
+ */
+export const limitUserAccountMail = (db: Db, userUuid: string, now: Date, s: BucketSettings = ADDRESS_MAIL_LIMITS): Promise<BucketToken> =>
+  takeToken(db, 'user-account-mail', userUuid, now, s);
+
+/**
+ * Reset requests per source network, sized like sign-up's: a request needs no account, so without
+ * it one client could keep every known address's mail allowance used up. Throws 429 or 503.
+ */
+export const limitRecoverIp = (db: Db, clientIp: string, now: Date, s: BucketSettings = SIGNUP_LIMITS): Promise<BucketToken> =>
+  takeToken(db, 'recover-ip', ipSubject(clientIp), now, s);

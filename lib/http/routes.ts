@@ -83,7 +83,7 @@ export const ROUTES = [
   { name: 'invites-accept', method: 'POST', path: '/api/invites/{uuid}/accept', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem', 'ConditionCheckItem'], indexes: [] },
   { name: 'invites-decline', method: 'POST', path: '/api/invites/{uuid}/decline', auth: true, body: false, status: 200, actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem'], indexes: [] },
   // The pages behind the links Roster mails (lib/pages/): HTML at the API's own URL.
-  { name: 'page-invite', method: 'GET', path: '/invites/{uuid}', auth: false, body: false, status: 200, actions: ['GetItem', 'BatchGetItem'], indexes: [] },
+  { name: 'page-invite', method: 'GET', path: '/invites/{uuid}', auth: false, body: false, status: 200, actions: ['BatchGetItem'], indexes: [] },
   { name: 'page-verify', method: 'GET', path: '/verify', auth: false, body: false, status: 200, actions: [], indexes: [] },
   { name: 'page-reset', method: 'GET', path: '/reset', auth: false, body: false, status: 200, actions: [], indexes: [] },
   { name: 'page-assets', method: 'GET', path: '/assets/{asset}', auth: false, body: false, status: 200, actions: [], indexes: [], files: ['lib/pages/page.js', 'lib/pages/page.css', 'lib/pages/icon.svg'] },

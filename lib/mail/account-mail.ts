@@ -56,9 +56,12 @@ ${body}
 </body></html>
 `;
 
+// The two kinds mailed to an address nobody has confirmed yet greet no one by name: the name is
+// the account's choice, and the account may not be the address's owner's (a squatter's sign-up,
+// an e-mail change to a stranger), so it must not carry text of its choosing to that address.
 const VERIFICATION: Parts = {
   subject: 'Confirm your e-mail address for Roster',
-  text: `Hello {{name}},
+  text: `Hello,
 
 Please confirm that {{to}} is your e-mail address for Roster:
 {{link}}
@@ -67,7 +70,7 @@ The link works for {{lifetime}} and only once. If you did not sign up for Roster
 `,
   html: html(
     'Confirm your e-mail address',
-    `<p>Hello {{name}},</p>
+    `<p>Hello,</p>
 <p>Please confirm that {{to}} is your e-mail address for Roster.</p>
 <p><a href="{{link}}">Confirm my address</a><br>{{link}}</p>
 <p>The link works for {{lifetime}} and only once. If you did not sign up for Roster, you can ignore this e-mail.</p>`,
@@ -94,7 +97,7 @@ The link works for {{lifetime}} and only once. If you did not ask for it, you ca
 
 const EMAIL_CHANGE: Parts = {
   subject: 'Confirm your new e-mail address for Roster',
-  text: `Hello {{name}},
+  text: `Hello,
 
 You asked to change the e-mail address of your Roster account from {{oldEmail}} to {{to}}. Confirm the change here:
 {{link}}
@@ -103,7 +106,7 @@ The link works for {{lifetime}} and only once. Until then the account keeps {{ol
 `,
   html: html(
     'Confirm your new e-mail address',
-    `<p>Hello {{name}},</p>
+    `<p>Hello,</p>
 <p>You asked to change the e-mail address of your Roster account from {{oldEmail}} to {{to}}.</p>
 <p><a href="{{link}}">Confirm the change</a><br>{{link}}</p>
 <p>The link works for {{lifetime}} and only once. Until then the account keeps {{oldEmail}}. If you did not ask for this, you can ignore this e-mail.</p>`,

@@ -27,6 +27,12 @@ export interface MailSettings {
   region: string;
   /** SES only: the configuration set to send through (SES_CONFIGURATION_SET). */
   configurationSet?: string | undefined;
+  /**
+   * Log only: write the links' tokens as they are. Only locally (a DynamoDB Local endpoint is set),
+   * where following a logged link is how one confirms an address; deployed without SES, whoever
+   * reads the mailer's log must not be able to reset any account's password with them.
+   */
+  revealTokens?: boolean;
 }
 
 export const mailSettings: MailSettings = {
@@ -37,6 +43,7 @@ export const mailSettings: MailSettings = {
   smtpSendTimeoutMs: config.smtpSendTimeoutMs,
   region: config.region,
   configurationSet: config.sesConfigurationSet,
+  revealTokens: config.dynamodbEndpoint !== undefined,
 };
 
 /** The mailer the settings choose; throws on an unknown transport or `smtp` without SMTP_URL. */
@@ -142,9 +149,13 @@ export const sesMailer = (
 
 const LINKS = /https?:\/\/[^\s<>"]+/gu;
 
+/** A link's `token=` value replaced by `…` (the rest of the link stays readable). */
+const maskToken = (link: string): string => link.replace(/([?&]token=)[^&#]+/gu, '$1…');
+
 /** The local default: nothing is sent; the log line shows who would get what, with its links. */
-export const logMailer = (settings: Pick<MailSettings, 'from'>): Mailer => {
+export const logMailer = (settings: Pick<MailSettings, 'from' | 'revealTokens'>): Mailer => {
   const sender = parseSender(settings.from);
+  const shown = (links: string[]): string[] => (settings.revealTokens ? links : links.map(maskToken));
   return {
     kind: 'log',
     send: async (message) => {
@@ -153,7 +164,7 @@ export const logMailer = (settings: Pick<MailSettings, 'from'>): Mailer => {
         to: m.to,
         subject: m.subject,
         messageId: messageIdHeader(m.messageId, sender),
-        links: m.text.match(LINKS) ?? [],
+        links: shown(m.text.match(LINKS) ?? []),
       });
     },
   };

@@ -292,16 +292,18 @@ export const OPERATIONS = {
   'my-invites-list': {
     tag: 'My invites',
     summary: 'Invites addressed to me',
-    description: "Pending, unexpired invites to the signed-in user's e-mail address.",
+    description:
+      "Pending, unexpired invites to the signed-in user's e-mail address: the account's current one (after a confirmed e-mail change, the new one, whatever the access token's `email` claim says). Needs a confirmed e-mail address (403 `email_not_verified`; setting INVITES_REQUIRE_VERIFIED_EMAIL).",
     success: { page: InviteSchema },
-    errors: [],
+    errors: ['email_not_verified'],
   },
   'my-invites-get': {
     tag: 'My invites',
     summary: 'An invite addressed to me',
-    description: 'Checks, in order: 404 no such invite, 403 addressed to another e-mail, 409 no longer pending, 410 expired.',
+    description:
+      'Needs a confirmed e-mail address. Checks, in order: 404 no such invite, 403 addressed to another e-mail than the account’s current one, 403 `email_not_verified`, 404 team gone, 409 no longer pending, 410 expired.',
     success: { data: InviteSchema },
-    errors: ['not_found', 'invite_email_mismatch', 'invite_not_pending', 'invite_expired'],
+    errors: ['not_found', 'invite_email_mismatch', 'email_not_verified', 'invite_not_pending', 'invite_expired'],
   },
   'invites-accept': {
     tag: 'My invites',

@@ -5,6 +5,7 @@ import type { Db } from '../db/service.ts';
 import { pathParams } from '../http/params.ts';
 import type { StaticAnswer } from '../http/static.ts';
 import { humanUtc, roleName } from '../mail/templates.ts';
+import { oneLine } from '../mail/safety.ts';
 import { isoMillis } from '../time.ts';
 import { html, renderPage } from './render.ts';
 
@@ -57,25 +58,28 @@ export const invitePage = async (db: Db, rawUuid: string | undefined, token: str
     [db.entities.user, { userUuid: invite.invitedByUuid }],
   ] as const);
   if (!team) return UNAVAILABLE;
-  const by = inviter ? `${inviter.firstName} ${inviter.lastName}` : 'A former member';
+  // One line, without bidirectional overrides or invisible characters, as in the e-mails: a name
+  // must not disguise itself or what follows it.
+  const teamName = oneLine(team.name);
+  const by = inviter ? oneLine(`${inviter.firstName} ${inviter.lastName}`) : 'A former member';
   return renderPage({
-    title: `Join ${team.name}`,
-    data: { page: 'invite', invite: inviteUuid, email: invite.email, team: team.name },
+    title: `Join ${teamName}`,
+    data: { page: 'invite', invite: inviteUuid, email: invite.email, team: teamName },
     main: `      <dl class="facts">
-        <dt>Team</dt><dd id="team-name">${html(team.name)}</dd>
+        <dt>Team</dt><dd id="team-name">${html(teamName)}</dd>
         <dt>Invited by</dt><dd>${html(by)}</dd>
         <dt>Role</dt><dd>${roleName(invite.role)}</dd>
         <dt>For</dt><dd>${html(invite.email)}</dd>
         <dt>Expires</dt><dd><time datetime="${html(invite.expiresAt)}">${html(humanUtc(invite.expiresAt))}</time></dd>
       </dl>
       <div id="auth" class="columns">
-        <form id="signin" novalidate>
+        <form id="signin" method="post" novalidate>
           <h2>I have an account</h2>
           ${field('signin-email', 'E-mail', 'email', 'email', ` value="${html(invite.email)}"`)}
           ${field('signin-password', 'Password', 'password', 'current-password')}
           <button type="submit">Sign in</button>
         </form>
-        <form id="signup" novalidate>
+        <form id="signup" method="post" novalidate>
           <h2>I am new to Roster</h2>
           ${field('signup-first', 'First name', 'text', 'given-name', ' maxlength="100"')}
           ${field('signup-last', 'Last name', 'text', 'family-name', ' maxlength="100"')}
@@ -113,7 +117,7 @@ export const resetPage = (token: string | undefined): StaticAnswer =>
     ? renderPage({
         title: 'Choose a new password',
         data: { page: 'reset' },
-        main: `      <form id="reset" novalidate>
+        main: `      <form id="reset" method="post" novalidate>
         ${field('reset-password', 'New password', 'password', 'new-password', MIN_LENGTH)}
         ${field('reset-confirm', 'New password again', 'password', 'new-password', MIN_LENGTH)}
         <button type="submit">Set the new password</button>

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { issueToken } from '../../lib/account-tokens.ts';
+import { verifyAccessToken } from '../../lib/auth/tokens.ts';
 import { db } from '../../lib/db/service.ts';
-import { type TestUser, freshEmail, signUp, useApi } from '../helpers/api.ts';
+import { AppError } from '../../lib/errors.ts';
+import { acceptInvite } from '../../lib/invites.ts';
+import { type TestUser, confirm, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
+import { pausedBeforeFirstWrite } from '../helpers/paused.ts';
 
 const api = useApi();
 
@@ -157,5 +161,81 @@ describe('e-mail change', () => {
         expect((await me(user.token)).body.data.email).toBe(user.email);
       }
     }
+  });
+});
+
+describe('invitations after an e-mail change', () => {
+  const invite = (by: TestUser, slug: string, email: string) =>
+    api.call('POST', `/api/teams/${slug}/invites`, { token: by.token, json: { email, role: 'MEMBER' } });
+  const myInvites = async (token: string) => {
+    const res = await api.call('GET', '/api/invites', { token });
+    expect(res.status).toBe(200);
+    return res.body.data as { uuid: string; email: string; team: { slug: string } }[];
+  };
+  const answer = (res: { status: number; body: { error?: { code: string } } }) => `${res.status} ${res.body.error?.code ?? ''}`.trim();
+  /** The `email` claim of an access token (its signature was checked when it was issued; here only read). */
+  const emailClaim = (token: string): string => JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).email;
+
+  it('an access token from before the change answers for the new address: the old address\'s invites are neither listed nor answerable', async () => {
+    const [owner, user] = [await signUp(api, 'inviter'), await signUp(api, 'mover')];
+    const before = user.token;
+    const [toOld, toNew] = [await createTeam(api, owner), await createTeam(api, owner)];
+    const next = freshEmail('moved');
+    expect((await invite(owner, toOld.slug, user.email)).status).toBe(201);
+    expect((await invite(owner, toNew.slug, next)).status).toBe(201);
+    const [oldInvite] = await myInvites(before);
+    expect(oldInvite?.team.slug).toBe(toOld.slug);
+
+    expect((await change(user, next)).status).toBe(200);
+    // Pending, not confirmed: still the old address's account.
+    expect((await myInvites(before)).map((i) => i.uuid)).toEqual([oldInvite?.uuid]);
+    expect((await verify(await changeToken(user))).status).toBe(200);
+
+    // The kept token still names the old address, and still works...
+    expect(emailClaim(before)).toBe(user.email);
+    expect((await me(before)).body.data.email).toBe(next);
+    // ...but the invitations follow the account's address.
+    const listed = await myInvites(before);
+    expect(listed.map((i) => [i.email, i.team.slug])).toEqual([[next, toNew.slug]]);
+    for (const [method, action] of [['GET', ''], ['POST', '/accept'], ['POST', '/decline']] as const) {
+      expect(answer(await api.call(method, `/api/invites/${oldInvite?.uuid}${action}`, { token: before })), method + action).toBe('403 invite_email_mismatch');
+    }
+    const stored = (await db().entities.invite.get({ inviteUuid: oldInvite?.uuid ?? '' }).go({ consistent: true })).data;
+    expect(stored?.status).toBe('PENDING');
+    expect((await db().entities.membership.get({ teamId: toOld.id, userUuid: user.uuid }).go({ consistent: true })).data).toBeNull();
+
+    // The new address's invite is the account's: readable and accepted with the same old token.
+    const newInvite = listed[0]?.uuid;
+    expect((await api.call('GET', `/api/invites/${newInvite}`, { token: before })).body.data).toMatchObject({ email: next, team: { slug: toNew.slug } });
+    expect((await api.call('POST', `/api/invites/${newInvite}/accept`, { token: before })).status).toBe(200);
+
+    // The old address's invite waits for whoever confirms that address next.
+    const heir = await signUpAs(user.email);
+    expect(heir.status).toBe(201);
+    const heirToken = heir.body.data.session.access_token as string;
+    await confirm(api, { email: user.email, uuid: heir.body.data.session.user.id });
+    expect((await myInvites(heirToken)).map((i) => i.uuid)).toEqual([oldInvite?.uuid]);
+  });
+
+  it('a change confirmed between accept\'s read and its write: 403 invite_email_mismatch, nothing written', async () => {
+    const [owner, user] = [await signUp(api, 'inviter'), await signUp(api, 'racer')];
+    const team = await createTeam(api, owner);
+    expect((await invite(owner, team.slug, user.email)).status).toBe(201);
+    const [pending] = await myInvites(user.token);
+    expect((await change(user, freshEmail('raced'))).status).toBe(200);
+    const token = await changeToken(user);
+    let confirmed = 0;
+    const paused = pausedBeforeFirstWrite(async () => {
+      confirmed = (await verify(token)).status;
+    });
+    const failed = await acceptInvite(paused, await verifyAccessToken(user.token), pending?.uuid ?? '', new Date()).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(confirmed).toBe(200);
+    expect(failed).toBeInstanceOf(AppError);
+    expect((failed as AppError).code).toBe('invite_email_mismatch');
+    expect((await db().entities.membership.get({ teamId: team.id, userUuid: user.uuid }).go({ consistent: true })).data).toBeNull();
+    expect((await db().entities.invite.get({ inviteUuid: pending?.uuid ?? '' }).go({ consistent: true })).data?.status).toBe('PENDING');
   });
 });

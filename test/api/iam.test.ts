@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueToken } from '../../lib/account-tokens.ts';
 import { hashOpaqueToken } from '../../lib/auth/opaque-tokens.ts';
 import { db } from '../../lib/db/service.ts';
 import { MAILER, MAILER_ACTIONS } from '../../infra/stack.ts';
 import { ROUTES } from '../../lib/http/routes.ts';
 import { TEAM_CLEANUP } from '../../lib/background.ts';
 import { invocation } from '../../lib/http/server.ts';
+import type { UserItem } from '../../lib/views.ts';
 import { addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
 /**
@@ -118,6 +120,53 @@ describe('IAM grants cover what every function does', () => {
     await call('POST', '/api/auth/signout?scope=global', third.access_token);
     await call('POST', '/api/auth/signout', decliner.token);
     expect((await call('GET', '/api/auth/user', second.access_token)).status).toBe(401);
+
+    // Account mail (issue 12). Tokens are made as the mailer makes them (issueToken), for the user's current epoch.
+    const userNow = async (userUuid: string) => (await db().entities.user.get({ userUuid }).go({ consistent: true })).data as UserItem;
+    const fresh = await signUp(api, 'fresh', { confirmed: false });
+    expect((await call('POST', '/api/auth/verify/resend', fresh.token)).status).toBe(200);
+    const verification = await issueToken(db(), { purpose: 'verification', email: fresh.email, user: await userNow(fresh.uuid) }, new Date());
+    expect((await call('POST', '/api/auth/verify', undefined, { token: verification })).status).toBe(200);
+    // An e-mail change: pending until the new address's token is used (tokenEpoch bumped, claims moved).
+    const changer = await signUp(api, 'changer');
+    const newAddress = freshEmail('changed');
+    const pending = await call('PUT', '/api/auth/user', changer.token, { email: newAddress, currentPassword: changer.password });
+    expect(pending.body.data.new_email).toBe(newAddress);
+    const change = await issueToken(db(), { purpose: 'email_change', email: newAddress, user: await userNow(changer.uuid) }, new Date());
+    expect((await call('POST', '/api/auth/verify', undefined, { token: change })).body.data.email).toBe(newAddress);
+    // Recovery asks the same of a known and an unknown address; a reset uses a recovery token, a bad token is 410.
+    expect((await call('POST', '/api/auth/recover', undefined, { email: fresh.email })).status).toBe(200);
+    expect((await call('POST', '/api/auth/recover', undefined, { email: freshEmail('unknown') })).status).toBe(200);
+    const recovery = await issueToken(db(), { purpose: 'recovery', email: fresh.email, user: await userNow(fresh.uuid) }, new Date());
+    expect((await call('POST', '/api/auth/reset', undefined, { token: recovery, password: 'a passphrase after reset' })).status).toBe(200);
+    expect((await call('POST', '/api/auth/reset', undefined, { token: recovery, password: 'a passphrase after reset' })).status).toBe(410);
+
+    // An invitation link: its page reads the invite and token, then team and inviter; sign-up with its token confirms the address.
+    const keeper = await signUp(api, 'keeper');
+    const coOwner = await signUp(api, 'coowner');
+    const kept = await createTeam(api, keeper);
+    await addMember(api, kept.slug, keeper, coOwner, 'OWNER');
+    const inviteeEmail = freshEmail('invitee');
+    expect((await call('POST', `/api/teams/${kept.slug}/invites`, keeper.token, { email: inviteeEmail, role: 'MEMBER' })).status).toBe(201);
+    const invite = (await call('GET', `/api/teams/${kept.slug}/invites`, keeper.token)).body.data.find((i: { email: string }) => i.email === inviteeEmail);
+    const invitation = await issueToken(db(), { purpose: 'invitation', email: inviteeEmail, inviteUuid: invite.uuid, expiresAt: invite.expiresAt }, new Date());
+    const page = await call('GET', `/invites/${invite.uuid}?token=${invitation}`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(`Join Team ${kept.slug}`);
+    await call('GET', `/verify?token=${verification}`);
+    await call('GET', `/reset?token=${recovery}`);
+    await call('GET', '/assets/page.css');
+    const invitee = await call('POST', '/api/auth/signup', undefined, { email: inviteeEmail, password: 'an invited passphrase', firstName: 'In', lastName: 'Vitee', inviteToken: invitation });
+    expect(invitee.body.data.session.user.email_confirmed_at).toEqual(expect.any(String));
+
+    // Deletion: a co-owner leaves (its membership and the team's ownerCount in one transaction); the owner left is sole: 409.
+    expect((await call('DELETE', '/api/auth/user', coOwner.token, { currentPassword: coOwner.password })).status).toBe(200);
+    expect((await call('GET', '/api/auth/user', coOwner.token)).status).toBe(401);
+    const sole = await call('DELETE', '/api/auth/user', keeper.token, { currentPassword: keeper.password });
+    expect(sole.status).toBe(409);
+    expect(sole.body.error.fields.teams).toBe(kept.slug);
+    // Accept checks, in its transaction, that the accepting account still exists.
+    expect(used.get('invites-accept')?.has('ConditionCheckItem')).toBe(true);
 
     const missing: string[] = [];
     for (const route of ROUTES) {

@@ -3,7 +3,7 @@ import { verifyAccessToken } from '../../lib/auth/tokens.ts';
 import { db } from '../../lib/db/service.ts';
 import { AppError } from '../../lib/errors.ts';
 import { acceptInvite, deleteInvite } from '../../lib/invites.ts';
-import { type Api, type TestUser, addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
+import { type Api, type TestUser, addMember, confirm, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 import { expireInvite } from '../helpers/invites.ts';
 import { pausedBeforeFirstWrite } from '../helpers/paused.ts';
 
@@ -77,13 +77,16 @@ describe('invites', () => {
     expect((await invite(owner, slug, owner.email)).body.error.code).toBe('already_member');
   });
 
-  it('reaches an invitee who signs up later, through GET /api/invites', async () => {
+  it('reaches an invitee who signs up later, through GET /api/invites once the address is confirmed', async () => {
     const owner = await signUp(api);
     const { slug } = await createTeam(api, owner);
     const email = freshEmail('later');
     await invite(owner, slug, email, 'ADMIN');
     const res = await api.call('POST', '/api/auth/signup', { json: { email, password: 'a fine password', firstName: 'L', lastName: 'T' } });
-    const later = { email, token: res.body.data.session.access_token } as TestUser;
+    const later = { email, token: res.body.data.session.access_token, uuid: res.body.data.session.user.id } as TestUser;
+    const unconfirmed = await api.call('GET', '/api/invites', { token: later.token });
+    expect([unconfirmed.status, unconfirmed.body.error.code]).toEqual([403, 'email_not_verified']);
+    await confirm(api, later);
     const mine = await api.call('GET', '/api/invites', { token: later.token });
     expect(mine.status).toBe(200);
     expect(mine.body.data).toHaveLength(1);

@@ -20,6 +20,12 @@ const pendingFor = async (user: TestUser, slug: string) => {
   return mine.body.data.find((i: { team: { slug: string } }) => i.team.slug === slug);
 };
 
+/** The invite to `email` as the team's owner sees it: an unconfirmed invitee cannot list it. */
+const teamInviteTo = async (owner: TestUser, slug: string, email: string) => {
+  const listed = await api.call('GET', `/api/teams/${slug}/invites`, { token: owner.token });
+  return listed.body.data.find((i: { email: string }) => i.email === email);
+};
+
 const answer = (res: { status: number; body: { error?: { code: string } } }) => `${res.status} ${res.body.error?.code ?? ''}`.trim();
 
 /** Takes the confirmation away, as for an account made before addresses were verified. */
@@ -41,7 +47,7 @@ describe('invites need a confirmed address', () => {
     await confirm(api, owner);
     expect((await invite(api, owner, slug, member.email)).status).toBe(201);
     // The unconfirmed invitee cannot accept yet; confirmed, they can.
-    const pending = await pendingFor(member, slug);
+    const pending = await teamInviteTo(owner, slug, member.email);
     expect(answer(await api.call('POST', `/api/invites/${pending.uuid}/accept`, { token: member.token }))).toBe('403 email_not_verified');
     await confirm(api, member);
     expect((await api.call('POST', `/api/invites/${pending.uuid}/accept`, { token: member.token })).status).toBe(200);
@@ -66,25 +72,44 @@ describe('invites need a confirmed address', () => {
     expect((await resend()).status).toBe(200);
   });
 
-  it('an unconfirmed invitee cannot accept or decline (403), may still preview; a stranger is told 403 invite_email_mismatch first', async () => {
+  it('an unconfirmed invitee cannot preview, accept or decline (403); 404 and a stranger\'s 403 invite_email_mismatch come first', async () => {
     const owner = await signUp(api, 'owner');
     const [guest, stranger] = [await signUp(api, 'guest', { confirmed: false }), await signUp(api, 'stranger', { confirmed: false })];
     const { slug } = await createTeam(api, owner);
     expect((await invite(api, owner, slug, guest.email)).status).toBe(201);
-    const pending = await pendingFor(guest, slug);
-    for (const action of ['accept', 'decline']) {
-      const res = await api.call('POST', `/api/invites/${pending.uuid}/${action}`, { token: guest.token });
+    const pending = await teamInviteTo(owner, slug, guest.email);
+    for (const [method, action] of [['GET', ''], ['POST', '/accept'], ['POST', '/decline']] as const) {
+      const res = await api.call(method, `/api/invites/${pending.uuid}${action}`, { token: guest.token });
       expect([res.status, res.body.error.code], action).toEqual([403, 'email_not_verified']);
-      expect(answer(await api.call('POST', `/api/invites/${pending.uuid}/${action}`, { token: stranger.token })), action).toBe('403 invite_email_mismatch');
-      expect(answer(await api.call('POST', `/api/invites/00000000-0000-4000-8000-000000000000/${action}`, { token: guest.token })), action).toBe('404 not_found');
+      expect(res.body.error.message, action).toMatch(/confirm/i);
+      expect(answer(await api.call(method, `/api/invites/${pending.uuid}${action}`, { token: stranger.token })), action).toBe('403 invite_email_mismatch');
+      expect(answer(await api.call(method, `/api/invites/00000000-0000-4000-8000-000000000000${action}`, { token: guest.token })), action).toBe('404 not_found');
     }
-    expect((await api.call('GET', `/api/invites/${pending.uuid}`, { token: guest.token })).status).toBe(200);
     expect((await api.call('GET', `/api/teams/${slug}`, { token: guest.token })).status).toBe(404);
     await confirm(api, guest);
+    expect((await api.call('GET', `/api/invites/${pending.uuid}`, { token: guest.token })).body.data).toMatchObject({ uuid: pending.uuid, team: { slug } });
     expect((await api.call('POST', `/api/invites/${pending.uuid}/decline`, { token: guest.token })).status).toBe(200);
   });
 
-  it('INVITES_REQUIRE_VERIFIED_EMAIL=false: unconfirmed accounts invite, resend, accept and decline as before', async () => {
+  it('an unconfirmed account cannot list the invites addressed to it (403, also with none), and sees them once confirmed', async () => {
+    const owner = await signUp(api, 'owner');
+    const [guest, idle] = [await signUp(api, 'guest', { confirmed: false }), await signUp(api, 'idle', { confirmed: false })];
+    const { slug } = await createTeam(api, owner);
+    expect((await invite(api, owner, slug, guest.email)).status).toBe(201);
+    for (const who of [guest, idle]) {
+      const res = await api.call('GET', '/api/invites', { token: who.token });
+      expect([res.status, res.body.error.code]).toEqual([403, 'email_not_verified']);
+      expect(res.body.data).toBeUndefined();
+    }
+    // The session check still comes first.
+    expect(answer(await api.call('GET', '/api/invites'))).toBe('401 unauthorized');
+    await confirm(api, guest);
+    expect((await pendingFor(guest, slug))?.email).toBe(guest.email);
+    await confirm(api, idle);
+    expect((await api.call('GET', '/api/invites', { token: idle.token })).body.data).toEqual([]);
+  });
+
+  it('INVITES_REQUIRE_VERIFIED_EMAIL=false: unconfirmed accounts invite, resend, list, preview, accept and decline as before', async () => {
     const [{ config }, invites, { verifyAccessToken }, { db }] = await Promise.all([
       import('../../lib/config.ts'),
       import('../../lib/invites.ts'),
@@ -102,7 +127,10 @@ describe('invites need a confirmed address', () => {
     try {
       const now = new Date();
       for (const u of [guest, other]) await invites.createInvite(db(), asOwner, slug, { email: u.email, role: 'MEMBER' }, now);
-      const [first, second] = [await pendingFor(guest, slug), await pendingFor(other, slug)];
+      const mine = async (asUser: typeof asGuest) => (await invites.listMyInvites(db(), asUser, { limit: 100 }, now)).items;
+      const [[first], [second]] = [await mine(asGuest), await mine(asOther)];
+      if (!first || !second) throw new Error('the unconfirmed invitees do not see their invites');
+      expect((await invites.getMyInvite(db(), asGuest, first.uuid, now)).team.slug).toBe(slug);
       await invites.resendInvite(db(), asOwner, slug, first.id, now);
       await invites.acceptInvite(db(), asGuest, first.uuid, now);
       await invites.declineInvite(db(), asOther, second.uuid, now);

@@ -22,9 +22,13 @@ describe('routing', () => {
     const override = await api.call('GET', '/api/auth/signup', { headers: { 'x-http-method-override': 'POST' } });
     expectEnvelope(override, 405, 'method_not_allowed');
     expect(override.headers.get('allow')).toBe('POST');
+    // The pages are routes like any other: their paths answer another method in the envelope too.
+    const page = await api.call('POST', '/verify');
+    expectEnvelope(page, 405, 'method_not_allowed');
+    expect(page.headers.get('allow')).toBe('GET');
   });
 
-  it('asks every route but sign-up, sign-in, refresh, the JWKS and the documentation for a token (401 with WWW-Authenticate)', async () => {
+  it('asks every route but sign-up, sign-in, refresh, the mailed links\' (verify, recover, reset), the JWKS, the documentation and the pages for a token (401 with WWW-Authenticate)', async () => {
     for (const route of ROUTES.filter((r) => r.auth)) {
       const path = route.path
         .replace('{slug}', 'acme')
@@ -36,7 +40,31 @@ describe('routing', () => {
       expectEnvelope(res, 401, 'unauthorized');
       expect(res.headers.get('www-authenticate'), route.name).toMatch(/^Token/);
     }
-    expect(ROUTES.filter((r) => !r.auth).map((r) => r.name)).toEqual(['auth-signup', 'auth-signin', 'auth-refresh', 'jwks', 'openapi', 'docs', 'docs-assets']);
+    expect(ROUTES.filter((r) => !r.auth).map((r) => r.name)).toEqual([
+      'auth-signup',
+      'auth-signin',
+      'auth-refresh',
+      'auth-verify',
+      'auth-recover',
+      'auth-reset',
+      'jwks',
+      'openapi',
+      'docs',
+      'docs-assets',
+      'page-invite',
+      'page-verify',
+      'page-reset',
+      'page-assets',
+    ]);
+  });
+
+  it('answers the other routes without a token: never 401, never WWW-Authenticate', async () => {
+    for (const route of ROUTES.filter((r) => !r.auth)) {
+      const path = route.path.replace('{uuid}', '00000000-0000-4000-8000-000000000000').replace('{asset}', route.name === 'docs-assets' ? 'start.js' : 'page.css');
+      const res = await api.call(route.method, path, route.body ? { json: {} } : {});
+      expect(res.status, route.name).not.toBe(401);
+      expect(res.headers.get('www-authenticate'), route.name).toBeNull();
+    }
   });
 });
 

@@ -3,10 +3,11 @@ import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
 
 /**
  * What a rate-limit item counts: a token bucket (sign-in and sign-up per address, password change
- * per user, invitation mail per team and per inviting user, verification and reset mail per e-mail address), one account's failed password attempts of the last hour from every network (`account`),
+ * per user, invitation mail per team and per inviting user, account mail per e-mail address and per
+ * user, reset requests per address), one account's failed password attempts of the last hour from every network (`account`),
  * or one account's consecutive failures from one source network (`account-net`).
  */
-export const LIMIT_SCOPES = ['signin-ip', 'signup-ip', 'password-user', 'team-mail', 'user-invite-mail', 'address-mail', 'account', 'account-net'] as const;
+export const LIMIT_SCOPES = ['signin-ip', 'signup-ip', 'password-user', 'team-mail', 'user-invite-mail', 'address-mail', 'user-account-mail', 'recover-ip', 'account', 'account-net'] as const;
 export type LimitScope = (typeof LIMIT_SCOPES)[number];
 
 /**
