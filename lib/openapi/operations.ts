@@ -99,7 +99,7 @@ export const OPERATIONS = {
     tag: 'Auth',
     summary: 'Update the signed-in user',
     description:
-      'Changes `firstName`, `lastName`, the password or the e-mail address (the last two with `currentPassword`, which a wrong value fails with 422 on `fields.currentPassword`). A password change ends every other session and voids the links mailed before it. A new `email` is not the account\'s yet: the answer shows it as `new_email`, a confirmation link goes to it and a notice to the current address; `POST /api/auth/verify` with that link\'s token makes the change. An address another account has is refused with 409 `email_taken`, the current one with 422 on `email`; a few confirmation e-mails an hour per address (429 with `Retry-After`).',
+      'Changes `firstName`, `lastName`, the password or the e-mail address (the last two with `currentPassword`, which a wrong value fails with 422 on `fields.currentPassword`). A password change ends every other session and voids the links mailed before it. A new `email` is not the account\'s yet: the answer shows it as `new_email`, a confirmation link goes to it and a notice to the current address; `POST /api/auth/verify` with that link\'s token makes the change. An address another account has is refused with 409 `email_taken`, the current one with 422 on `email`; a few confirmation e-mails an hour per address and per user (429 with `Retry-After`).',
     success: { data: UserSchema },
     errors: ['email_taken', 'rate_limited', ...writes],
     example: { firstName: 'Ada', lastName: 'King' },
@@ -125,7 +125,7 @@ export const OPERATIONS = {
   'auth-verify-resend': {
     tag: 'Auth',
     summary: 'Send the confirmation e-mail again',
-    description: 'Mails a new link to confirm the signed-in user\'s address (a few an hour per address: 429 with `Retry-After`). An address already confirmed gets nothing and the same answer.',
+    description: 'Mails a new link to confirm the signed-in user\'s address (a few an hour per user: 429 with `Retry-After`). An address already confirmed gets nothing and the same answer.',
     success: { data: EmptySchema },
     errors: ['rate_limited', ...writes],
   },
@@ -133,7 +133,7 @@ export const OPERATIONS = {
     tag: 'Auth',
     summary: 'Ask for a password reset link',
     description:
-      'Always answers 200 with `{}`, whether or not an account has the address: a known address is mailed a link to reset the password (valid for an hour). A few an hour per address (429 with `Retry-After`, known or not).',
+      'Always answers 200 with `{}`, whether or not an account has the address: a known address is mailed a link to reset the password (valid for an hour). A few an hour per address (429 with `Retry-After`, known or not), and a ceiling per source network.',
     success: { data: EmptySchema },
     errors: ['rate_limited'],
     example: { email: 'ada@example.com' },

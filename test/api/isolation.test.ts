@@ -19,7 +19,7 @@ const api = useApi();
 const ALLOWED_KEYS = new Set([
   'data', 'error', 'code', 'message', 'fields',
   'session', 'access_token', 'token_type', 'expires_in', 'expires_at', 'refresh_token', 'user',
-  'id', 'aud', 'role', 'email', 'last_sign_in_at', 'app_metadata', 'provider', 'providers', 'user_metadata', 'created_at', 'updated_at',
+  'id', 'aud', 'role', 'email', 'email_confirmed_at', 'confirmed_at', 'new_email', 'last_sign_in_at', 'app_metadata', 'provider', 'providers', 'user_metadata', 'created_at', 'updated_at',
   'name', 'slug', 'logo', 'createdAt', 'updatedAt',
   'userId', 'teamId', 'firstName', 'lastName',
   'uuid', 'team', 'status', 'invitedBy', 'expiresAt',

@@ -1,18 +1,13 @@
 import { hashOpaqueToken } from '../auth/opaque-tokens.ts';
 import { readTogether } from '../db/batch-read.ts';
-import { config } from '../config.ts';
 import type { Db } from '../db/service.ts';
 import { pathParams } from '../http/params.ts';
 import type { StaticAnswer } from '../http/static.ts';
 import { humanUtc, roleName } from '../mail/templates.ts';
 import { oneLine } from '../mail/safety.ts';
 import { isoMillis } from '../time.ts';
+import { field, MIN_LENGTH } from './forms.ts';
 import { html, renderPage } from './render.ts';
-
-const MIN_LENGTH = ` minlength="${config.passwordMinLength}"`;
-
-const field = (id: string, label: string, type: string, autocomplete: string, extra = ''): string =>
-  `<label for="${id}">${label}</label><input id="${id}" name="${id}" type="${type}" autocomplete="${autocomplete}" required${extra}>`;
 
 const UNAVAILABLE = renderPage({
   title: 'This invitation cannot be used',
@@ -96,31 +91,3 @@ export const invitePage = async (db: Db, rawUuid: string | undefined, token: str
       <button type="button" id="resend" hidden>Send the confirmation e-mail again</button>`,
   });
 };
-
-const INCOMPLETE = (title: string): StaticAnswer =>
-  renderPage({ title, main: '      <p>This link is incomplete: open the whole link from the e-mail, or ask for a new one.</p>' });
-
-/** GET /verify?token=…: a button, so that a mail scanner following the link confirms nothing. */
-export const verifyPage = (token: string | undefined): StaticAnswer =>
-  token
-    ? renderPage({
-        title: 'Confirm your e-mail address',
-        data: { page: 'verify' },
-        main: `      <p>Press the button to confirm that this address is yours.</p>
-      <button type="button" id="confirm">Confirm my address</button>`,
-      })
-    : INCOMPLETE('Confirm your e-mail address');
-
-/** GET /reset?token=…: the new password, twice; the token is used only when the form is sent. */
-export const resetPage = (token: string | undefined): StaticAnswer =>
-  token
-    ? renderPage({
-        title: 'Choose a new password',
-        data: { page: 'reset' },
-        main: `      <form id="reset" method="post" novalidate>
-        ${field('reset-password', 'New password', 'password', 'new-password', MIN_LENGTH)}
-        ${field('reset-confirm', 'New password again', 'password', 'new-password', MIN_LENGTH)}
-        <button type="submit">Set the new password</button>
-      </form>`,
-      })
-    : INCOMPLETE('Choose a new password');
