@@ -53,6 +53,8 @@ export const runHotTeam = async (
     firstName: 'Hot',
     lastName: `Joiner${i}`,
     passwordHash: 'synthetic: never signs in',
+    // Confirmed, as invitees who followed their confirmation link: accepting needs it.
+    emailConfirmedAt: stamp,
     createdAt: stamp,
     updatedAt: stamp,
   }));

@@ -53,7 +53,7 @@ export const BOUNDS: Record<RouteName | 'fallback', Bound> = {
   'auth-verify': { key: 'the user item (read, then written in the transaction with the token)', per: 'user', rcu: 1, wcu: 2 },
   'auth-verify-resend': { key: "the address's mail bucket (5 an hour by default)", per: 'address', rcu: 0, wcu: 1 },
   'auth-recover': { key: "the address's mail bucket (5 an hour by default)", per: 'address', rcu: 0, wcu: 1 },
-  'auth-reset': { key: "the user's partition (user written with the new session, other sessions ended)", per: 'user', rcu: 1, wcu: 4 },
+  'auth-reset': { key: "the user's partition (user written with the new session, other sessions ended)", per: 'user', rcu: 1, wcu: 3 },
   'auth-sessions-list': { key: "the user's partition (a page of sessions)", per: 'user', rcu: 2, wcu: 0 },
   'auth-sessions-delete': { key: "the user's partition (two sessions)", per: 'user', rcu: 1, wcu: 1 },
   jwks: { key: 'the public signing keys item, on a cold start only', per: 'deployment', rcu: 0, wcu: 0 },
