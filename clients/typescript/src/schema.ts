@@ -95,7 +95,7 @@ export interface paths {
         get: operations["auth-user"];
         /**
          * Update the signed-in user
-         * @description Changes `firstName`, `lastName`, the password or the e-mail address (the last two with `currentPassword`, which a wrong value fails with 422 on `fields.currentPassword`). A password change ends every other session and voids the links mailed before it. A new `email` is not the account's yet: the answer shows it as `new_email`, a confirmation link goes to it and a notice to the current address; `POST /api/auth/verify` with that link's token makes the change. An address another account has is refused with 409 `email_taken`, the current one with 422 on `email`; a few confirmation e-mails an hour per address (429 with `Retry-After`).
+         * @description Changes `firstName`, `lastName`, the password or the e-mail address (the last two with `currentPassword`, which a wrong value fails with 422 on `fields.currentPassword`). A password change ends every other session and voids the links mailed before it. A new `email` is not the account's yet: the answer shows it as `new_email`, a confirmation link goes to it and a notice to the current address; `POST /api/auth/verify` with that link's token makes the change. An address another account has is refused with 409 `email_taken`, the current one with 422 on `email`; a few confirmation e-mails an hour per address and per user (429 with `Retry-After`).
          */
         put: operations["auth-user-update"];
         post?: never;
@@ -140,7 +140,7 @@ export interface paths {
         put?: never;
         /**
          * Send the confirmation e-mail again
-         * @description Mails a new link to confirm the signed-in user's address (a few an hour per address: 429 with `Retry-After`). An address already confirmed gets nothing and the same answer.
+         * @description Mails a new link to confirm the signed-in user's address (a few an hour per user: 429 with `Retry-After`). An address already confirmed gets nothing and the same answer.
          */
         post: operations["auth-verify-resend"];
         delete?: never;
@@ -160,7 +160,7 @@ export interface paths {
         put?: never;
         /**
          * Ask for a password reset link
-         * @description Always answers 200 with `{}`, whether or not an account has the address: a known address is mailed a link to reset the password (valid for an hour). A few an hour per address (429 with `Retry-After`, known or not).
+         * @description Always answers 200 with `{}`, whether or not an account has the address: a known address is mailed a link to reset the password (valid for an hour). A few an hour per address (429 with `Retry-After`, known or not), and a ceiling per source network.
          */
         post: operations["auth-recover"];
         delete?: never;
@@ -470,7 +470,7 @@ export interface paths {
         };
         /**
          * Invites addressed to me
-         * @description Pending, unexpired invites to the signed-in user's e-mail address.
+         * @description Pending, unexpired invites to the signed-in user's e-mail address: the account's current one (after a confirmed e-mail change, the new one, whatever the access token's `email` claim says). Needs a confirmed e-mail address (403 `email_not_verified`; setting INVITES_REQUIRE_VERIFIED_EMAIL).
          */
         get: operations["my-invites-list"];
         put?: never;
@@ -490,7 +490,7 @@ export interface paths {
         };
         /**
          * An invite addressed to me
-         * @description Checks, in order: 404 no such invite, 403 addressed to another e-mail, 409 no longer pending, 410 expired.
+         * @description Needs a confirmed e-mail address. Checks, in order: 404 no such invite, 403 addressed to another e-mail than the account’s current one, 403 `email_not_verified`, 404 team gone, 409 no longer pending, 410 expired.
          */
         get: operations["my-invites-get"];
         put?: never;
@@ -4259,6 +4259,17 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
+            /** @description `email_not_verified` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailNotVerifiedError"];
+                };
+            };
             /** @description `body_too_large` */
             413: {
                 headers: {
@@ -4344,7 +4355,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `invite_email_mismatch` */
+            /** @description `email_not_verified`, `invite_email_mismatch` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4352,7 +4363,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InviteEmailMismatchError"];
+                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["InviteEmailMismatchError"];
                 };
             };
             /** @description `not_found` */
