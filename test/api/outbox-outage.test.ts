@@ -24,15 +24,20 @@ const KILLS = 5;
 /** The hang comes third, between kills. */
 const HANG_AT = 2;
 const HANG_MS = 5000;
-const LAG_LIMIT_MS = 5000;
-const RECOVERY_MS = 15_000;
 /**
- * Load after each recovery before the next fault: 15 s to recover, then a few seconds in which the
+ * 5 s until issue 12, when each e-mail began to also store its link's token (one more write per
+ * message): on the emulator the lag after a recovery now settles at 5–5.5 s instead of 3–4 s.
+ */
+const LAG_LIMIT_MS = 7000;
+/** 15 s until issue 12 (see LAG_LIMIT_MS). */
+const RECOVERY_MS = 20_000;
+/**
+ * Load after each recovery before the next fault: 20 s to recover, then a few seconds in which the
  * lag is measured, on messages made at least LAG_LIMIT_MS before the next fault (a later one may be
  * held up by it).
  */
-const GAP_MS = 23_000;
-const LAST_GAP_MS = 25_000;
+const GAP_MS = 28_000;
+const LAST_GAP_MS = 30_000;
 const WORKERS = 4;
 
 const smtpPort = await freePort();
@@ -142,7 +147,7 @@ const inviteWithoutPause = async (owner: TestUser, slug: string, attempts: Attem
 };
 
 describe('the outbox through database outages', () => {
-  it('leaves no message unsent, mails every invitation, duplicates only for failed SENT writes, and recovers its lag', { timeout: 420_000 }, async () => {
+  it('leaves no message unsent, mails every invitation, duplicates only for failed SENT writes, and recovers its lag', { timeout: 480_000 }, async () => {
     const owners = await Promise.all(Array.from({ length: WORKERS }, (_, i) => signUp(api, `owner${i}`)));
     const teams = await Promise.all(owners.map((o) => createTeam(api, o)));
     const attempts: Attempt[] = [];
@@ -272,7 +277,7 @@ describe('the outbox through database outages', () => {
     // A write is lost only when a kill came while it was being answered.
     expect(lost.filter((a) => !faults.some((f) => f.kind === 'kill' && a.start <= f.at && f.at - a.start < 10_000))).toEqual([]);
     expect(explained.filter((e) => e.extra > e.unrecorded + e.ackedLost)).toEqual([]);
-    // The lag is back under 5 s within 15 s of each recovery.
+    // The lag is back under LAG_LIMIT_MS within RECOVERY_MS of each recovery.
     for (const w of windows) expect(w.lagUnder5sAfterMs, JSON.stringify(w)).toBeLessThanOrEqual(RECOVERY_MS);
     expect((windows.at(-1) as { measured: number }).measured).toBeGreaterThan(0);
   });
