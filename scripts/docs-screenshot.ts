@@ -70,18 +70,28 @@ export const openDocs = async (browser: Browser, baseUrl: string): Promise<DocsV
   return visit;
 };
 
+/**
+ * What a picture needs before the server starts: Chromium, and DynamoDB Local with a fresh table
+ * and data directory named after `name`, in the environment the handlers read when they load.
+ * Each step's undo goes onto `undo` (run in reverse however the script ends).
+ */
+export const throwawayRoster = async (name: string, undo: (() => unknown)[]): Promise<Browser> => {
+  const browser = await launchChromium();
+  undo.push(() => browser.close());
+  const dynamo = await startDynamoDbLocal();
+  undo.push(() => dynamo.stop());
+  process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+  process.env.TABLE_NAME = `roster-${name}`;
+  process.env.DATA_DIR = mkdtempSync(join(tmpdir(), `roster-${name}-`));
+  await ensureTable(dynamo.endpoint, process.env.TABLE_NAME);
+  return browser;
+};
+
 if (import.meta.main) {
   // Undone in reverse however the script ends: a browser, DynamoDB Local or server left running keeps it alive.
   const undo: (() => unknown)[] = [];
   try {
-    const browser = await launchChromium();
-    undo.push(() => browser.close());
-    const dynamo = await startDynamoDbLocal();
-    undo.push(() => dynamo.stop());
-    process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
-    process.env.TABLE_NAME = 'roster-docs';
-    process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-docs-'));
-    await ensureTable(dynamo.endpoint, process.env.TABLE_NAME);
+    const browser = await throwawayRoster('docs', undo);
     // Imported only now: the handlers read the environment when they load.
     const { startLocalServer } = await import('../lib/http/server.ts');
     // npm start's port, so the picture shows the URL a reader gets (and stays the same from run to run).

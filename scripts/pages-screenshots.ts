@@ -6,13 +6,11 @@
  * page that logged errors or asked anything of another host. Its helpers serve the browser test
  * too (browser/pages.test.ts).
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { ensureTable, startDynamoDbLocal } from '../infra/dynamodb-local.ts';
-import { launchChromium } from './docs-screenshot.ts';
+import { throwawayRoster } from './docs-screenshot.ts';
 
 export const IMAGES = fileURLToPath(new URL('../docs/images/', import.meta.url));
 /** A laptop-sized window: the pages are one narrow column. */
@@ -63,14 +61,7 @@ if (import.meta.main) {
   // Undone in reverse however the script ends: a browser, DynamoDB Local or server left running keeps it alive.
   const undo: (() => unknown)[] = [];
   try {
-    const browser = await launchChromium();
-    undo.push(() => browser.close());
-    const dynamo = await startDynamoDbLocal();
-    undo.push(() => dynamo.stop());
-    process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
-    process.env.TABLE_NAME = 'roster-pages';
-    process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-pages-'));
-    await ensureTable(dynamo.endpoint, process.env.TABLE_NAME);
+    const browser = await throwawayRoster('pages', undo);
     // Imported only now: the handlers read the environment when they load.
     const { startLocalServer } = await import('../lib/http/server.ts');
     const { issueToken } = await import('../lib/account-tokens.ts');
