@@ -14,6 +14,21 @@ export default tseslint.config(
     },
   },
   {
+    // Type-aware rules for the code that ships and the code that deploys it: an `any` that leaks
+    // out of a library, or a promise nobody awaits, compiles but breaks at run time.
+    files: ['lib/**/*.ts', 'functions/**/*.ts', 'infra/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'error',
+      '@typescript-eslint/no-unsafe-member-access': 'error',
+      '@typescript-eslint/no-unsafe-call': 'error',
+      '@typescript-eslint/no-unsafe-return': 'error',
+      '@typescript-eslint/no-unsafe-argument': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
+  {
     // The local server and scripts talk to a person on the terminal.
     files: ['infra/local.ts', 'scripts/**', 'bench/**'],
     rules: { 'no-console': 'off' },

@@ -55,7 +55,9 @@ export const bulkWriter = (endpoint: string, table: string): BulkWriter => {
           let text = '';
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(`BatchWriteItem ${res.statusCode}: ${text}`))));
+          res.on('end', () =>
+            res.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(`BatchWriteItem ${res.statusCode}: ${text}`)),
+          );
           res.on('error', reject);
         },
       );

@@ -1,13 +1,15 @@
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { exec } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { type Metafile, build } from 'esbuild';
-import { ESBUILD } from '../infra/endpoint.ts';
+import { ESBUILD, afterBundling } from '../infra/endpoint.ts';
 
 export interface Bundle {
   name: string;
-  /** The function's code as deployed: the bundle, its source map and the route's shipped files (Lambda's task root). */
+  /** The function's code as deployed: the bundle, its source map, the route's shipped files and the compile cache (Lambda's task root). */
   dir: string;
   /** The .mjs file. */
   file: string;
@@ -19,6 +21,7 @@ export interface Bundle {
 
 const PROJECT_DIR = fileURLToPath(new URL('../', import.meta.url));
 const FUNCTIONS_DIR = join(PROJECT_DIR, 'functions');
+const run = promisify(exec);
 
 /** The package an input belongs to: `@scope/name` or `name` after the last node_modules, else our own code. */
 const packageOf = (input: string): string => {
@@ -39,15 +42,16 @@ const byPackage = (metafile: Metafile): Bundle['packages'] => {
 };
 
 /**
- * Bundles one entry exactly as the CDK stack does (infra/endpoint.ts ESBUILD) into a directory of
- * its own under `root`, with the files the stack copies beside it (a route's `files`).
+ * Bundles one entry exactly as the CDK stack does (infra/endpoint.ts ESBUILD, then its
+ * afterBundling commands: a route's `files` and the compile cache) into a directory of its own under `root`.
  */
 export const bundle = async (name: string, entry: string, root: string, files: readonly string[] = []): Promise<Bundle> => {
   const dir = join(root, name);
   mkdirSync(dir);
   const file = join(dir, 'index.mjs');
   const { metafile } = await build({ ...ESBUILD, entryPoints: [entry], outfile: file, metafile: true, logLevel: 'warning' });
-  for (const shipped of files) copyFileSync(join(PROJECT_DIR, shipped), join(dir, basename(shipped)));
+  // CDK runs these from the project directory, with inputDir the project's path (what is copied).
+  for (const command of afterBundling(PROJECT_DIR, dir, files)) await run(command, { cwd: PROJECT_DIR });
   const code = readFileSync(file);
   return { name, dir, file, bytes: code.length, gzipBytes: gzipSync(code).length, packages: byPackage(metafile) };
 };

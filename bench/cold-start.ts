@@ -1,11 +1,13 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { chmodTree } from '../infra/compile-cache.ts';
+import { compileCacheEnv } from '../infra/endpoint.ts';
 import { db } from '../lib/db/service.ts';
 import { ROUTES, type Route } from '../lib/http/routes.ts';
 import { type Bundle, bundle, bundleFloor, functionEntry, functionNames } from './bundles.ts';
@@ -15,8 +17,19 @@ import { toEvent } from './invoke.ts';
 import { scenarios } from './scenarios.ts';
 import { type Summary, summarize } from './stats.ts';
 
-/** Fresh processes per function: each one a cold start. */
-const RUNS = 15;
+/** Fresh processes per function: each one a cold start (COLD_RUNS=3 for a quick look; the report's figures are of 15). */
+const RUNS = Number(process.env.COLD_RUNS ?? 15);
+/** COLD_ONLY=teams-get,invites-create: only these functions (and the floor), for a quick look. */
+const ONLY = process.env.COLD_ONLY?.split(',').filter(Boolean);
+/**
+ * COLD_CACHE: `on` (as deployed: Node reads the compile cache shipped with each bundle), `off` (Node
+ * compiles the bundle), or `both`: each function twice, the second as `<name> (no cache)`, the two
+ * interleaved in every round so that both see the same moments of a busy machine.
+ */
+const CACHE = (process.env.COLD_CACHE ?? 'on') as 'on' | 'off' | 'both';
+/** Cold runs of a function per round, each with an event of its own (a write cannot be repeated). */
+const PER_ROUND = CACHE === 'both' ? 2 : 1;
+const EVENTS = RUNS * PER_ROUND;
 /** None, as on the stack's functions: the source map ships but is not loaded (infra/endpoint.ts). */
 const NODE_OPTIONS = '';
 const RUNNER = fileURLToPath(new URL('./cold-runner.mjs', import.meta.url));
@@ -42,11 +55,15 @@ export interface ColdRow {
 export interface ColdResult {
   runs: number;
   nodeOptions: string;
+  /** Whether the runs read the compile cache shipped with each bundle (`both`: rows with and without). */
+  compileCache: typeof CACHE;
   rows: ColdRow[];
 }
 
 interface Target {
   name: string;
+  /** Whether Node reads the bundle's compile cache. */
+  cache?: boolean;
   kind: Kind;
   /** One event per run (none: import only). */
   events: unknown[] | null;
@@ -71,7 +88,12 @@ const mailerEvents = async (ctx: PartContext, inviteUuids: string[]): Promise<Dy
         eventName: 'INSERT',
         eventSource: 'aws:dynamodb',
         awsRegion: 'us-east-1',
-        dynamodb: { Keys: marshal({ pk: item.pk, sk: item.sk }), NewImage: marshal(item), SequenceNumber: String(1000 + i), StreamViewType: 'NEW_IMAGE' },
+        dynamodb: {
+          Keys: marshal({ pk: item.pk, sk: item.sk }),
+          NewImage: marshal(item),
+          SequenceNumber: String(1000 + i),
+          StreamViewType: 'NEW_IMAGE',
+        },
       },
     ],
   })) as DynamoDBStreamEvent[];
@@ -80,12 +102,12 @@ const mailerEvents = async (ctx: PartContext, inviteUuids: string[]): Promise<Dy
 /** Every function in functions/ with the events of its cold runs: realistic, successful calls. */
 const targets = async (ctx: PartContext): Promise<Target[]> => {
   // The large team: 8 members for role changes, RUNS to remove, and some to spare.
-  const state = await ctx.steadyState(RUNS + 25);
+  const state = await ctx.steadyState(EVENTS + 25);
   const byName = new Map<string, Target>();
   for (const scenario of scenarios(state, ctx.writer)) {
     if (byName.has(scenario.name)) continue; // the first (smallest) variant of a function
-    const request = await scenario.prepare(RUNS);
-    const events = Array.from({ length: RUNS }, (_, i) => {
+    const request = await scenario.prepare(EVENTS);
+    const events = Array.from({ length: EVENTS }, (_, i) => {
       const req = request(i);
       if (!req) throw new Error(`${scenario.label}: pool used up`);
       const { name, event } = toEvent(req);
@@ -95,7 +117,7 @@ const targets = async (ctx: PartContext): Promise<Target[]> => {
     const kind = events[0]?.method === 'GET' ? 'read' : 'write';
     byName.set(scenario.name, { name: scenario.name, kind, events: events.map((e) => e.event), expected: String(scenario.status) });
   }
-  const invites = state.alphaInvites.slice(0, RUNS).map((i) => i.uuid);
+  const invites = state.alphaInvites.slice(0, EVENTS).map((i) => i.uuid);
   byName.set('mailer', { name: 'mailer', kind: 'write', events: await mailerEvents(ctx, invites), expected: '0 failed' });
   // Rotation steps talk to Secrets Manager, which has no local stand-in here.
   byName.set('keys-rotate', { name: 'keys-rotate', kind: 'import only', events: null, expected: 'not invoked' });
@@ -104,7 +126,7 @@ const targets = async (ctx: PartContext): Promise<Target[]> => {
   for (const name of new Set([...functionNames(), ...ROUTES.map((r) => r.name)])) {
     if (!byName.has(name)) byName.set(name, { name, kind: 'import only', events: null, expected: 'not invoked (no scenario)' });
   }
-  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  return [...byName.values()].filter((t) => !ONLY || ONLY.includes(t.name)).sort((a, b) => a.name.localeCompare(b.name));
 };
 
 interface Sample {
@@ -113,10 +135,18 @@ interface Sample {
   status: string;
 }
 
-const coldStart = async (target: Target, code: Bundle, eventFile: string | undefined): Promise<Sample> => {
-  const { stdout, stderr } = await run(process.execPath, [RUNNER, code.file, ...(eventFile ? [eventFile] : [])], {
-    // LAMBDA_TASK_ROOT: where a function finds the files shipped beside it (lib/shipped.ts).
-    env: { ...process.env, NODE_OPTIONS, LAMBDA_TASK_ROOT: code.dir },
+/** The variables a cold run gets: the function's code dir as its task root, and the compile cache's or none. */
+const runEnv = (taskRoot: string, cache: boolean): NodeJS.ProcessEnv => {
+  const cacheVariables = compileCacheEnv(taskRoot);
+  const inherited = Object.entries(process.env).filter(([name]) => !(name in cacheVariables));
+  // LAMBDA_TASK_ROOT: where a function finds the files shipped beside it (lib/shipped.ts).
+  return { ...Object.fromEntries(inherited), NODE_OPTIONS, LAMBDA_TASK_ROOT: taskRoot, ...(cache ? cacheVariables : {}) };
+};
+
+/** `taskRoot`: a read-only copy of the bundle's directory, as Lambda's /var/task is. */
+const coldStart = async (target: Target, taskRoot: string, eventFile: string | undefined): Promise<Sample> => {
+  const { stdout, stderr } = await run(process.execPath, [RUNNER, join(taskRoot, 'index.mjs'), ...(eventFile ? [eventFile] : [])], {
+    env: runEnv(taskRoot, target.cache ?? false),
     maxBuffer: 16 * 1024 * 1024,
   });
   const line = stdout.split('\n').find((l) => l.startsWith('COLD '));
@@ -133,10 +163,29 @@ const measure = async (ctx: PartContext, list: Target[], dir: string): Promise<C
   const bundles = await Promise.all(list.map((t) => bundle(t.name, functionEntry(t.name), dir, shipped(t.name))));
   const floor = await bundleFloor(dir);
   // The floor gets an API event too, which it ignores: measured the same way as the others.
-  const all: (Target & { bundle: Bundle })[] = [
+  const built: (Target & { bundle: Bundle })[] = [
     ...list.map((t, i) => ({ ...t, bundle: bundles[i] as Bundle })),
-    { name: 'floor', kind: 'floor', events: list.find((t) => t.name === 'fallback')?.events ?? null, expected: '200', bundle: floor },
+    {
+      name: 'floor',
+      kind: 'floor',
+      events: (list.find((t) => t.name === 'fallback') ?? list[0])?.events ?? null,
+      expected: '200',
+      bundle: floor,
+    },
   ];
+  // `variant`: which of a round's events the run takes.
+  const all = built.flatMap((t) => [
+    ...(CACHE === 'off' ? [] : [{ ...t, cache: true, variant: 0 }]),
+    ...(CACHE === 'on' ? [] : [{ ...t, cache: false, variant: PER_ROUND - 1, name: CACHE === 'both' ? `${t.name} (no cache)` : t.name }]),
+  ]);
+  // Each function's code copied read-only, as Lambda's task root is: Node must read the cache there
+  // without writing (root may write anyway: Node then adds the runner's own entry, compiled before the timed import).
+  const roots = new Map(built.map((t) => [t.bundle.dir, join(dir, 'task-roots', t.bundle.name)]));
+  mkdirSync(join(dir, 'task-roots'));
+  for (const [from, to] of roots) {
+    cpSync(from, to, { recursive: true });
+    chmodTree(to, 0o555, 0o444);
+  }
 
   const samples = new Map<string, Sample[]>(all.map((t) => [t.name, []]));
   // Round-robin over the functions: a noisy moment of the machine spreads over all of them.
@@ -146,9 +195,9 @@ const measure = async (ctx: PartContext, list: Target[], dir: string): Promise<C
       let eventFile: string | undefined;
       if (t.events) {
         eventFile = join(dir, `${t.name}.${r}.json`);
-        writeFileSync(eventFile, JSON.stringify(t.events[r]));
+        writeFileSync(eventFile, JSON.stringify(t.events[r * PER_ROUND + t.variant]));
       }
-      samples.get(t.name)?.push(await coldStart(t, t.bundle, eventFile));
+      samples.get(t.name)?.push(await coldStart(t, roots.get(t.bundle.dir) as string, eventFile));
     }
   }
 
@@ -170,7 +219,7 @@ const measure = async (ctx: PartContext, list: Target[], dir: string): Promise<C
       expected: t.expected,
     };
   });
-  return { runs: RUNS, nodeOptions: NODE_OPTIONS, rows };
+  return { runs: RUNS, nodeOptions: NODE_OPTIONS, compileCache: CACHE, rows };
 };
 
 export const runColdStart = async (ctx: PartContext): Promise<ColdResult> => {
@@ -180,6 +229,8 @@ export const runColdStart = async (ctx: PartContext): Promise<ColdResult> => {
   try {
     return await measure(ctx, list, dir);
   } finally {
+    // The read-only copies first made writable again: without it a user other than root could not remove them.
+    chmodTree(dir, 0o755, 0o644);
     rmSync(dir, { recursive: true, force: true });
   }
 };

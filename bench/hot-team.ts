@@ -89,7 +89,11 @@ export const runHotTeam = async (
   client.close();
   await server.close();
 
-  const members = (await db().entities.membership.query.primary({ teamId: team.id }).go({ consistent: true, pages: 'all', attributes: ['userUuid'] })).data.length;
+  const members = (
+    await db()
+      .entities.membership.query.primary({ teamId: team.id })
+      .go({ consistent: true, pages: 'all', attributes: ['userUuid'] })
+  ).data.length;
   return { concurrency, accepts, seconds, joinsPerSecond: (answers[200] ?? 0) / seconds, answers, members };
 };
 

@@ -91,7 +91,14 @@ export const httpClient = (baseUrl: string, sockets: number) => {
     new Promise((resolve, reject) => {
       const body = req.json === undefined ? undefined : JSON.stringify(req.json);
       const outgoing = httpRequest(
-        { agent, hostname, port, method: req.method, path: req.path, headers: { ...headersOf(req), ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) } },
+        {
+          agent,
+          hostname,
+          port,
+          method: req.method,
+          path: req.path,
+          headers: { ...headersOf(req), ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) },
+        },
         (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));

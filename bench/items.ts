@@ -53,7 +53,11 @@ export const membershipItem = (m: MembershipItem): Item => ({
 const itemOf = (params: unknown): Item => (params as { Item: Item }).Item;
 
 export const checkMembershipItem = (m: MembershipItem): void => {
-  deepStrictEqual(membershipItem(m), itemOf(db().entities.membership.put(m).params()), 'bench membershipItem differs from what ElectroDB writes');
+  deepStrictEqual(
+    membershipItem(m),
+    itemOf(db().entities.membership.put(m).params()),
+    'bench membershipItem differs from what ElectroDB writes',
+  );
 };
 
 /**
@@ -77,7 +81,15 @@ export const addSyntheticMembers = async (writer: BulkWriter, teamId: number, fr
       updatedAt: now,
     };
     users.push(itemOf(db().entities.user.put(user).params()));
-    members.push({ teamId, userUuid, memberId: SYNTHETIC.memberId + n, userId: SYNTHETIC.userId + n, role: 'MEMBER', createdAt: now, updatedAt: now });
+    members.push({
+      teamId,
+      userUuid,
+      memberId: SYNTHETIC.memberId + n,
+      userId: SYNTHETIC.userId + n,
+      role: 'MEMBER',
+      createdAt: now,
+      updatedAt: now,
+    });
   }
   if (members[0]) checkMembershipItem(members[0]);
   await writer.write([...users, ...members.map(membershipItem)]);
@@ -104,14 +116,21 @@ export const teamItems = (owner: UserItem, slug: string, now: Date): { teamId: n
       itemOf(e.team.put({ teamId, name: `Team ${slug}`, slug, ownerCount: 1, createdAt: stamp, updatedAt: stamp }).params()),
       itemOf(e.idClaim.put({ kind: 'membership', id: memberId }).params()),
       itemOf(
-        e.membership.put({ teamId, userUuid: owner.userUuid, memberId, userId: owner.userId, role: 'OWNER', createdAt: stamp, updatedAt: stamp }).params(),
+        e.membership
+          .put({ teamId, userUuid: owner.userUuid, memberId, userId: owner.userId, role: 'OWNER', createdAt: stamp, updatedAt: stamp })
+          .params(),
       ),
     ],
   };
 };
 
 /** What createInvite writes for a new invite (its outbox message aside: no mailer runs here). */
-export const inviteItems = (teamId: number, email: string, inviter: UserItem, now: Date): { inviteId: number; inviteUuid: string; items: Item[] } => {
+export const inviteItems = (
+  teamId: number,
+  email: string,
+  inviter: UserItem,
+  now: Date,
+): { inviteId: number; inviteUuid: string; items: Item[] } => {
   const stamp = isoMillis(now);
   const expires = addDays(now, config.inviteDays);
   const ttl = epochSeconds(addDays(expires, config.endedInviteRetentionDays));

@@ -58,7 +58,12 @@ const sequential = async (scenario: Scenario, request: (i: number) => ApiRequest
 };
 
 /** CONCURRENCY clients, each sending its next request when the last one is answered, for LOAD_SECONDS. */
-const drive = async (send: (req: ApiRequest) => Promise<number>, request: (i: number) => ApiRequest | undefined, first: number, expected: number) => {
+const drive = async (
+  send: (req: ApiRequest) => Promise<number>,
+  request: (i: number) => ApiRequest | undefined,
+  first: number,
+  expected: number,
+) => {
   const latencies: number[] = [];
   const errors: Record<string, number> = {};
   let next = first;

@@ -41,15 +41,16 @@ const GUESSES = 40;
 
 export const runNat = async (ctx: Pick<PartContext, 'progress'>, users = USERS, concurrency = CONCURRENCY): Promise<NatResult> => {
   // Loaded here, not at the top: the handlers read the environment once, when they load.
-  const [{ hashPassword }, { config }, { db }, { newId }, { invokeDirect }, { inParallel, PASSWORD, fresh }, { summarize }] = await Promise.all([
-    import('../lib/auth/passwords.ts'),
-    import('../lib/config.ts'),
-    import('../lib/db/service.ts'),
-    import('../lib/ids.ts'),
-    import('./invoke.ts'),
-    import('./seed.ts'),
-    import('./stats.ts'),
-  ]);
+  const [{ hashPassword }, { config }, { db }, { newId }, { invokeDirect }, { inParallel, PASSWORD, fresh }, { summarize }] =
+    await Promise.all([
+      import('../lib/auth/passwords.ts'),
+      import('../lib/config.ts'),
+      import('../lib/db/service.ts'),
+      import('../lib/ids.ts'),
+      import('./invoke.ts'),
+      import('./seed.ts'),
+      import('./stats.ts'),
+    ]);
 
   ctx.progress(`nat: seeding ${users} users`);
   // One real argon2id hash shared by every seeded user: each sign-in still verifies at full cost.
@@ -58,7 +59,15 @@ export const runNat = async (ctx: Pick<PartContext, 'progress'>, users = USERS, 
   const seeded = Array.from({ length: users }, () => ({ email: `${fresh('nat')}@example.com`, userUuid: crypto.randomUUID() }));
   await db()
     .entities.user.put(
-      seeded.map((u) => ({ ...u, userId: newId(new Date()), firstName: 'Nat', lastName: 'Bench', passwordHash, createdAt: now, updatedAt: now })),
+      seeded.map((u) => ({
+        ...u,
+        userId: newId(new Date()),
+        firstName: 'Nat',
+        lastName: 'Bench',
+        passwordHash,
+        createdAt: now,
+        updatedAt: now,
+      })),
     )
     .go();
   await db().entities.emailClaim.put(seeded).go();

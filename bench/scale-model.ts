@@ -75,7 +75,12 @@ export const BOUNDS: Record<RouteName | 'fallback', Bound> = {
   'invites-delete': { key: 'the team item (read)', per: 'team', rcu: 1, wcu: 0 },
   'my-invites-list': { key: "the address's pending invites in gsi2 (a page)", per: 'user', rcu: 1, wcu: 0 },
   'my-invites-get': { key: 'the invite item', per: 'invite', rcu: 1, wcu: 0 },
-  'invites-accept': { key: "the team's gsi2 partition (one membership row a join); the team item only for an OWNER", per: 'team', rcu: 1, wcu: 1 },
+  'invites-accept': {
+    key: "the team's gsi2 partition (one membership row a join); the team item only for an OWNER",
+    per: 'team',
+    rcu: 1,
+    wcu: 1,
+  },
   'invites-decline': { key: 'the invite item', per: 'invite', rcu: 1, wcu: 2 },
   'page-invite': { key: 'the invite item', per: 'invite', rcu: 1, wcu: 0 },
   'page-verify': none,
@@ -158,7 +163,15 @@ export const renderModel = (rows: readonly ModelRow[]): string => {
       round(r.lambdaNewAccount),
     ].join(' | '),
   );
-  return [header, `|${header.split('|').slice(1, -1).map(() => '---').join('|')}|`, ...lines.map((l) => `| ${l} |`)].join('\n');
+  return [
+    header,
+    `|${header
+      .split('|')
+      .slice(1, -1)
+      .map(() => '---')
+      .join('|')}|`,
+    ...lines.map((l) => `| ${l} |`),
+  ].join('\n');
 };
 
 /** The table for the benchmark's results as bench/results/latest.json holds them. */
@@ -168,7 +181,10 @@ export const modelTable = (latest: { results: { capacity?: { rows: CapacityRow[]
   return renderModel(modelRows(capacity.rows, load.rows));
 };
 
-export const MARKERS = { start: '<!-- scale-model:start (npm run scale:doc writes this table) -->', end: '<!-- scale-model:end -->' } as const;
+export const MARKERS = {
+  start: '<!-- scale-model:start (npm run scale:doc writes this table) -->',
+  end: '<!-- scale-model:end -->',
+} as const;
 
 /** `doc` with the text between its markers replaced by `table`. */
 export const withModel = (doc: string, table: string): string => {

@@ -100,7 +100,10 @@ export const runScale = async (ctx: PartContext): Promise<ScaleResult> => {
   const endpoints: [string, ApiRequest][] = [
     [`GET /api/teams (${MY_TEAMS} teams)`, { method: 'GET', path: '/api/teams', token: me.token }],
     ['GET /api/teams/{slug}', { method: 'GET', path: `/api/teams/${measured.slug}`, token: me.token }],
-    [`GET /api/teams/{slug}/members (${TEAM_SIZE}, first page)`, { method: 'GET', path: `/api/teams/${measured.slug}/members`, token: me.token }],
+    [
+      `GET /api/teams/{slug}/members (${TEAM_SIZE}, first page)`,
+      { method: 'GET', path: `/api/teams/${measured.slug}/members`, token: me.token },
+    ],
   ];
   const loads: ScaleLoad[] = [];
   const rows: ScaleRow[] = [];

@@ -91,10 +91,12 @@ export interface Scenario {
 const HASHING_POOL = 200;
 
 const repeat = (req: ApiRequest) => async () => () => req;
-const from = <T>(pool: readonly T[], make: (item: T) => ApiRequest) => (i: number) => {
-  const item = pool[i];
-  return item === undefined ? undefined : make(item);
-};
+const from =
+  <T>(pool: readonly T[], make: (item: T) => ApiRequest) =>
+  (i: number) => {
+    const item = pool[i];
+    return item === undefined ? undefined : make(item);
+  };
 const newEmail = (name: string): string => `${fresh(name)}@example.com`;
 
 /** `count` pending invites to `who`, each from a team of its own (an account joins a team once). */
@@ -134,7 +136,11 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
       name: 'auth-signup',
       status: 201,
       hashes: true,
-      prepare: async () => () => ({ method: 'POST', path: '/api/auth/signup', json: { email: newEmail('signup'), password: PASSWORD, firstName: 'New', lastName: 'User' } }),
+      prepare: async () => () => ({
+        method: 'POST',
+        path: '/api/auth/signup',
+        json: { email: newEmail('signup'), password: PASSWORD, firstName: 'New', lastName: 'User' },
+      }),
     },
     {
       label: 'POST /api/auth/signin',
@@ -151,15 +157,29 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
       name: 'auth-refresh',
       status: 200,
       prepare: async (count) =>
-        from(await mintSessions(await signUp('refresh'), count), (session) => ({ method: 'POST', path: '/api/auth/refresh', json: { refresh_token: session.refreshToken } })),
+        from(await mintSessions(await signUp('refresh'), count), (session) => ({
+          method: 'POST',
+          path: '/api/auth/refresh',
+          json: { refresh_token: session.refreshToken },
+        })),
     },
     {
       label: 'POST /api/auth/signout',
       name: 'auth-signout',
       status: 200,
-      prepare: async (count) => from(await mintSessions(await signUp('signout'), count), (session) => ({ method: 'POST', path: '/api/auth/signout', token: session.token })),
+      prepare: async (count) =>
+        from(await mintSessions(await signUp('signout'), count), (session) => ({
+          method: 'POST',
+          path: '/api/auth/signout',
+          token: session.token,
+        })),
     },
-    { label: 'GET /api/auth/user', name: 'auth-user', status: 200, prepare: repeat({ method: 'GET', path: '/api/auth/user', token: owner.token }) },
+    {
+      label: 'GET /api/auth/user',
+      name: 'auth-user',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: '/api/auth/user', token: owner.token }),
+    },
     {
       label: 'PUT /api/auth/user (name)',
       name: 'auth-user-update',
@@ -187,7 +207,11 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
       // Tokens of one account's confirmation links: the first confirms, the others keep that time.
       prepare: async (count) => {
         const user = await signUp('verify', { confirmed: false });
-        return from(await inParallel(count, 8, () => mailedToken('verification', user)), (token) => ({ method: 'POST', path: '/api/auth/verify', json: { token } }));
+        return from(await inParallel(count, 8, () => mailedToken('verification', user)), (token) => ({
+          method: 'POST',
+          path: '/api/auth/verify',
+          json: { token },
+        }));
       },
     },
     {
@@ -221,18 +245,32 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
         return from(tokens, (token) => ({ method: 'POST', path: '/api/auth/reset', json: { token, password: `${PASSWORD} again` } }));
       },
     },
-    { label: 'GET /api/auth/sessions', name: 'auth-sessions-list', status: 200, prepare: repeat({ method: 'GET', path: '/api/auth/sessions', token: owner.token }) },
+    {
+      label: 'GET /api/auth/sessions',
+      name: 'auth-sessions-list',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: '/api/auth/sessions', token: owner.token }),
+    },
     {
       label: 'DELETE /api/auth/sessions/{id}',
       name: 'auth-sessions-delete',
       status: 200,
       prepare: async (count) => {
         const user = await signUp('revoke');
-        return from(await mintSessions(user, count), (session) => ({ method: 'DELETE', path: `/api/auth/sessions/${session.sessionId}`, token: user.token }));
+        return from(await mintSessions(user, count), (session) => ({
+          method: 'DELETE',
+          path: `/api/auth/sessions/${session.sessionId}`,
+          token: user.token,
+        }));
       },
     },
     { label: 'GET /.well-known/jwks.json', name: 'jwks', status: 200, prepare: repeat({ method: 'GET', path: '/.well-known/jwks.json' }) },
-    { label: 'GET /api/teams (5 teams)', name: 'teams-list', status: 200, prepare: repeat({ method: 'GET', path: '/api/teams', token: owner.token }) },
+    {
+      label: 'GET /api/teams (5 teams)',
+      name: 'teams-list',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: '/api/teams', token: owner.token }),
+    },
     {
       label: 'POST /api/teams',
       name: 'teams-create',
@@ -245,7 +283,12 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
         };
       },
     },
-    { label: 'GET /api/teams/{slug}', name: 'teams-get', status: 200, prepare: repeat({ method: 'GET', path: `/api/teams/${alpha.slug}`, token: owner.token }) },
+    {
+      label: 'GET /api/teams/{slug}',
+      name: 'teams-get',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: `/api/teams/${alpha.slug}`, token: owner.token }),
+    },
     {
       label: 'PUT /api/teams/{slug} (name)',
       name: 'teams-update',
@@ -271,7 +314,12 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
         return from(slugs, (slug) => ({ method: 'DELETE', path: `/api/teams/${slug}`, token: deleter.token }));
       },
     },
-    { label: 'GET /api/teams/{slug}/members (10)', name: 'members-list', status: 200, prepare: repeat({ method: 'GET', path: `/api/teams/${alpha.slug}/members`, token: owner.token }) },
+    {
+      label: 'GET /api/teams/{slug}/members (10)',
+      name: 'members-list',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: `/api/teams/${alpha.slug}/members`, token: owner.token }),
+    },
     {
       label: `GET /api/teams/{slug}/members (${bigSize}, page of 100)`,
       name: 'members-list',
@@ -303,7 +351,12 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
       status: 201,
       prepare: async () => {
         const { owner: inviter, team } = await ownTeam('outreach');
-        return () => ({ method: 'POST', path: `/api/teams/${team.slug}/invites`, token: inviter.token, json: { email: newEmail('invitee'), role: 'MEMBER' } });
+        return () => ({
+          method: 'POST',
+          path: `/api/teams/${team.slug}/invites`,
+          token: inviter.token,
+          json: { email: newEmail('invitee'), role: 'MEMBER' },
+        });
       },
     },
     {
@@ -327,7 +380,11 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
         const { owner: inviter, team } = await ownTeam('resend');
         await inParallel(8, 4, () => invite(inviter, team.slug, newEmail('resent')));
         const invites = await teamInvites(inviter, team.slug);
-        return (i) => ({ method: 'POST', path: `/api/teams/${team.slug}/invites/${invites[i % invites.length]?.id}/resend`, token: inviter.token });
+        return (i) => ({
+          method: 'POST',
+          path: `/api/teams/${team.slug}/invites/${invites[i % invites.length]?.id}/resend`,
+          token: inviter.token,
+        });
       },
     },
     {
@@ -342,15 +399,29 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
         return from(invites, (i) => ({ method: 'DELETE', path: `/api/teams/${team.slug}/invites/${i.inviteId}`, token: inviter.token }));
       },
     },
-    { label: 'GET /api/invites', name: 'my-invites-list', status: 200, prepare: repeat({ method: 'GET', path: '/api/invites', token: guest.token }) },
-    { label: 'GET /api/invites/{uuid}', name: 'my-invites-get', status: 200, prepare: repeat({ method: 'GET', path: `/api/invites/${s.guestInvite.uuid}`, token: guest.token }) },
+    {
+      label: 'GET /api/invites',
+      name: 'my-invites-list',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: '/api/invites', token: guest.token }),
+    },
+    {
+      label: 'GET /api/invites/{uuid}',
+      name: 'my-invites-get',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: `/api/invites/${s.guestInvite.uuid}`, token: guest.token }),
+    },
     {
       label: 'POST /api/invites/{uuid}/accept',
       name: 'invites-accept',
       status: 200,
       prepare: async (count) => {
         const joiner = await signUp('joiner');
-        return from(await invitesTo(writer, joiner, count), (uuid) => ({ method: 'POST', path: `/api/invites/${uuid}/accept`, token: joiner.token }));
+        return from(await invitesTo(writer, joiner, count), (uuid) => ({
+          method: 'POST',
+          path: `/api/invites/${uuid}/accept`,
+          token: joiner.token,
+        }));
       },
     },
     {
@@ -359,7 +430,11 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
       status: 200,
       prepare: async (count) => {
         const decliner = await signUp('decliner');
-        return from(await invitesTo(writer, decliner, count), (uuid) => ({ method: 'POST', path: `/api/invites/${uuid}/decline`, token: decliner.token }));
+        return from(await invitesTo(writer, decliner, count), (uuid) => ({
+          method: 'POST',
+          path: `/api/invites/${uuid}/decline`,
+          token: decliner.token,
+        }));
       },
     },
     { label: 'GET /api/openapi.json', name: 'openapi', status: 200, prepare: repeat({ method: 'GET', path: '/api/openapi.json' }) },
@@ -375,9 +450,29 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
         return () => ({ method: 'GET', path: `/invites/${s.guestInvite.uuid}?token=${token}` });
       },
     },
-    { label: 'GET /verify (page)', name: 'page-verify', status: 200, prepare: repeat({ method: 'GET', path: '/verify?token=Vt7bS0aN2mW1pQ4xY8zR3cE6fH9jK5lU0oI2dA7sG1e' }) },
-    { label: 'GET /reset (page)', name: 'page-reset', status: 200, prepare: repeat({ method: 'GET', path: '/reset?token=Vt7bS0aN2mW1pQ4xY8zR3cE6fH9jK5lU0oI2dA7sG1e' }) },
-    { label: 'GET /assets/{asset} (page.js)', name: 'page-assets', status: 200, prepare: repeat({ method: 'GET', path: '/assets/page.js' }) },
-    { label: 'GET /api/no-such-route (fallback)', name: 'fallback', status: 404, prepare: repeat({ method: 'GET', path: '/api/no-such-route' }) },
+    {
+      label: 'GET /verify (page)',
+      name: 'page-verify',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: '/verify?token=Vt7bS0aN2mW1pQ4xY8zR3cE6fH9jK5lU0oI2dA7sG1e' }),
+    },
+    {
+      label: 'GET /reset (page)',
+      name: 'page-reset',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: '/reset?token=Vt7bS0aN2mW1pQ4xY8zR3cE6fH9jK5lU0oI2dA7sG1e' }),
+    },
+    {
+      label: 'GET /assets/{asset} (page.js)',
+      name: 'page-assets',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: '/assets/page.js' }),
+    },
+    {
+      label: 'GET /api/no-such-route (fallback)',
+      name: 'fallback',
+      status: 404,
+      prepare: repeat({ method: 'GET', path: '/api/no-such-route' }),
+    },
   ];
 };

@@ -27,7 +27,8 @@ let unique = 0;
 /** A name no earlier call of this process gave (e-mails, slugs). */
 export const fresh = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${++unique}`;
 
-const call = (req: ApiRequest, status: number, what: string): Promise<Reply> => callDirect(req).then((reply) => expectStatus(reply, status, what));
+const call = (req: ApiRequest, status: number, what: string): Promise<Reply> =>
+  callDirect(req).then((reply) => expectStatus(reply, status, what));
 
 /** Runs `task(0..count-1)` with at most `concurrency` at a time. */
 export const inParallel = async <T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> => {
@@ -51,16 +52,25 @@ export const mailedToken = (purpose: 'verification' | 'recovery', account: Pick<
 /** An account; confirmed (as its owner would, through POST /api/auth/verify) unless told otherwise. */
 export const signUp = async (name: string, { confirmed = true } = {}): Promise<Account> => {
   const email = `${fresh(name)}@example.com`;
-  const { body } = await call({ method: 'POST', path: '/api/auth/signup', json: { email, password: PASSWORD, firstName: name, lastName: 'Bench' } }, 201, 'sign-up');
+  const { body } = await call(
+    { method: 'POST', path: '/api/auth/signup', json: { email, password: PASSWORD, firstName: name, lastName: 'Bench' } },
+    201,
+    'sign-up',
+  );
   const { session } = body.data;
   const account = { email, token: session.access_token, refreshToken: session.refresh_token, uuid: session.user.id };
-  if (confirmed) await call({ method: 'POST', path: '/api/auth/verify', json: { token: await mailedToken('verification', account) } }, 200, 'verify');
+  if (confirmed)
+    await call({ method: 'POST', path: '/api/auth/verify', json: { token: await mailedToken('verification', account) } }, 200, 'verify');
   return account;
 };
 
 export const createTeam = async (owner: Account, name = 'team'): Promise<Team> => {
   const slug = fresh(name);
-  const { body } = await call({ method: 'POST', path: '/api/teams', token: owner.token, json: { name: `Team ${slug}`, slug } }, 201, 'create team');
+  const { body } = await call(
+    { method: 'POST', path: '/api/teams', token: owner.token, json: { name: `Team ${slug}`, slug } },
+    201,
+    'create team',
+  );
   return { slug, id: body.data.id };
 };
 
@@ -97,7 +107,8 @@ export interface Session {
   sessionId: string;
 }
 
-const claimsOf = (token: string): { session_id: string } => JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'));
+const claimsOf = (token: string): { session_id: string } =>
+  JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'));
 
 /**
  * `count` more sessions of an account, made as sign-in makes them (lib's newSession) but without
@@ -108,7 +119,9 @@ export const mintSessions = async (account: Account, count: number): Promise<Ses
   const made = await inParallel(count, 8, () => newSession(user, { ip: '127.0.0.1', userAgent: 'roster-bench' }, new Date()));
   // 50 sessions (100 items) per transaction, the most one may hold.
   for (let i = 0; i < made.length; i += 50) {
-    await db().transaction.write((tx) => made.slice(i, i + 50).flatMap((s) => s.writes(tx))).go();
+    await db()
+      .transaction.write((tx) => made.slice(i, i + 50).flatMap((s) => s.writes(tx)))
+      .go();
   }
   return made.map(({ body: { session } }) => ({
     token: session.access_token,

@@ -24,7 +24,11 @@ const server = await startLocalServer(0);
 
 const post = async (path: string, body: unknown) => {
   const started = performance.now();
-  const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   return { ms: performance.now() - started, status: res.status, text };
 };
@@ -46,7 +50,8 @@ try {
     bodies.add(`${a.status} ${a.text}`).add(`${b.status} ${b.text}`);
   }
   const pct = (xs: number[], p: number) => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) * p)] as number;
-  const row = (name: keyof typeof times) => `${name.padEnd(8)} p50 ${pct(times[name], 0.5).toFixed(1)} ms  p90 ${pct(times[name], 0.9).toFixed(1)} ms`;
+  const row = (name: keyof typeof times) =>
+    `${name.padEnd(8)} p50 ${pct(times[name], 0.5).toFixed(1)} ms  p90 ${pct(times[name], 0.9).toFixed(1)} ms`;
   console.log(`sign-in, ${ROUNDS} rounds each, interleaved, on ${process.version}`);
   console.log(row('wrong'));
   console.log(row('unknown'));

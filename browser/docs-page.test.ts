@@ -41,7 +41,9 @@ describe('GET /docs in Chromium', () => {
     expect(await page.locator('.info .title').textContent()).toContain(spec.info.title);
     const tags = await page.locator('.opblock-tag').evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-tag')));
     expect(tags).toEqual(spec.tags.map((tag) => tag.name));
-    expect((await page.locator('.opblock-summary-description').allTextContents()).sort()).toEqual(operations.map((operation) => operation.summary).sort());
+    expect((await page.locator('.opblock-summary-description').allTextContents()).sort()).toEqual(
+      operations.map((operation) => operation.summary).sort(),
+    );
     for (const summary of ['Sign up', 'Create a team']) {
       expect(await page.locator('.opblock-summary-description', { hasText: summary }).first().isVisible()).toBe(true);
     }
@@ -61,7 +63,9 @@ describe('GET /docs in Chromium', () => {
     await operation.locator('.opblock-summary-control').click();
     const body = operation.locator('.opblock-body');
     await body.waitFor();
-    const parameters = await body.locator('tr[data-param-name]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-param-name')));
+    const parameters = await body
+      .locator('tr[data-param-name]')
+      .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-param-name')));
     expect(parameters).toEqual(members.parameters?.map((parameter) => parameter.name));
     const codes = await body.locator('tr.response[data-code]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-code')));
     expect(codes).toEqual(Object.keys(members.responses));
@@ -73,7 +77,9 @@ describe('GET /docs in Chromium', () => {
     const origin = new URL(api.url).origin;
     expect(requests.filter((url) => new URL(url).origin !== origin)).toEqual([]);
     const paths = requests.map((url) => new URL(url).pathname);
-    expect(paths).toEqual(expect.arrayContaining(['/docs', '/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css', '/docs/start.js', '/api/openapi.json']));
+    expect(paths).toEqual(
+      expect.arrayContaining(['/docs', '/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css', '/docs/start.js', '/api/openapi.json']),
+    );
   });
 
   it('logged no console error, uncaught exception, CSP violation or failed request', async () => {

@@ -86,7 +86,9 @@ describe('the pages behind mailed links, in Chromium', () => {
     const owner = await signUp(api, 'owner');
     const team = await createTeam(api, owner);
     const email = freshEmail('newcomer');
-    expect((await api.call('POST', `/api/teams/${team.slug}/invites`, { token: owner.token, json: { email, role: 'MEMBER' } })).status).toBe(201);
+    expect(
+      (await api.call('POST', `/api/teams/${team.slug}/invites`, { token: owner.token, json: { email, role: 'MEMBER' } })).status,
+    ).toBe(201);
     const link = await linkMailedTo(email, /invited you/u);
     expect(link).toMatch(/\/invites\/[0-9a-f-]{36}\?token=/u);
 
@@ -134,7 +136,9 @@ describe('the pages behind mailed links, in Chromium', () => {
     await page.getByLabel('New password', { exact: true }).fill(fresh);
     await page.getByLabel('New password again').fill(fresh);
     await page.getByRole('button', { name: 'Set the new password' }).click();
-    await expect.poll(() => page.locator('#status').textContent(), PATIENCE).toBe(`Your new password is set, and you are signed in as ${user.email}.`);
+    await expect
+      .poll(() => page.locator('#status').textContent(), PATIENCE)
+      .toBe(`Your new password is set, and you are signed in as ${user.email}.`);
     expect((await api.call('POST', '/api/auth/signin', { json: { email: user.email, password: fresh } })).status).toBe(200);
     expect((await api.call('POST', '/api/auth/signin', { json: { email: user.email, password: PASSWORD } })).status).toBe(401);
   });
@@ -143,7 +147,10 @@ describe('the pages behind mailed links, in Chromium', () => {
     const owner = await signUp(api, 'owner');
     const invitee = await signUp(api, 'unconfirmed', { confirmed: false });
     const team = await createTeam(api, owner);
-    expect((await api.call('POST', `/api/teams/${team.slug}/invites`, { token: owner.token, json: { email: invitee.email, role: 'MEMBER' } })).status).toBe(201);
+    expect(
+      (await api.call('POST', `/api/teams/${team.slug}/invites`, { token: owner.token, json: { email: invitee.email, role: 'MEMBER' } }))
+        .status,
+    ).toBe(201);
     const link = await linkMailedTo(invitee.email, /invited you/u);
     // This visit answers 403 on purpose: only a 5xx counts against it.
     const visit = await openPage(browser, link, 500);
@@ -151,9 +158,9 @@ describe('the pages behind mailed links, in Chromium', () => {
     await page.locator('#signin-password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Accept' }).click();
-    await expect.poll(() => page.locator('#status').textContent(), PATIENCE).toBe(
-      'Confirm your e-mail address first: follow the link in the e-mail Roster sent you.',
-    );
+    await expect
+      .poll(() => page.locator('#status').textContent(), PATIENCE)
+      .toBe('Confirm your e-mail address first: follow the link in the e-mail Roster sent you.');
     const confirmations = () => inbox.filter((m) => m.to.includes(invitee.email) && /Confirm your e-mail/u.test(m.subject)).length;
     await expect.poll(confirmations, PATIENCE).toBe(1); // the sign-up's
     await page.getByRole('button', { name: 'Send the confirmation e-mail again' }).click();
@@ -168,7 +175,9 @@ describe('the pages behind mailed links, in Chromium', () => {
     expect(visits).toHaveLength(3);
     expect(visits.flatMap((visit) => unclean(visit, origin))).toEqual([]);
     const paths = visits.flatMap((visit) => visit.requests.map((url) => new URL(url).pathname));
-    expect(paths).toEqual(expect.arrayContaining(['/assets/page.js', '/assets/page.css', '/api/auth/signup', '/api/auth/verify', '/api/auth/reset']));
+    expect(paths).toEqual(
+      expect.arrayContaining(['/assets/page.js', '/assets/page.css', '/api/auth/signup', '/api/auth/verify', '/api/auth/reset']),
+    );
     await annotate(`screenshots: ${shots}`);
   });
 });

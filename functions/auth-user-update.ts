@@ -2,5 +2,4 @@ import { updateUser } from '../lib/account.ts';
 import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 
-export const handler = endpoint('auth-user-update', ({ actor, body, client, now }) =>
-  updateUser(db(), actor, body, client, now),);
+export const handler = endpoint('auth-user-update', ({ actor, body, client, now }) => updateUser(db(), actor, body, client, now));

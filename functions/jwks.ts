@@ -1,4 +1,5 @@
-import { JWKS_MAX_AGE_SECONDS, publishedJwks } from '../lib/auth/keys.ts';
+import { JWKS_MAX_AGE_SECONDS } from '../lib/auth/keys/model.ts';
+import { publishedJwks } from '../lib/auth/keys/verification.ts';
 import { staticEndpoint } from '../lib/http/static.ts';
 
 /**

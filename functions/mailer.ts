@@ -47,7 +47,8 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context): Pro
       const message = messages[i] as OutboxRef;
       try {
         const { outcome } = await deliver(db(), mailer, message, new Date(), { deadline });
-        if (outcome === 'leased') log.info('outbox message held by another mailer: left to it and the sweeper', { messageId: message.messageId });
+        if (outcome === 'leased')
+          log.info('outbox message held by another mailer: left to it and the sweeper', { messageId: message.messageId });
       } catch (error) {
         log.error('outbox delivery failed: left to the sweeper', error, { messageId: message.messageId });
       }

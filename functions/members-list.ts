@@ -3,6 +3,4 @@ import { endpoint } from '../lib/http/endpoint.ts';
 import { listMembers } from '../lib/members.ts';
 import { pageRequest } from '../lib/schemas.ts';
 
-export const handler = endpoint('members-list', ({ actor, params, query }) =>
-  listMembers(db(), actor, params.slug, pageRequest(query)),
-);
+export const handler = endpoint('members-list', ({ actor, params, query }) => listMembers(db(), actor, params.slug, pageRequest(query)));

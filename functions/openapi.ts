@@ -4,4 +4,8 @@ import { staticEndpoint } from '../lib/http/static.ts';
 /** GET /api/openapi.json: the generated document (`npm run openapi`), bundled with the function. */
 const body = JSON.stringify(document);
 
-export const handler = staticEndpoint('openapi', () => ({ body, contentType: 'application/json; charset=utf-8', headers: { 'cache-control': 'public, max-age=300' } }));
+export const handler = staticEndpoint('openapi', () => ({
+  body,
+  contentType: 'application/json; charset=utf-8',
+  headers: { 'cache-control': 'public, max-age=300' },
+}));

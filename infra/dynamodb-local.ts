@@ -23,7 +23,11 @@ export const freePort = (): Promise<number> =>
   });
 
 export const localClient = (endpoint: string): DynamoDBClient =>
-  new DynamoDBClient({ endpoint, region: process.env.AWS_REGION ?? 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  new DynamoDBClient({
+    endpoint,
+    region: process.env.AWS_REGION ?? 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
 
 /** Waits until DynamoDB Local answers ListTables, or fails with what the process printed. */
 const waitUntilReady = async (endpoint: string, exited: () => string | null): Promise<void> => {

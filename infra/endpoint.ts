@@ -1,6 +1,13 @@
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { type AddToPrincipalPolicyResult, PolicyDocument, PolicyStatement, Role, type RoleProps, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import {
+  type AddToPrincipalPolicyResult,
+  PolicyDocument,
+  PolicyStatement,
+  Role,
+  type RoleProps,
+  ServicePrincipal,
+} from 'aws-cdk-lib/aws-iam';
 import { ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -10,6 +17,7 @@ import type { BuildOptions } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import type { IndexName } from '../lib/db/table.ts';
 import { type DynamoAction, FUNCTION_DEFAULTS } from '../lib/http/routes.ts';
+import { COMPILE_CACHE_DIR } from './compile-cache.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
 
 /**
@@ -62,11 +70,35 @@ export const BUNDLING = {
   externalModules: [],
 } satisfies BundlingOptions;
 
-/** esbuild's output directory is the function's code: files copied there sit beside the bundle. */
-const copyFiles = (files: readonly string[]): ICommandHooks => ({
+/**
+ * Where Lambda unpacks a function's code, and the variables that make Node read the compile cache
+ * shipped there (infra/compile-cache.ts) instead of compiling the bundle on every cold start. A
+ * variable and not an entry module that enables the cache: Node enables it before the runtime
+ * imports the handler, and the handler stays `index.handler` beside its source map.
+ */
+export const TASK_ROOT = '/var/task';
+export const compileCacheEnv = (taskRoot: string = TASK_ROOT): Record<string, string> => ({
+  NODE_COMPILE_CACHE: `${taskRoot}/${COMPILE_CACHE_DIR}`,
+  NODE_COMPILE_CACHE_PORTABLE: '1',
+});
+
+const COMPILE_CACHE_SCRIPT = fileURLToPath(new URL('./compile-cache.ts', import.meta.url));
+
+/**
+ * What runs in esbuild's output directory (the function's code) once the bundle is there: the
+ * route's files copied beside it, then its compile cache written, by the Node that runs this
+ * (the cache only serves the Node version, architecture and user it was made with:
+ * infra/compile-cache.ts). bench/bundles.ts runs the same commands.
+ */
+export const afterBundling = (inputDir: string, outputDir: string, files: readonly string[] = []): string[] => [
+  ...files.map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
+  `"${process.execPath}" "${COMPILE_CACHE_SCRIPT}" "${outputDir}"`,
+];
+
+const commandHooks = (files: readonly string[]): ICommandHooks => ({
   beforeBundling: () => [],
   beforeInstall: () => [],
-  afterBundling: (inputDir, outputDir) => files.map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
+  afterBundling: (inputDir, outputDir) => afterBundling(inputDir, outputDir, files),
 });
 
 export const LOG_RETENTION = RetentionDays.ONE_MONTH;
@@ -121,7 +153,11 @@ export interface EndpointProps {
  * already holds the duration and cold start (REPORT's init duration and memory are lost).
  */
 export class Endpoint extends NodejsFunction {
-  constructor(scope: Construct, id: string, { name, environment = {}, reservedConcurrency, files = [], timeoutSeconds, tracing = false }: EndpointProps) {
+  constructor(
+    scope: Construct,
+    id: string,
+    { name, environment = {}, reservedConcurrency, files = [], timeoutSeconds, tracing = false }: EndpointProps,
+  ) {
     // Made before super() because the function takes them as props; they sit beside it in scope.
     const logGroup = new LogGroup(scope, `${id}Logs`, { retention: LOG_RETENTION });
     // Our own role instead of AWSLambdaBasicExecutionRole, which allows logs:* on every log group.
@@ -136,14 +172,14 @@ export class Endpoint extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: FUNCTION_DEFAULTS.memoryMb,
       timeout: Duration.seconds(timeoutSeconds ?? FUNCTION_DEFAULTS.timeoutSeconds),
-      bundling: files.length ? { ...BUNDLING, commandHooks: copyFiles(files) } : BUNDLING,
+      bundling: { ...BUNDLING, commandHooks: commandHooks(files) },
       loggingFormat: LoggingFormat.JSON,
       applicationLogLevelV2: ApplicationLogLevel.INFO,
       systemLogLevelV2: SystemLogLevel.WARN,
       logGroup,
       ...(tracing ? { tracing: Tracing.ACTIVE } : {}),
       role,
-      environment,
+      environment: { ...environment, ...compileCacheEnv() },
       ...(reservedConcurrency ? { reservedConcurrentExecutions: reservedConcurrency } : {}),
     });
     logGroup.grantWrite(role);

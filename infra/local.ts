@@ -47,6 +47,6 @@ const stop = async () => {
   dynamo?.stop();
   process.exit(0);
 };
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
-process.on('SIGHUP', stop);
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());
+process.on('SIGHUP', () => void stop());

@@ -63,22 +63,37 @@ export const RUNBOOK = 'docs/operations.md';
  * which every alarm of that kind carries in its description (CloudWatch sends it in the e-mail).
  */
 export const RUNBOOK_SECTIONS = {
-  'function-5xx': 'Read the function\'s log group for error lines (error code, stack) since the alarm; a gradual deploy rolls itself back, otherwise roll back or fix the cause (DynamoDB alarms first).',
-  'function-errors': 'Read the function\'s log group for the failed invocations; stream functions retry and then dead-letter, the sweepers catch up on the next tick once the cause is fixed.',
-  'function-duration': 'p99 duration is near the timeout: check DynamoDB latency and throttles, then the slow requests in the log group; timeouts turn into 5xx or retries.',
-  'lambda-concurrency': 'The region\'s Lambda concurrency is nearly used up: request a higher "Concurrent executions" quota (Service Quotas, L-B99A9384) or find the function that surged.',
-  'lambda-throttles': 'Some function in this account and region is throttled: find it (throttles per function on the dashboard), then compare account concurrency with the quota and the function\'s reserved concurrency; raise the quota or the reservation.',
-  'api-5xx-rate': 'Find the route group with 5xx on the dashboard, then its function\'s 5xx alarm and log group; 503 unavailable mostly means DynamoDB trouble.',
-  'api-429-rate': 'Many answers are 429 rate_limited: an attack on the credential routes (the limits work; consider a WAF) or limits too tight for real traffic (docs/scale.md).',
-  'table-throttles': 'DynamoDB throttled requests: a hot partition or the on-demand table\'s throughput ceiling; see throttles by operation on the dashboard.',
+  'function-5xx':
+    "Read the function's log group for error lines (error code, stack) since the alarm; a gradual deploy rolls itself back, otherwise roll back or fix the cause (DynamoDB alarms first).",
+  'function-errors':
+    "Read the function's log group for the failed invocations; stream functions retry and then dead-letter, the sweepers catch up on the next tick once the cause is fixed.",
+  'function-duration':
+    'p99 duration is near the timeout: check DynamoDB latency and throttles, then the slow requests in the log group; timeouts turn into 5xx or retries.',
+  'lambda-concurrency':
+    'The region\'s Lambda concurrency is nearly used up: request a higher "Concurrent executions" quota (Service Quotas, L-B99A9384) or find the function that surged.',
+  'lambda-throttles':
+    "Some function in this account and region is throttled: find it (throttles per function on the dashboard), then compare account concurrency with the quota and the function's reserved concurrency; raise the quota or the reservation.",
+  'api-5xx-rate':
+    "Find the route group with 5xx on the dashboard, then its function's 5xx alarm and log group; 503 unavailable mostly means DynamoDB trouble.",
+  'api-429-rate':
+    'Many answers are 429 rate_limited: an attack on the credential routes (the limits work; consider a WAF) or limits too tight for real traffic (docs/scale.md).',
+  'table-throttles':
+    "DynamoDB throttled requests: a hot partition or the on-demand table's throughput ceiling; see throttles by operation on the dashboard.",
   'index-throttles': 'A global secondary index is throttled, which also throttles writes to the table: look for a hot index key.',
-  'table-system-errors': 'DynamoDB answered 5xx: check the AWS Health Dashboard for the region; the SDK retries, the API answers 503 meanwhile.',
-  'transaction-conflicts': 'Many write transactions conflict on the same items (contention): find the route with the most TransactionConflicts and its hot item.',
-  'stream-iterator-age': 'A stream function is falling behind or stuck on a record: read its log group, fix the cause; records that fail every retry go to its dead-letter queue.',
-  'dead-letters': 'Records failed every retry and wait in a dead-letter queue. They point into the table\'s stream, which keeps records 24 hours: fix the cause, then redrive (mail: npm run outbox:redrive).',
-  'dead-letter-age': 'A dead-letter record has waited 12 hours: its stream record expires at 24 hours, after which it cannot be redriven from the stream.',
-  'ses-bounce-rate': 'The account\'s SES bounce rate reached the level where SES reviews the account: stop sending to bad addresses (suppression list), check invite sources.',
-  'ses-complaint-rate': 'The account\'s SES complaint rate reached the level where SES reviews the account: check what was mailed and to whom.',
+  'table-system-errors':
+    'DynamoDB answered 5xx: check the AWS Health Dashboard for the region; the SDK retries, the API answers 503 meanwhile.',
+  'transaction-conflicts':
+    'Many write transactions conflict on the same items (contention): find the route with the most TransactionConflicts and its hot item.',
+  'stream-iterator-age':
+    'A stream function is falling behind or stuck on a record: read its log group, fix the cause; records that fail every retry go to its dead-letter queue.',
+  'dead-letters':
+    "Records failed every retry and wait in a dead-letter queue. They point into the table's stream, which keeps records 24 hours: fix the cause, then redrive (mail: npm run outbox:redrive).",
+  'dead-letter-age':
+    'A dead-letter record has waited 12 hours: its stream record expires at 24 hours, after which it cannot be redriven from the stream.',
+  'ses-bounce-rate':
+    "The account's SES bounce rate reached the level where SES reviews the account: stop sending to bad addresses (suppression list), check invite sources.",
+  'ses-complaint-rate':
+    "The account's SES complaint rate reached the level where SES reviews the account: check what was mailed and to whom.",
 } as const;
 
 export type RunbookSection = keyof typeof RUNBOOK_SECTIONS;
@@ -198,7 +213,14 @@ export class Monitoring extends Construct {
         actions: ['sns:Publish'],
         resources: [topic.topicArn],
         conditions: {
-          ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+          ArnLike: {
+            'aws:SourceArn': stack.formatArn({
+              service: 'cloudwatch',
+              resource: 'alarm',
+              resourceName: '*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
           StringEquals: { 'aws:SourceAccount': stack.account },
         },
       }),
@@ -308,7 +330,7 @@ export class Monitoring extends Construct {
       this.alarm({
         id: 'api-429-rate',
         section: 'api-429-rate',
-        summary: 'At least 10% of the API\'s requests were answered 429 rate_limited in each of 3 consecutive 5-minute periods.',
+        summary: "At least 10% of the API's requests were answered 429 rate_limited in each of 3 consecutive 5-minute periods.",
         metric: rateLimitedShare(FIVE_MINUTES),
         // Rate limiting is the limiter working: page only when it is broad and lasts 15 minutes.
         // A share, not a percentage: the query is the alarm's only metric (no math around it).
@@ -327,7 +349,11 @@ export class Monitoring extends Construct {
       Object.fromEntries(
         TABLE_OPERATIONS.map((operation) => [
           operation.toLowerCase(),
-          table.metric(metricName, { dimensionsMap: { TableName: table.tableName, Operation: operation }, statistic: 'Sum', period: FIVE_MINUTES }),
+          table.metric(metricName, {
+            dimensionsMap: { TableName: table.tableName, Operation: operation },
+            statistic: 'Sum',
+            period: FIVE_MINUTES,
+          }),
         ]),
       );
     const summed = (metrics: Record<string, IMetric>, label: string): MathExpression => {
@@ -342,7 +368,8 @@ export class Monitoring extends Construct {
       this.alarm({
         id: 'table-throttles',
         section: 'table-throttles',
-        summary: 'DynamoDB throttled requests to the table (any operation, index throttles included) in 2 of the last 3 five-minute periods.',
+        summary:
+          'DynamoDB throttled requests to the table (any operation, index throttles included) in 2 of the last 3 five-minute periods.',
         metric: summed(perOperation('ThrottledRequests'), 'Throttled requests (all operations)'),
         ...sustained,
       }),
@@ -461,12 +488,13 @@ export class Monitoring extends Construct {
     // configuration set. SES publishes them irregularly: IGNORE keeps the last state through gaps,
     // so a bad rate does not read as OK for want of a new datapoint (an account that never sent
     // stays in INSUFFICIENT_DATA, which notifies nobody).
-    const reputation = (metricName: string): Metric => new Metric({ namespace: 'AWS/SES', metricName, statistic: 'Maximum', period: Duration.minutes(15) });
+    const reputation = (metricName: string): Metric =>
+      new Metric({ namespace: 'AWS/SES', metricName, statistic: 'Maximum', period: Duration.minutes(15) });
     this.serviceAlarms.push(
       this.alarm({
         id: 'ses-bounce-rate',
         section: 'ses-bounce-rate',
-        summary: 'The account\'s SES bounce rate reached 5%.',
+        summary: "The account's SES bounce rate reached 5%.",
         metric: reputation('Reputation.BounceRate'),
         // SES reports rates as fractions; 5% puts the account under review (10% may pause sending).
         threshold: 0.05,
@@ -476,7 +504,7 @@ export class Monitoring extends Construct {
       this.alarm({
         id: 'ses-complaint-rate',
         section: 'ses-complaint-rate',
-        summary: 'The account\'s SES complaint rate reached 0.1%.',
+        summary: "The account's SES complaint rate reached 0.1%.",
         metric: reputation('Reputation.ComplaintRate'),
         // 0.1% puts the account under review (0.5% may pause sending).
         threshold: 0.001,
@@ -556,7 +584,8 @@ export class Monitoring extends Construct {
         }),
       ),
     ];
-    if (this.serviceAlarms.length) rows.push(new Row(new AlarmStatusWidget({ title: 'Service alarms', alarms: this.serviceAlarms, width: 24, height: 3 })));
+    if (this.serviceAlarms.length)
+      rows.push(new Row(new AlarmStatusWidget({ title: 'Service alarms', alarms: this.serviceAlarms, width: 24, height: 3 })));
     rows.push(new Row(...this.overviewWidgets()));
     const groups = new Map<string, WatchedFunction[]>();
     for (const watched of this.functions.filter((f) => f.kind === 'api')) {
@@ -577,16 +606,20 @@ export class Monitoring extends Construct {
   /** The whole API and the account's Lambda capacity. */
   private overviewWidgets(): IWidget[] {
     const lambda = [
-      graph('Lambda concurrency (account)', [
-        LambdaFunction.metricAll('ClaimedAccountConcurrency', { statistic: 'Maximum', period: ONE_MINUTE, label: 'claimed' }),
-        LambdaFunction.metricAllConcurrentExecutions({ statistic: 'Maximum', period: ONE_MINUTE, label: 'running' }),
-        new MathExpression({
-          expression: 'SERVICE_QUOTA(concurrent)',
-          usingMetrics: { concurrent: LambdaFunction.metricAllConcurrentExecutions({ statistic: 'Maximum', period: ONE_MINUTE }) },
-          label: 'quota',
-          period: ONE_MINUTE,
-        }),
-      ], [LambdaFunction.metricAllThrottles({ statistic: 'Sum', period: ONE_MINUTE, label: 'throttles (right)' })]),
+      graph(
+        'Lambda concurrency (account)',
+        [
+          LambdaFunction.metricAll('ClaimedAccountConcurrency', { statistic: 'Maximum', period: ONE_MINUTE, label: 'claimed' }),
+          LambdaFunction.metricAllConcurrentExecutions({ statistic: 'Maximum', period: ONE_MINUTE, label: 'running' }),
+          new MathExpression({
+            expression: 'SERVICE_QUOTA(concurrent)',
+            usingMetrics: { concurrent: LambdaFunction.metricAllConcurrentExecutions({ statistic: 'Maximum', period: ONE_MINUTE }) },
+            label: 'quota',
+            period: ONE_MINUTE,
+          }),
+        ],
+        [LambdaFunction.metricAllThrottles({ statistic: 'Sum', period: ONE_MINUTE, label: 'throttles (right)' })],
+      ),
     ];
     const api = this.api;
     if (!api) return lambda;
@@ -597,20 +630,24 @@ export class Monitoring extends Construct {
         api.metricClientError({ ...sum, label: '4xx' }),
         api.metricServerError({ ...sum, label: '5xx' }),
       ]),
-      graph('API error rates', [
-        new MathExpression({
-          expression: '100 * FILL(server, 0) / requests',
-          usingMetrics: { server: api.metricServerError(sum), requests: api.metricCount(sum) },
-          label: '5xx %',
-          period: ONE_MINUTE,
-        }),
-        new MathExpression({
-          expression: '100 * FILL(client, 0) / requests',
-          usingMetrics: { client: api.metricClientError(sum), requests: api.metricCount(sum) },
-          label: '4xx % (429 included)',
-          period: ONE_MINUTE,
-        }),
-      ], [rateLimitedShare(ONE_MINUTE)]),
+      graph(
+        'API error rates',
+        [
+          new MathExpression({
+            expression: '100 * FILL(server, 0) / requests',
+            usingMetrics: { server: api.metricServerError(sum), requests: api.metricCount(sum) },
+            label: '5xx %',
+            period: ONE_MINUTE,
+          }),
+          new MathExpression({
+            expression: '100 * FILL(client, 0) / requests',
+            usingMetrics: { client: api.metricClientError(sum), requests: api.metricCount(sum) },
+            label: '4xx % (429 included)',
+            period: ONE_MINUTE,
+          }),
+        ],
+        [rateLimitedShare(ONE_MINUTE)],
+      ),
       graph('API latency (ms)', [
         api.metricLatency({ statistic: 'p50', period: ONE_MINUTE, label: 'p50' }),
         api.metricLatency({ statistic: 'p99', period: ONE_MINUTE, label: 'p99' }),
@@ -642,15 +679,20 @@ export class Monitoring extends Construct {
       ),
       graph(
         'Dead-letter queues',
-        this.queues.map(({ id, queue }) => queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: `${id} messages` })),
-        this.queues.map(({ id, queue }) => queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period, label: `${id} oldest (s, right)` })),
+        this.queues.map(({ id, queue }) =>
+          queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: `${id} messages` }),
+        ),
+        this.queues.map(({ id, queue }) =>
+          queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period, label: `${id} oldest (s, right)` }),
+        ),
       ),
     ];
   }
 
   /** The domain events (EVENT_METRICS), and mail when watched. */
   private eventWidgets(): IWidget[] {
-    const count = (metricName: string, label: string): Metric => emf(metricName, undefined, { statistic: 'Sum', period: FIVE_MINUTES, label });
+    const count = (metricName: string, label: string): Metric =>
+      emf(metricName, undefined, { statistic: 'Sum', period: FIVE_MINUTES, label });
     const widgets: IWidget[] = [
       graph('Sign-ins and sign-ups / 5 min', [
         count(EVENT_METRICS.signInSucceeded, 'sign-ins'),
@@ -665,10 +707,14 @@ export class Monitoring extends Construct {
         count(EVENT_METRICS.invitesAccepted, 'accepted'),
         count(EVENT_METRICS.invitesDeclined, 'declined'),
       ]),
-      graph('Outbox', [
-        emf(EVENT_METRICS.outboxLag, undefined, { statistic: 'p50', period: FIVE_MINUTES, label: 'lag p50 (ms)' }),
-        emf(EVENT_METRICS.outboxLag, undefined, { statistic: 'p99', period: FIVE_MINUTES, label: 'lag p99 (ms)' }),
-      ], [count(EVENT_METRICS.outboxRedelivered, 'redelivered by the sweeper (right)')]),
+      graph(
+        'Outbox',
+        [
+          emf(EVENT_METRICS.outboxLag, undefined, { statistic: 'p50', period: FIVE_MINUTES, label: 'lag p50 (ms)' }),
+          emf(EVENT_METRICS.outboxLag, undefined, { statistic: 'p99', period: FIVE_MINUTES, label: 'lag p99 (ms)' }),
+        ],
+        [count(EVENT_METRICS.outboxRedelivered, 'redelivered by the sweeper (right)')],
+      ),
     ];
     if (this.mail) {
       // In percent; `id` names the query, unique in the widget.
@@ -689,7 +735,10 @@ export class Monitoring extends Construct {
                 count(EVENT_METRICS.mailSuppressed, 'suppressed (not sent)'),
               ]
             : [],
-          [reputation('bounces', 'Reputation.BounceRate', 'SES bounce rate % (right)'), reputation('complaints', 'Reputation.ComplaintRate', 'SES complaint rate % (right)')],
+          [
+            reputation('bounces', 'Reputation.BounceRate', 'SES bounce rate % (right)'),
+            reputation('complaints', 'Reputation.ComplaintRate', 'SES complaint rate % (right)'),
+          ],
         ),
       );
     }
@@ -729,12 +778,20 @@ const groupWidgets = (group: string, fns: readonly WatchedFunction[]): IWidget[]
     fns.map(({ name }) => emf(metricName, name, { statistic, period: ONE_MINUTE, label: `${name}${suffix}` }));
   return [
     graph(`${group}: requests / min`, per(REQUEST_METRICS.requests, 'Sum')),
-    graph(`${group}: 5xx and 429 answers / min`, [...per(REQUEST_METRICS.serverErrors, 'Sum', ' 5xx'), ...per(REQUEST_METRICS.rateLimited, 'Sum', ' 429')]),
-    graph(`${group}: latency p50 / p99 (ms)`, [...per(REQUEST_METRICS.duration, 'p50', ' p50'), ...per(REQUEST_METRICS.duration, 'p99', ' p99')]),
+    graph(`${group}: 5xx and 429 answers / min`, [
+      ...per(REQUEST_METRICS.serverErrors, 'Sum', ' 5xx'),
+      ...per(REQUEST_METRICS.rateLimited, 'Sum', ' 429'),
+    ]),
+    graph(`${group}: latency p50 / p99 (ms)`, [
+      ...per(REQUEST_METRICS.duration, 'p50', ' p50'),
+      ...per(REQUEST_METRICS.duration, 'p99', ' p99'),
+    ]),
     graph(
       `${group}: Lambda throttles / concurrency`,
       fns.map(({ name, fn }) => fn.metricThrottles({ statistic: 'Sum', period: ONE_MINUTE, label: `${name} throttles` })),
-      fns.map(({ name, fn }) => fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period: ONE_MINUTE, label: `${name} concurrency (right)` })),
+      fns.map(({ name, fn }) =>
+        fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period: ONE_MINUTE, label: `${name} concurrency (right)` }),
+      ),
     ),
   ];
 };
@@ -743,13 +800,24 @@ const groupWidgets = (group: string, fns: readonly WatchedFunction[]): IWidget[]
 const tableWidgets = (table: ITable, indexNames: readonly string[]): IWidget[] => {
   const period = FIVE_MINUTES;
   const onIndex = (metricName: string, indexName: string, label: string): Metric =>
-    table.metric(metricName, { dimensionsMap: { TableName: table.tableName, GlobalSecondaryIndexName: indexName }, statistic: 'Sum', period, label });
+    table.metric(metricName, {
+      dimensionsMap: { TableName: table.tableName, GlobalSecondaryIndexName: indexName },
+      statistic: 'Sum',
+      period,
+      label,
+    });
   const perOperation = (metricName: string): MathExpression[] =>
     TABLE_OPERATIONS.map(
       (operation) =>
         new MathExpression({
           expression: `FILL(${operation.toLowerCase()}, 0)`,
-          usingMetrics: { [operation.toLowerCase()]: table.metric(metricName, { dimensionsMap: { TableName: table.tableName, Operation: operation }, statistic: 'Sum', period }) },
+          usingMetrics: {
+            [operation.toLowerCase()]: table.metric(metricName, {
+              dimensionsMap: { TableName: table.tableName, Operation: operation },
+              statistic: 'Sum',
+              period,
+            }),
+          },
           label: operation,
           period,
         }),
@@ -757,21 +825,34 @@ const tableWidgets = (table: ITable, indexNames: readonly string[]): IWidget[] =
   return [
     graph(
       'DynamoDB consumed capacity units / 5 min',
-      [table.metricConsumedReadCapacityUnits({ statistic: 'Sum', period, label: 'table reads' }), ...indexNames.map((i) => onIndex('ConsumedReadCapacityUnits', i, `${i} reads`))],
-      [table.metricConsumedWriteCapacityUnits({ statistic: 'Sum', period, label: 'table writes (right)' }), ...indexNames.map((i) => onIndex('ConsumedWriteCapacityUnits', i, `${i} writes (right)`))],
+      [
+        table.metricConsumedReadCapacityUnits({ statistic: 'Sum', period, label: 'table reads' }),
+        ...indexNames.map((i) => onIndex('ConsumedReadCapacityUnits', i, `${i} reads`)),
+      ],
+      [
+        table.metricConsumedWriteCapacityUnits({ statistic: 'Sum', period, label: 'table writes (right)' }),
+        ...indexNames.map((i) => onIndex('ConsumedWriteCapacityUnits', i, `${i} writes (right)`)),
+      ],
     ),
     graph('DynamoDB throttles by operation and index', [
       ...perOperation('ThrottledRequests'),
-      ...indexNames.flatMap((i) => [onIndex('ReadThrottleEvents', i, `${i} read throttles`), onIndex('WriteThrottleEvents', i, `${i} write throttles`)]),
+      ...indexNames.flatMap((i) => [
+        onIndex('ReadThrottleEvents', i, `${i} read throttles`),
+        onIndex('WriteThrottleEvents', i, `${i} write throttles`),
+      ]),
     ]),
     graph('DynamoDB system errors by operation', perOperation('SystemErrors')),
-    graph('DynamoDB transaction conflicts / 5 min', [table.metric('TransactionConflict', { statistic: 'Sum', period, label: 'rejected for a conflict' })], [
-      table.metric('SuccessfulRequestLatency', {
-        dimensionsMap: { TableName: table.tableName, Operation: 'TransactWriteItems' },
-        statistic: 'SampleCount',
-        period,
-        label: 'write transactions (right)',
-      }),
-    ]),
+    graph(
+      'DynamoDB transaction conflicts / 5 min',
+      [table.metric('TransactionConflict', { statistic: 'Sum', period, label: 'rejected for a conflict' })],
+      [
+        table.metric('SuccessfulRequestLatency', {
+          dimensionsMap: { TableName: table.tableName, Operation: 'TransactWriteItems' },
+          statistic: 'SampleCount',
+          period,
+          label: 'write transactions (right)',
+        }),
+      ],
+    ),
   ];
 };

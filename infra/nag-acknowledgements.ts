@@ -25,9 +25,9 @@ export const NAG_ACKNOWLEDGEMENTS = {
   streamListing: {
     id: 'AwsSolutions-IAM5[Resource::*]',
     reason:
-      'dynamodb:ListStreams, which a stream mapping (the mailer\'s, the team cleanup\'s) needs, takes no resource ' +
+      "dynamodb:ListStreams, which a stream mapping (the mailer's, the team cleanup's) needs, takes no resource " +
       'narrower than *; it only lists stream ARNs. Every other action of those functions names the table, ' +
-      'its stream, their dead-letter queue or the SES identity and configuration set (X-Ray\'s aside, see xrayTracing).',
+      "its stream, their dead-letter queue or the SES identity and configuration set (X-Ray's aside, see xrayTracing).",
   },
   xrayTracing: {
     id: 'AwsSolutions-IAM5[Resource::*]',
@@ -38,22 +38,22 @@ export const NAG_ACKNOWLEDGEMENTS = {
   deadLetterQueue: {
     id: 'AwsSolutions-SQS3',
     reason:
-      'This queue is itself a dead-letter destination (of the mailer\'s or the team cleanup\'s stream mapping, or of the ' +
-      'SES events function\'s asynchronous invocations): it holds what failed every retry, raises an alarm, and is drained ' +
+      "This queue is itself a dead-letter destination (of the mailer's or the team cleanup's stream mapping, or of the " +
+      "SES events function's asynchronous invocations): it holds what failed every retry, raises an alarm, and is drained " +
       'by a person; a dead-letter queue of its own would only move them again.',
   },
   rotatedFromFunctionStack: {
     id: 'AwsSolutions-SMG4',
     reason:
       'Rotated every 30 days: the RotationSchedule lives in the Roster stack beside its rotation function (KeysRotate) and ' +
-      'names this secret by ARN. It cannot live here: this stack would then need the function\'s stack, which needs this one.',
+      "names this secret by ARN. It cannot live here: this stack would then need the function's stack, which needs this one.",
   },
   codeDeployRole: {
     id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
     reason:
-      'AWS\'s own policy for CodeDeploy\'s Lambda deployments, which CDK\'s LambdaDeploymentGroup attaches to any role it is ' +
+      "AWS's own policy for CodeDeploy's Lambda deployments, which CDK's LambdaDeploymentGroup attaches to any role it is " +
       'given: it reads alarms, reads and moves aliases, and (unused here) publishes deployment triggers, invokes ' +
-      'CodeDeployHook_* functions and reads revisions from S3; it touches no data of Roster\'s. One role for every group.',
+      "CodeDeployHook_* functions and reads revisions from S3; it touches no data of Roster's. One role for every group.",
   },
 } as const satisfies Record<string, Acknowledgment>;
 

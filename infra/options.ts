@@ -53,7 +53,7 @@ export interface DeployOptions {
 
 /**
  * The defaults. The gateway is a safety ceiling against a runaway client's bill, not the abuse
- * control (that lives in the table: lib/auth/limits.ts), so it sits above what one route's
+ * control (that lives in the table: lib/limits/), so it sits above what one route's
  * functions and the table sustain on a default account (docs/scale.md): no route below 1,000
  * requests a second, no credential route below 100.
  */
@@ -89,7 +89,8 @@ const flag = (key: string, raw: unknown, fallback: boolean): boolean => {
 /** A non-empty string without surrounding space, or undefined when the key is not set. */
 const text = (key: string, raw: unknown): string | undefined => {
   if (raw === undefined) return undefined;
-  if (typeof raw !== 'string' || raw.trim() === '') throw new Error(`context ${key} must be a non-empty string, not ${JSON.stringify(raw)}`);
+  if (typeof raw !== 'string' || raw.trim() === '')
+    throw new Error(`context ${key} must be a non-empty string, not ${JSON.stringify(raw)}`);
   return raw.trim();
 };
 
@@ -99,7 +100,8 @@ const isDomain = (value: string): boolean =>
 
 const domain = (key: string, raw: unknown): string | undefined => {
   const value = text(key, raw)?.toLowerCase();
-  if (value !== undefined && !isDomain(value)) throw new Error(`context ${key} must be a domain name such as example.com, not ${JSON.stringify(raw)}`);
+  if (value !== undefined && !isDomain(value))
+    throw new Error(`context ${key} must be a domain name such as example.com, not ${JSON.stringify(raw)}`);
   return value;
 };
 
@@ -117,7 +119,9 @@ const publicUrl = (raw: unknown): string | undefined => {
   if (value === undefined) return undefined;
   const url = URL.canParse(value) ? new URL(value) : undefined;
   if (url?.protocol !== 'https:' || url.username || url.password || url.search || url.hash) {
-    throw new Error(`context publicUrl must be an absolute https URL without credentials, query or fragment, such as https://roster.example.com, not ${JSON.stringify(raw)}`);
+    throw new Error(
+      `context publicUrl must be an absolute https URL without credentials, query or fragment, such as https://roster.example.com, not ${JSON.stringify(raw)}`,
+    );
   }
   return value.replace(/\/+$/, '');
 };
@@ -132,7 +136,10 @@ const mailOptions = (node: Node): MailOptions => {
   const sesIdentity = text('sesIdentity', node.tryGetContext('sesIdentity'))?.toLowerCase();
   const mailFrom = text('mailFrom', node.tryGetContext('mailFrom'));
   const url = publicUrl(node.tryGetContext('publicUrl'));
-  if (sesDomain && sesIdentity) throw new Error('context sesDomain and sesIdentity exclude each other: sesDomain makes the stack create the identity, sesIdentity names one verified already');
+  if (sesDomain && sesIdentity)
+    throw new Error(
+      'context sesDomain and sesIdentity exclude each other: sesDomain makes the stack create the identity, sesIdentity names one verified already',
+    );
   const identity = sesDomain ?? sesIdentity;
   if (identity === undefined) {
     if (mailFrom !== undefined) throw new Error('context mailFrom needs sesDomain or sesIdentity, the SES identity to send it through');
@@ -150,13 +157,17 @@ const mailOptions = (node: Node): MailOptions => {
     throw new Error(`context mailFrom must be an address or "Name <address>" on one line, not ${JSON.stringify(from)}`);
   }
   const atIdentity = isAddress ? address === identity : address.slice(address.lastIndexOf('@') + 1) === identity;
-  if (!atIdentity) throw new Error(`context mailFrom (${address}) must be ${isAddress ? '' : 'an address at '}the SES identity ${identity}, the only sender SES accepts`);
+  if (!atIdentity)
+    throw new Error(
+      `context mailFrom (${address}) must be ${isAddress ? '' : 'an address at '}the SES identity ${identity}, the only sender SES accepts`,
+    );
   return { transport: 'ses', identity, createIdentity: sesDomain !== undefined, from, publicUrl: url };
 };
 
 const alarmEmail = (raw: unknown): string | undefined => {
   const value = text('alarmEmail', raw);
-  if (value !== undefined && !isPlainAddress(value)) throw new Error(`context alarmEmail must be one e-mail address, not ${JSON.stringify(raw)}`);
+  if (value !== undefined && !isPlainAddress(value))
+    throw new Error(`context alarmEmail must be one e-mail address, not ${JSON.stringify(raw)}`);
   return value;
 };
 
@@ -168,10 +179,15 @@ const restoredTable = (node: Node): DeployOptions['table'] => {
   const tableName = text('tableName', node.tryGetContext('tableName'));
   const tableStreamArn = text('tableStreamArn', node.tryGetContext('tableStreamArn'));
   if (tableName === undefined && tableStreamArn === undefined) return undefined;
-  if (tableName === undefined || tableStreamArn === undefined) throw new Error('context tableName and tableStreamArn go together: the table to use instead of the data stack\'s, and its stream');
-  if (!/^[A-Za-z0-9_.-]{3,255}$/.test(tableName)) throw new Error(`context tableName must be a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -), not ${JSON.stringify(tableName)}`);
+  if (tableName === undefined || tableStreamArn === undefined)
+    throw new Error("context tableName and tableStreamArn go together: the table to use instead of the data stack's, and its stream");
+  if (!/^[A-Za-z0-9_.-]{3,255}$/.test(tableName))
+    throw new Error(`context tableName must be a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -), not ${JSON.stringify(tableName)}`);
   const stream = /^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table\/([A-Za-z0-9_.-]+)\/stream\/[0-9A-Za-z:.-]+$/.exec(tableStreamArn);
-  if (stream?.[1] !== tableName) throw new Error(`context tableStreamArn must be the stream ARN of table ${tableName} (aws dynamodb describe-table --table-name ${tableName}), not ${JSON.stringify(tableStreamArn)}`);
+  if (stream?.[1] !== tableName)
+    throw new Error(
+      `context tableStreamArn must be the stream ARN of table ${tableName} (aws dynamodb describe-table --table-name ${tableName}), not ${JSON.stringify(tableStreamArn)}`,
+    );
   return { tableName, tableStreamArn };
 };
 

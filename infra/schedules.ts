@@ -17,7 +17,10 @@ type ScheduledHandler = (event: unknown, context: Context) => Promise<void>;
 const SCHEDULED = {
   [INVITE_SWEEP.name]: { fn: INVITE_SWEEP, load: () => import('../functions/invite-sweep.ts') },
   [OUTBOX_SWEEP.name]: { fn: OUTBOX_SWEEP, load: () => import('../functions/outbox-sweep.ts') },
-} satisfies Record<string, { fn: { name: string; timeoutSeconds: number; everyMinutes: number }; load: () => Promise<{ handler: ScheduledHandler }> }>;
+} satisfies Record<
+  string,
+  { fn: { name: string; timeoutSeconds: number; everyMinutes: number }; load: () => Promise<{ handler: ScheduledHandler }> }
+>;
 
 export type ScheduledFunction = keyof typeof SCHEDULED;
 

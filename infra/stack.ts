@@ -18,6 +18,7 @@ import { LambdaSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { INVITE_SWEEP, MAIL_EVENTS, OUTBOX_SWEEP, TEAM_CLEANUP } from '../lib/background.ts';
+import { cursorKeyPartitionKey } from '../lib/db/entities/cursor-key.ts';
 import { signingKeysPartitionKey } from '../lib/db/entities/keys.ts';
 import { INDEXES } from '../lib/db/table.ts';
 import { type DynamoAction, FALLBACK, FUNCTION_DEFAULTS, ROUTES, type RouteName } from '../lib/http/routes.ts';
@@ -103,7 +104,7 @@ export const ACCESS_LOG_FIELDS = {
 
 /** The mail line of the `Mail` output when nothing is sent: what to pass instead. */
 export const LOG_TRANSPORT_NOTICE =
-  'mail is NOT sent (log transport: each message is one line in the mailer\'s log): pass -c sesDomain=… or -c sesIdentity=…, and -c mailFrom=… (docs/operations.md)';
+  "mail is NOT sent (log transport: each message is one line in the mailer's log): pass -c sesDomain=… or -c sesIdentity=…, and -c mailFrom=… (docs/operations.md)";
 
 /** `teams-create` -> `TeamsCreate`: construct ids from handler names. */
 const idOf = (name: string): string => name.replace(/(?:^|-)(\w)/g, (_match, letter: string) => letter.toUpperCase());
@@ -117,7 +118,10 @@ export const rosterStacks = (app: App, props: StackProps = {}): { data: RosterDa
   // deleted, nor an export the functions use changed, while the functions' stack uses it.
   app.node.setContext('@aws-cdk/aws-codedeploy:removeAlarmsFromDeploymentGroup', true);
   app.node.setContext('@aws-cdk/core:defaultCrossStackReferences', 'strong');
-  const data = new RosterDataStack(app, DATA_STACK_ID, { ...props, description: 'Roster state: table, signing keys, dead-letter queues, SES identity' });
+  const data = new RosterDataStack(app, DATA_STACK_ID, {
+    ...props,
+    description: 'Roster state: table, signing keys, dead-letter queues, SES identity',
+  });
   const api = new RosterStack(app, STACK_ID, { ...props, description: 'Roster: teams, members, roles and invitations API', data });
   return { data, api };
 };
@@ -201,6 +205,8 @@ export class RosterStack extends Stack {
       const fn = this.endpoints.get(route.name) as Endpoint;
       // The documentation routes touch no table at all.
       if (usesTable) fn.allowTable(table, route.actions, route.indexes);
+      // A list may create the cursor key item on first need, and write nothing else with PutItem.
+      if ('pages' in route && route.pages) fn.allowTable(table, ['PutItem'], [], [cursorKeyPartitionKey()]);
       // Only the functions that sign may read the private keys; the others verify with the public
       // keys in the table item (GetItem, in their route actions).
       if (signs) fn.allowSecretRead(data.signingKey);
@@ -230,9 +236,21 @@ export class RosterStack extends Stack {
 
     this.monitoring.watchApi(api);
     this.monitoring.watchTable(table, Object.keys(INDEXES));
-    this.monitoring.watchQueue('MailDeadLetters', data.mailDeadLetters, 'An outbox message failed every retry of the stream: the outbox sweeper sends it again (docs/operations.md)');
-    this.monitoring.watchQueue('TeamCleanupDeadLetters', data.teamCleanupDeadLetters, 'A deleted team\'s cleanup failed every retry: its rows remain until it is run again (docs/operations.md)');
-    this.monitoring.watchQueue('MailEventsDeadLetters', data.mailEventsDeadLetters, 'An SES bounce or complaint could not be recorded: its address is not suppressed (docs/operations.md)');
+    this.monitoring.watchQueue(
+      'MailDeadLetters',
+      data.mailDeadLetters,
+      'An outbox message failed every retry of the stream: the outbox sweeper sends it again (docs/operations.md)',
+    );
+    this.monitoring.watchQueue(
+      'TeamCleanupDeadLetters',
+      data.teamCleanupDeadLetters,
+      "A deleted team's cleanup failed every retry: its rows remain until it is run again (docs/operations.md)",
+    );
+    this.monitoring.watchQueue(
+      'MailEventsDeadLetters',
+      data.mailEventsDeadLetters,
+      'An SES bounce or complaint could not be recorded: its address is not suppressed (docs/operations.md)',
+    );
     this.monitoring.watchMail(this.configurationSet?.configurationSetName);
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url });
@@ -249,7 +267,7 @@ export class RosterStack extends Stack {
     if (!options.gradualDeploy) return undefined;
     const role = new Role(this, 'DeploymentRole', {
       assumedBy: new ServicePrincipal('codedeploy.amazonaws.com'),
-      description: 'CodeDeploy moving the Roster API functions\' live aliases',
+      description: "CodeDeploy moving the Roster API functions' live aliases",
       // What LambdaDeploymentGroup attaches anyway (it adds this policy to any role it is given).
       managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSCodeDeployRoleForLambdaLimited')],
     });
@@ -274,7 +292,12 @@ export class RosterStack extends Stack {
     this.endpoints.set(name, fn);
     const alias = new Alias(this, `${id}Live`, { aliasName: LIVE_ALIAS, version: fn.currentVersion });
     this.aliases.set(name, alias);
-    const alarms = this.monitoring.watchFunction({ name, fn: alias, timeout: fn.timeout ?? Duration.seconds(FUNCTION_DEFAULTS.timeoutSeconds), kind: 'api' });
+    const alarms = this.monitoring.watchFunction({
+      name,
+      fn: alias,
+      timeout: fn.timeout ?? Duration.seconds(FUNCTION_DEFAULTS.timeoutSeconds),
+      kind: 'api',
+    });
     if (deployments) {
       if (alarms.length === 0) throw new Error(`no alarm to roll back ${name} on: infra/monitoring.ts watchFunction returned none`);
       this.deploymentGroups.set(
@@ -359,7 +382,11 @@ export class RosterStack extends Stack {
     // Until Roster serves invite pages, the links go to the API (a separate issue adds the pages).
     const publicUrl = mail.publicUrl ?? apiUrl;
     if (mail.transport === 'log') {
-      return { sending: { environment: { MAIL_TRANSPORT: 'log', PUBLIC_URL: publicUrl }, allow: () => undefined }, configurationSet: undefined, summary: LOG_TRANSPORT_NOTICE };
+      return {
+        sending: { environment: { MAIL_TRANSPORT: 'log', PUBLIC_URL: publicUrl }, allow: () => undefined },
+        configurationSet: undefined,
+        summary: LOG_TRANSPORT_NOTICE,
+      };
     }
     // Not encrypted: SES publishes only to a topic without a key or with a customer managed one, and
     // SNS keeps a notice only until the function has it.
@@ -375,7 +402,12 @@ export class RosterStack extends Stack {
       this.formatArn({ service: 'ses', resource: 'configuration-set', resourceName: configurationSet.configurationSetName }),
     ];
     const sending: MailSending = {
-      environment: { MAIL_TRANSPORT: 'ses', MAIL_FROM: mail.from, PUBLIC_URL: publicUrl, SES_CONFIGURATION_SET: configurationSet.configurationSetName },
+      environment: {
+        MAIL_TRANSPORT: 'ses',
+        MAIL_FROM: mail.from,
+        PUBLIC_URL: publicUrl,
+        SES_CONFIGURATION_SET: configurationSet.configurationSetName,
+      },
       allow: (fn) => fn.addToRolePolicy(new PolicyStatement({ actions: ['ses:SendEmail'], resources })),
     };
     const summary = Fn.join('', [
@@ -446,7 +478,7 @@ export class RosterStack extends Stack {
     fn.allowTable(table, actions, OUTBOX_SWEEP.indexes);
     mail.allow(fn);
     new Rule(this, 'OutboxSweepSchedule', {
-      description: 'Delivers outbox messages the table\'s stream left behind (docs/mail.md)',
+      description: "Delivers outbox messages the table's stream left behind (docs/mail.md)",
       schedule: Schedule.rate(Duration.minutes(OUTBOX_SWEEP.everyMinutes)),
       targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
     });
@@ -462,7 +494,13 @@ export class RosterStack extends Stack {
    * and gsi1 (a Query of the team's ended invites).
    */
   private cleanUpTeams(table: ITable, deadLetters: IQueue): void {
-    const fn = this.backgroundFunction(TEAM_CLEANUP.name, 'stream', { TABLE_NAME: table.tableName }, TEAM_CLEANUP.timeoutSeconds, TEAM_CLEANUP.reserveSeconds * 1000);
+    const fn = this.backgroundFunction(
+      TEAM_CLEANUP.name,
+      'stream',
+      { TABLE_NAME: table.tableName },
+      TEAM_CLEANUP.timeoutSeconds,
+      TEAM_CLEANUP.reserveSeconds * 1000,
+    );
     fn.allowTable(table, TEAM_CLEANUP.actions, TEAM_CLEANUP.indexes);
     fn.addEventSource(
       new DynamoEventSource(table, {
@@ -488,7 +526,13 @@ export class RosterStack extends Stack {
    * Its grants: the watermark item and the invites (GetItem, PutItem, UpdateItem) and gsi3 (Query).
    */
   private sweepInvites(table: ITable): void {
-    const fn = this.backgroundFunction(INVITE_SWEEP.name, 'schedule', { TABLE_NAME: table.tableName }, INVITE_SWEEP.timeoutSeconds, INVITE_SWEEP.reserveSeconds * 1000);
+    const fn = this.backgroundFunction(
+      INVITE_SWEEP.name,
+      'schedule',
+      { TABLE_NAME: table.tableName },
+      INVITE_SWEEP.timeoutSeconds,
+      INVITE_SWEEP.reserveSeconds * 1000,
+    );
     fn.allowTable(table, INVITE_SWEEP.actions, INVITE_SWEEP.indexes);
     new Rule(this, 'InviteSweepSchedule', {
       description: 'Takes expired invites out of the invite lists (docs/data-model.md, "Expired invites")',

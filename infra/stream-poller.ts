@@ -42,7 +42,11 @@ export type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Pr
  */
 const FUNCTIONS: Record<StreamFunction, { load: () => Promise<{ handler: StreamHandler }>; timeoutSeconds: number; batchSize?: number }> = {
   mailer: { load: () => import('../functions/mailer.ts'), timeoutSeconds: FUNCTION_DEFAULTS.timeoutSeconds },
-  'team-cleanup': { load: () => import('../functions/team-cleanup.ts'), timeoutSeconds: TEAM_CLEANUP.timeoutSeconds, batchSize: TEAM_CLEANUP.batchSize },
+  'team-cleanup': {
+    load: () => import('../functions/team-cleanup.ts'),
+    timeoutSeconds: TEAM_CLEANUP.timeoutSeconds,
+    batchSize: TEAM_CLEANUP.batchSize,
+  },
 };
 
 export interface StreamPollerOptions {
@@ -181,7 +185,8 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
       ? Promise.resolve(options.handler)
       : (loaded ??= Promise.all([FUNCTIONS[fn].load(), import('../lib/http/server.ts')]).then(
           ([module, server]) =>
-            (event: DynamoDBStreamEvent, context: Context) => server.invocation.run({ functionName: fn }, () => module.handler(event, context)),
+            (event: DynamoDBStreamEvent, context: Context) =>
+              server.invocation.run({ functionName: fn }, () => module.handler(event, context)),
         ));
 
   /** Sequence numbers the handler did not finish; all of them when it threw or answered nonsense. */

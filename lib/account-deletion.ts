@@ -1,10 +1,9 @@
-import type { Actor } from './auth/actor.ts';
-import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from './auth/limits.ts';
+import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from './limits/password-attempts.ts';
 import { verifyPassword } from './auth/passwords.ts';
-import { type ClientInfo, endSessionsOf, readAsActor } from './auth/session-items.ts';
+import { type Claims, type ClientInfo, endSessionsOf, readAsActor } from './auth/session-items.ts';
 import { readTogether } from './db/batch-read.ts';
 import type { Db, Tx } from './db/service.ts';
-import { commit } from './db/transactions.ts';
+import { commit, named, write } from './db/transactions.ts';
 import { AppError } from './errors.ts';
 import type { UserDeleteInput } from './schemas.ts';
 import type { MembershipItem, TeamItem, UserItem } from './views.ts';
@@ -102,8 +101,9 @@ const leaveAndDelete = async (db: Db, u: UserItem, held: Held[]): Promise<boolea
     try {
       await commit(
         () =>
-          db.transaction
-            .write((tx) => [
+          write(db, (tx) => [
+            named(
+              'account',
               ...(last
                 ? [
                     // Only the account as read: a password or address change meanwhile is a 409.
@@ -117,12 +117,15 @@ const leaveAndDelete = async (db: Db, u: UserItem, held: Held[]): Promise<boolea
                       .commit(),
                   ]
                 : []),
-              ...batch.flatMap((h) => leave(tx, h)),
-            ])
-            .go(),
-        (index) => {
-          changed = !(last && index < 2);
-          return new AppError('conflict');
+            ),
+            named('memberships', ...batch.flatMap((h) => leave(tx, h))),
+          ]),
+        {
+          account: () => new AppError('conflict'),
+          memberships: () => {
+            changed = true;
+            return new AppError('conflict');
+          },
         },
       );
     } catch (error) {
@@ -144,12 +147,15 @@ const leaveAndDelete = async (db: Db, u: UserItem, held: Held[]): Promise<boolea
  */
 export const deleteAccount = async (
   db: Db,
-  actor: Actor,
+  claims: Claims,
   input: UserDeleteInput,
   client: ClientInfo,
   now: Date,
 ): Promise<Record<string, never>> => {
-  const [u] = await readAsActor(db, actor, [[db.entities.user, { userUuid: actor.userUuid }]] as const);
+  const {
+    actor,
+    items: [u],
+  } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
   if (!u) {
     // The account went, but the caller's session was still live: an earlier deletion failed
     // before its last step. Finish it.

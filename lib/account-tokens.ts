@@ -1,6 +1,7 @@
 import { hashOpaqueToken, newOpaqueToken } from './auth/opaque-tokens.ts';
 import { config } from './config.ts';
-import type { TokenPurpose } from './db/entities/users.ts';
+import type { EntityItem } from 'electrodb';
+import type { TokenPurpose, accountToken } from './db/entities/users.ts';
 import type { Db, Tx } from './db/service.ts';
 import { AppError } from './errors.ts';
 import { epochSeconds, isoMillis } from './time.ts';
@@ -13,7 +14,7 @@ import type { UserItem } from './views.ts';
  * that account's `tokenEpoch`), works until its expiry, and is used up by a conditional delete in
  * the transaction of the change it allows (useToken): of two requests with one token, one wins.
  */
-export type AccountTokenItem = NonNullable<Awaited<ReturnType<ReturnType<Db['entities']['accountToken']['get']>['go']>>['data']>;
+export type AccountTokenItem = EntityItem<ReturnType<typeof accountToken>>;
 
 /** Lifetimes in minutes; an invitation's token lives as long as its invitation. */
 const LIFETIME_MINUTES: Record<Exclude<TokenPurpose, 'invitation'>, number> = {
@@ -43,9 +44,7 @@ export interface TokenFor {
 export const issueToken = async (db: Db, what: TokenFor, now: Date): Promise<string> => {
   const token = newOpaqueToken();
   const expiresAt =
-    what.purpose === 'invitation'
-      ? Date.parse(what.expiresAt ?? '')
-      : now.getTime() + LIFETIME_MINUTES[what.purpose] * 60_000;
+    what.purpose === 'invitation' ? Date.parse(what.expiresAt ?? '') : now.getTime() + LIFETIME_MINUTES[what.purpose] * 60_000;
   if (!Number.isFinite(expiresAt)) throw new Error('an invitation token needs the invitation expiry');
   await db.entities.accountToken
     .create({

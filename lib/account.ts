@@ -1,19 +1,12 @@
-import type { Actor } from './auth/actor.ts';
 import { hashPassword, verifyPassword } from './auth/passwords.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
-import {
-  type BucketToken,
-  checkPasswordAttempt,
-  giveBack,
-  limitAddressMail,
-  limitPasswordChange,
-  limitUserAccountMail,
-  recordPasswordSuccess,
-} from './auth/limits.ts';
-import { type ClientInfo, endSessionsOf, isLive, readAsActor } from './auth/session-items.ts';
+import { limitAddressMail, limitUserAccountMail } from './limits/mail-allowances.ts';
+import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from './limits/password-attempts.ts';
+import { type BucketToken, giveBack } from './limits/token-bucket.ts';
+import { type Claims, type ClientInfo, endSessionsOf, isLive, namesSession, readAsActor, signOutAs } from './auth/session-items.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db } from './db/service.ts';
-import { commit, isConditionFailure } from './db/transactions.ts';
+import { commit, isConditionFailure, named, write } from './db/transactions.ts';
 import { AppError, notFound } from './errors.ts';
 import { Page, type PageRequest } from './pagination.ts';
 import type { SessionInfo } from './responses.ts';
@@ -23,27 +16,21 @@ import { accountMessage } from './verification.ts';
 import { type UserItem, userView } from './views.ts';
 
 /** The signed-in user's own record. Throws `unauthorized`. */
-export const getCurrentUser = async (db: Db, actor: Actor) => {
-  const [u] = await readAsActor(db, actor, [[db.entities.user, { userUuid: actor.userUuid }]] as const);
+export const getCurrentUser = async (db: Db, claims: Claims) => {
+  const {
+    items: [u],
+  } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
   if (!u) throw new AppError('unauthorized');
   return userView(u);
 };
 
 /**
  * Ends the current session, or with `global` every session of the user. The delete of the current
- * session is conditional on it existing and being live: that is the session check. Throws `unauthorized`.
+ * session is conditional on it existing and being live: that is the session check (signOutAs).
+ * Throws `unauthorized`.
  */
-export const signOut = async (db: Db, actor: Actor, scope: 'local' | 'global'): Promise<Record<string, never>> => {
-  try {
-    await db.entities.session
-      .remove({ userUuid: actor.userUuid, sessionId: actor.sessionId })
-      .where((a, op) => op.gt(a.expiresAt, Math.floor(Date.now() / 1000)))
-      .go();
-  } catch (error) {
-    if (isConditionFailure(error)) throw new AppError('unauthorized');
-    throw error;
-  }
-  actor.sessionChecked = true;
+export const signOut = async (db: Db, claims: Claims, scope: 'local' | 'global'): Promise<Record<string, never>> => {
+  const actor = await signOutAs(db, claims);
   if (scope === 'global') await endSessionsOf(db, actor.userUuid);
   return {};
 };
@@ -54,9 +41,11 @@ export const signOut = async (db: Db, actor: Actor, scope: 'local' | 'global'): 
  * partition. A session past its absolute end that TTL has not deleted yet is left out, so a page
  * may hold fewer than `limit`; its cursor still goes on after it.
  */
-export const listSessions = async (db: Db, actor: Actor, now: Date, request: PageRequest): Promise<Page<SessionInfo>> => {
-  await readAsActor(db, actor, [] as const);
+export const listSessions = async (db: Db, claims: Claims, now: Date, request: PageRequest): Promise<Page<SessionInfo>> => {
+  const { actor } = await readAsActor(db, claims, [] as const);
   const page = await queryPage(
+    db,
+    `sessions ${actor.userUuid}`,
     (options) => db.entities.session.query.primary({ userUuid: actor.userUuid }).go({ ...options, consistent: true }),
     request,
     cursorAfter(db.entities.session, 'primary'),
@@ -80,9 +69,9 @@ export const listSessions = async (db: Db, actor: Actor, now: Date, request: Pag
  * Ends one of the caller's sessions. Sessions live under their user's key, so another user's
  * session id is simply not found. Throws `unauthorized`, `not_found`.
  */
-export const revokeSession = async (db: Db, actor: Actor, sessionId: string): Promise<Record<string, never>> => {
-  if (sessionId === actor.sessionId) return signOut(db, actor, 'local');
-  await readAsActor(db, actor, [] as const);
+export const revokeSession = async (db: Db, claims: Claims, sessionId: string): Promise<Record<string, never>> => {
+  if (namesSession(claims, sessionId)) return signOut(db, claims, 'local');
+  const { actor } = await readAsActor(db, claims, [] as const);
   try {
     await db.entities.session.remove({ userUuid: actor.userUuid, sessionId }).go();
   } catch (error) {
@@ -116,8 +105,11 @@ const checkCurrentPassword = async (db: Db, u: UserItem, currentPassword: string
  * (409) as a courtesy; the claim in the link's transaction is what keeps addresses unique.
  * Throws `unauthorized`, `validation_failed`, `rate_limited`, `email_taken`, `conflict`.
  */
-export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, client: ClientInfo, now: Date) => {
-  const [u] = await readAsActor(db, actor, [[db.entities.user, { userUuid: actor.userUuid }]] as const);
+export const updateUser = async (db: Db, claims: Claims, input: UserUpdateInput, client: ClientInfo, now: Date) => {
+  const {
+    actor,
+    items: [u],
+  } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
   if (!u) throw new AppError('unauthorized');
   if (input.email !== undefined && input.email === u.email) {
     throw new AppError('validation_failed', undefined, { fields: { email: 'is already your address' } });
@@ -163,20 +155,24 @@ export const updateUser = async (db: Db, actor: Actor, input: UserUpdateInput, c
     try {
       await commit(
         () =>
-          db.transaction
-            .write((tx) => [
+          write(db, (tx) => [
+            named(
+              'account',
               tx.user
                 .patch({ userUuid: u.userUuid })
                 .set(changes)
                 .add(epochBump)
                 .where((a, op) => `${op.eq(a.passwordHash, u.passwordHash)} AND ${op.eq(a.email, u.email)}`)
                 .commit(),
+            ),
+            named(
+              'mail',
               tx.outboxMessage.create(accountMessage('email_change', { userUuid: u.userUuid, address: newEmail }, now)).commit(),
               tx.outboxMessage.create(accountMessage('email_change_notice', { userUuid: u.userUuid, address: u.email }, now)).commit(),
-            ])
-            .go(),
+            ),
+          ]),
         // The user changed meanwhile; a message id clash is worth another try.
-        (index) => (index === 0 ? new AppError('conflict') : 'retry'),
+        { account: () => new AppError('conflict'), mail: () => 'retry' },
       );
     } catch (error) {
       // Refused whole (nothing written, nothing mailed): the address's allowance is not spent.

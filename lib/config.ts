@@ -41,7 +41,7 @@ export const config = {
   resetTokenMinutes: int('RESET_TOKEN_TTL_MINUTES', 60),
   /** Verification and reset e-mails one address may be sent per hour. */
   accountMailsPerAddressHour: int('ACCOUNT_MAILS_PER_ADDRESS_HOUR', 5),
-  // Brute-force protection: lib/auth/limits.ts and README "Brute-force protection".
+  // Brute-force protection: lib/limits/ and README "Brute-force protection".
   /** Consecutive failed sign-ins of one account before the back-off starts. */
   accountFreeFailures: int('RATE_LIMIT_ACCOUNT_FAILURES', 5),
   /** First back-off after those failures; it doubles with each further failure. */

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Actor } from './auth/actor.ts';
 import { config } from './config.ts';
-import { type BucketToken, giveBack, limitTeamMail, limitUserInviteMail } from './auth/limits.ts';
-import { readAsActor } from './auth/session-items.ts';
+import { limitTeamMail, limitUserInviteMail } from './limits/mail-allowances.ts';
+import { type BucketToken, giveBack } from './limits/token-bucket.ts';
+import { type Actor, type Claims, readAsActor } from './auth/session-items.ts';
 import { type Read, readTogether } from './db/batch-read.ts';
 import { statusComposites } from './db/entities/invites.ts';
 import { hydrate } from './db/lookups.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
-import { commit } from './db/transactions.ts';
+import { commit, named, write } from './db/transactions.ts';
 import { AppError, notFound } from './errors.ts';
 import { newId } from './ids.ts';
 import { suppressedError, suppressionOf } from './mail/suppression.ts';
@@ -43,8 +43,8 @@ const mailFor = (tx: Tx, kind: 'invitation' | 'declined', inviteUuid: string, no
     .create({ messageId: randomUUID(), kind, inviteUuid, status: 'PENDING', createdAt: isoMillis(now), ttl: endedTtl(now) })
     .commit();
 
-/** The actor's own user item, read with the rest of a request's items (never a request of its own). */
-const actorItem = (db: Db, actor: Actor) => [db.entities.user, { userUuid: actor.userUuid }] as const satisfies Read;
+/** The caller's own user item, read with the rest of a request's items (never a request of its own). */
+const ownItem = (db: Db, userUuid: string) => [db.entities.user, { userUuid }] as const satisfies Read;
 
 /** The actor's user item; gone means the account was deleted (its sessions with it). Throws `unauthorized`. */
 const accountOf = (u: UserItem | null): UserItem => {
@@ -91,10 +91,16 @@ const sendingOnly = async (db: Db, tokens: BucketToken[], write: () => Promise<v
 };
 
 /** requireMember, for OWNER and ADMIN only; `also` rides in its second BatchGetItem (memberOf). */
-const requireInviteManager = async <const T extends readonly Read[]>(db: Db, actor: Actor, slug: string, also: T = [] as unknown as T) => {
-  const access = await memberOf(db, await teamIdOf(db, slug, actor), slug, actor, also);
+const requireInviteManager = async <const T extends readonly Read[]>(
+  db: Db,
+  claims: Claims,
+  slug: string,
+  also: (actor: Actor) => T = () => [] as unknown as T,
+) => {
+  const { teamId, actor } = await teamIdOf(db, slug, claims);
+  const access = await memberOf(db, teamId, slug, actor, also(actor));
   if (!canManageInvites(access.me.role)) throw new AppError('forbidden');
-  return access;
+  return { ...access, actor };
 };
 
 /**
@@ -141,8 +147,13 @@ const lookUpPending = async (db: Db, teamId: number, email: string) => {
  * Throws `forbidden`, `email_not_verified`, `validation_failed`, `already_member`, `rate_limited`,
  * `conflict`.
  */
-export const createInvite = async (db: Db, actor: Actor, slug: string, input: InviteInput, now: Date): Promise<Record<string, never>> => {
-  const { team: t, me, also: [suppressed, sender] } = await requireInviteManager(db, actor, slug, [suppressionOf(db, input.email), actorItem(db, actor)] as const);
+export const createInvite = async (db: Db, claims: Claims, slug: string, input: InviteInput, now: Date): Promise<Record<string, never>> => {
+  const {
+    team: t,
+    me,
+    actor,
+    also: [suppressed, sender],
+  } = await requireInviteManager(db, claims, slug, (a) => [suppressionOf(db, input.email), ownItem(db, a.userUuid)] as const);
   if (!canInviteAs(me.role, input.role)) throw new AppError('forbidden', 'Only an owner can invite an owner.');
   requireConfirmed(sender);
   if (suppressed) throw suppressedError();
@@ -161,7 +172,14 @@ export const createInvite = async (db: Db, actor: Actor, slug: string, input: In
   if (inviteeUuid === actor.userUuid) throw new AppError('already_member');
   const tokens = await takeInviteMail(db, t.teamId, actor.userUuid, now);
   const notMember = (tx: Tx) =>
-    inviteeUuid ? [tx.membership.check({ teamId: t.teamId, userUuid: inviteeUuid }).where((a, op) => op.notExists(a.userUuid)).commit()] : [];
+    inviteeUuid
+      ? [
+          tx.membership
+            .check({ teamId: t.teamId, userUuid: inviteeUuid })
+            .where((a, op) => op.notExists(a.userUuid))
+            .commit(),
+        ]
+      : [];
   const changes = { role: input.role, invitedByUuid: actor.userUuid, expiresAt: isoMillis(expires), updatedAt: stamp, ttl };
 
   let lookAgain = false;
@@ -172,42 +190,45 @@ export const createInvite = async (db: Db, actor: Actor, slug: string, input: In
         const { claimed, pending } = found;
         if (pending) {
           // Re-invite: refresh the pending invite the claim points at, and the claim's TTL with it.
-          return db.transaction
-            .write((tx) => [
-              ...notMember(tx),
-              actorStillHolds(tx, me),
-              ...renewPending(tx, pending, changes),
-              mailFor(tx, 'invitation', pending.inviteUuid, now),
-            ])
-            .go();
+          return write(db, (tx) => [
+            named('notMember', ...notMember(tx)),
+            named('actorRole', actorStillHolds(tx, me)),
+            named('pending', ...renewPending(tx, pending, changes)),
+            named('mail', mailFor(tx, 'invitation', pending.inviteUuid, now)),
+          ]);
         }
         const inviteUuid = randomUUID();
         const inviteId = newId(now);
-        return db.transaction
-          .write((tx) => [
-            ...notMember(tx),
-            actorStillHolds(tx, me),
-            // Take the claim if nobody holds it, or if it points at an invite that is gone.
+        return write(db, (tx) => [
+          named('notMember', ...notMember(tx)),
+          named('actorRole', actorStillHolds(tx, me)),
+          // Take the claim if nobody holds it, or if it points at an invite that is gone.
+          named(
+            'pending',
             tx.pendingInvite
               .put({ teamId: t.teamId, email: input.email, inviteUuid, ttl })
               .where((a, op) => (claimed ? `${op.notExists(a.inviteUuid)} OR ${op.eq(a.inviteUuid, claimed)}` : op.notExists(a.inviteUuid)))
               .commit(),
-            tx.idClaim.create({ kind: 'invite', id: inviteId }).commit(),
+          ),
+          named('inviteId', tx.idClaim.create({ kind: 'invite', id: inviteId }).commit()),
+          named(
+            'invite',
             tx.invite
               .create({ inviteUuid, inviteId, teamId: t.teamId, email: input.email, status: 'PENDING', createdAt: stamp, ...changes })
               .commit(),
-            mailFor(tx, 'invitation', inviteUuid, now),
-          ])
-          .go();
+          ),
+          named('mail', mailFor(tx, 'invitation', inviteUuid, now)),
+        ]);
       },
-      (index) => {
-        const offset = inviteeUuid ? 1 : 0;
-        if (offset === 1 && index === 0) return new AppError('already_member');
-        if (index === offset) return new AppError('conflict');
+      {
+        notMember: () => new AppError('already_member'),
+        actorRole: () => new AppError('conflict'),
         // The pending invite ended or changed meanwhile, another request took the claim first, or
         // a fresh id clashed: look again and retry.
-        lookAgain = true;
-        return 'retry';
+        otherwise: () => {
+          lookAgain = true;
+          return 'retry';
+        },
       },
     ),
   );
@@ -216,13 +237,20 @@ export const createInvite = async (db: Db, actor: Actor, slug: string, input: In
 };
 
 /** The team's pending, unexpired invites, oldest first, with their inviters in step two's BatchGetItem. */
-export const listTeamInvites = async (db: Db, actor: Actor, slug: string, request: PageRequest, now: Date): Promise<Page<InviteView>> => {
-  const { team: t, me, page, also: inviters } = await pageThenMember(
+export const listTeamInvites = async (db: Db, claims: Claims, slug: string, request: PageRequest, now: Date): Promise<Page<InviteView>> => {
+  const {
+    team: t,
+    me,
+    page,
+    also: inviters,
+  } = await pageThenMember(
     db,
     slug,
-    actor,
+    claims,
     (teamId) =>
       queryPage(
+        db,
+        `team-invites ${teamId}`,
         (options) =>
           db.entities.invite.query
             .byTeam({ teamId, status: 'PENDING' })
@@ -241,7 +269,12 @@ export const listTeamInvites = async (db: Db, actor: Actor, slug: string, reques
 };
 
 /** The team's invite with this integer id if its status is one of `statuses`: one Query (`Limit` 1) per status, side by side. */
-const teamInviteById = async (db: Db, teamId: number, inviteId: number, statuses: readonly InviteItem['status'][]): Promise<InviteItem | undefined> => {
+const teamInviteById = async (
+  db: Db,
+  teamId: number,
+  inviteId: number,
+  statuses: readonly InviteItem['status'][],
+): Promise<InviteItem | undefined> => {
   const pages = await Promise.all(statuses.map((status) => db.entities.invite.query.byTeam({ teamId, status, inviteId }).go({ limit: 1 })));
   return pages.flatMap((page) => page.data)[0];
 };
@@ -261,16 +294,22 @@ const findTeamInvite = async (db: Db, t: TeamItem, inviteId: number, now: Date):
  * the actor's user item ride in the second. Throws `forbidden`, `not_found`, `email_not_verified`,
  * `validation_failed` (a suppressed address), `rate_limited`, `conflict`.
  */
-export const resendInvite = async (db: Db, actor: Actor, slug: string, inviteId: number, now: Date): Promise<Record<string, never>> => {
-  const { team: t, me, page, also: [sender, suppressed] } = await pageThenMember(
+export const resendInvite = async (db: Db, claims: Claims, slug: string, inviteId: number, now: Date): Promise<Record<string, never>> => {
+  const {
+    team: t,
+    me,
+    actor,
+    page,
+    also: [sender, suppressed],
+  } = await pageThenMember(
     db,
     slug,
-    actor,
+    claims,
     async (teamId) => {
       const found = await teamInviteById(db, teamId, inviteId, ['PENDING', 'EXPIRED']);
       return new Page(found ? [found] : [], null);
     },
-    (items) => [actorItem(db, actor), ...items.map((i) => suppressionOf(db, i.email))] as const,
+    (items, a) => [ownItem(db, a.userUuid), ...items.map((i) => suppressionOf(db, i.email))] as const,
   );
   if (!canManageInvites(me.role)) throw new AppError('forbidden');
   const found = page.items[0];
@@ -283,25 +322,32 @@ export const resendInvite = async (db: Db, actor: Actor, slug: string, inviteId:
   await sendingOnly(db, tokens, () =>
     commit(
       () =>
-        db.transaction
-          .write((tx) => [
+        write(db, (tx) => [
+          named(
+            'pending',
             ...renewPending(tx, found, { expiresAt: isoMillis(expires), updatedAt: isoMillis(now), ttl: pendingTtl(expires) }),
-            actorStillHolds(tx, me),
-            mailFor(tx, 'invitation', found.inviteUuid, now),
-          ])
-          .go(),
-      (index) => (index < 2 ? notFound(NOT_FOUND) : index === 2 ? new AppError('conflict') : 'retry'),
+          ),
+          named('actorRole', actorStillHolds(tx, me)),
+          named('mail', mailFor(tx, 'invitation', found.inviteUuid, now)),
+        ]),
+      // A message id clash is worth another try.
+      { pending: () => notFound(NOT_FOUND), actorRole: () => new AppError('conflict'), mail: () => 'retry' },
     ),
   );
   return {};
 };
 
 /** One pending invite of the team: found by id through gsi1, read with its inviter in step two. */
-export const getTeamInvite = async (db: Db, actor: Actor, slug: string, inviteId: number, now: Date): Promise<InviteView> => {
-  const { team: t, me, page, also: [inviter] } = await pageThenMember(
+export const getTeamInvite = async (db: Db, claims: Claims, slug: string, inviteId: number, now: Date): Promise<InviteView> => {
+  const {
+    team: t,
+    me,
+    page,
+    also: [inviter],
+  } = await pageThenMember(
     db,
     slug,
-    actor,
+    claims,
     async (teamId) => {
       const { data } = await db.entities.invite.query.byTeam({ teamId, status: 'PENDING', inviteId }).go({ limit: 1 });
       return new Page(data, null);
@@ -320,19 +366,25 @@ export const getTeamInvite = async (db: Db, actor: Actor, slug: string, inviteId
  * a re-invite changed meanwhile.
  */
 const endInvite = (tx: Tx, i: InviteItem, status: 'ACCEPTED' | 'DECLINED' | 'REVOKED', now: Date, asRead = false) => [
-  tx.invite
-    .patch({ inviteUuid: i.inviteUuid })
-    .set({ status, updatedAt: isoMillis(now), ttl: endedTtl(now) })
-    .composite(statusComposites(i))
-    .where((a, op) => {
-      const pending = `${op.eq(a.status, 'PENDING')} AND ${op.gt(a.expiresAt, isoMillis(now))}`;
-      return asRead ? `${pending} AND ${op.eq(a.updatedAt, i.updatedAt)}` : pending;
-    })
-    .commit(),
-  tx.pendingInvite
-    .delete({ teamId: i.teamId, email: i.email })
-    .where((a, op) => op.eq(a.inviteUuid, i.inviteUuid))
-    .commit(),
+  named(
+    'invite',
+    tx.invite
+      .patch({ inviteUuid: i.inviteUuid })
+      .set({ status, updatedAt: isoMillis(now), ttl: endedTtl(now) })
+      .composite(statusComposites(i))
+      .where((a, op) => {
+        const pending = `${op.eq(a.status, 'PENDING')} AND ${op.gt(a.expiresAt, isoMillis(now))}`;
+        return asRead ? `${pending} AND ${op.eq(a.updatedAt, i.updatedAt)}` : pending;
+      })
+      .commit(),
+  ),
+  named(
+    'pending',
+    tx.pendingInvite
+      .delete({ teamId: i.teamId, email: i.email })
+      .where((a, op) => op.eq(a.inviteUuid, i.inviteUuid))
+      .commit(),
+  ),
 ];
 
 /**
@@ -340,8 +392,8 @@ const endInvite = (tx: Tx, i: InviteItem, status: 'ACCEPTED' | 'DECLINED' | 'REV
  * resend or re-invite renewed meanwhile is read again (base table) and revoked as it now is.
  * Throws `forbidden`, `not_found`.
  */
-export const deleteInvite = async (db: Db, actor: Actor, slug: string, inviteId: number, now: Date): Promise<Record<string, never>> => {
-  const { team: t, me } = await requireInviteManager(db, actor, slug);
+export const deleteInvite = async (db: Db, claims: Claims, slug: string, inviteId: number, now: Date): Promise<Record<string, never>> => {
+  const { team: t, me } = await requireInviteManager(db, claims, slug);
   let found = await findTeamInvite(db, t, inviteId, now);
   let readAgain = false;
   await commit(
@@ -351,13 +403,15 @@ export const deleteInvite = async (db: Db, actor: Actor, slug: string, inviteId:
         if (!again || again.status !== 'PENDING' || isExpired(again, now)) throw notFound(NOT_FOUND);
         found = again;
       }
-      return db.transaction.write((tx) => [...endInvite(tx, found, 'REVOKED', now), actorStillHolds(tx, me)]).go();
+      return write(db, (tx) => [...endInvite(tx, found, 'REVOKED', now), named('actorRole', actorStillHolds(tx, me))]);
     },
-    (index) => {
-      if (index === 1) return notFound(NOT_FOUND);
-      if (index >= 2) return new AppError('conflict');
-      readAgain = true;
-      return 'retry';
+    {
+      invite: () => {
+        readAgain = true;
+        return 'retry';
+      },
+      pending: () => notFound(NOT_FOUND),
+      actorRole: () => new AppError('conflict'),
     },
   );
   return {};
@@ -369,10 +423,15 @@ export const deleteInvite = async (db: Db, actor: Actor, slug: string, inviteId:
  * `email` claim, which names the old one for a while after an e-mail change), one Query, then one
  * BatchGetItem for their teams and inviters (none for an empty page). Throws `email_not_verified`.
  */
-export const listMyInvites = async (db: Db, actor: Actor, request: PageRequest, now: Date): Promise<Page<InviteView>> => {
-  const [user] = await readAsActor(db, actor, [actorItem(db, actor)] as const);
+export const listMyInvites = async (db: Db, claims: Claims, request: PageRequest, now: Date): Promise<Page<InviteView>> => {
+  const {
+    actor,
+    items: [user],
+  } = await readAsActor(db, claims, (userUuid) => [ownItem(db, userUuid)] as const);
   const { email } = requireConfirmed(user);
   const page = await queryPage(
+    db,
+    `my-invites ${actor.userUuid}`,
     (options) =>
       db.entities.invite.query
         .byEmail({ email, status: 'PENDING' })
@@ -381,7 +440,7 @@ export const listMyInvites = async (db: Db, actor: Actor, request: PageRequest, 
     request,
     cursorAfter(db.entities.invite, 'byEmail'),
   );
-  const { teams: teamById, users: inviters } = await hydrate(db, null, {
+  const { teams: teamById, users: inviters } = await hydrate(db, {
     teamIds: page.items.map((i) => i.teamId),
     userUuids: page.items.map((i) => i.invitedByUuid),
   });
@@ -436,7 +495,7 @@ const readInviteAgain = async (db: Db, actor: Actor, i: InviteItem, now: Date): 
   const [found, team, user] = await readTogether(db, [
     [db.entities.invite, { inviteUuid: i.inviteUuid }],
     [db.entities.team, { teamId: i.teamId }],
-    actorItem(db, actor),
+    ownItem(db, actor.userUuid),
   ] as const);
   const invite = addressedTo(found, user);
   stillOpen(invite, team, now);
@@ -447,10 +506,12 @@ const readInviteAgain = async (db: Db, actor: Actor, i: InviteItem, now: Date): 
  * What the invitee sees before answering: the invite, the user item and the session in one
  * BatchGetItem, its team and inviter in a second. Throws the codes of `addressedTo` and `stillOpen`.
  */
-export const getMyInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<InviteView> => {
-  const [found, user] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }], actorItem(db, actor)] as const);
+export const getMyInvite = async (db: Db, claims: Claims, inviteUuid: string, now: Date): Promise<InviteView> => {
+  const {
+    items: [found, user],
+  } = await readAsActor(db, claims, (userUuid) => [[db.entities.invite, { inviteUuid }], ownItem(db, userUuid)] as const);
   const i = addressedTo(found, user);
-  const { teams, users } = await hydrate(db, null, { teamIds: [i.teamId], userUuids: [i.invitedByUuid] });
+  const { teams, users } = await hydrate(db, { teamIds: [i.teamId], userUuids: [i.invitedByUuid] });
   const team = stillOpen(i, teams.get(i.teamId) ?? null, now);
   return inviteView(i, team, users.get(i.invitedByUuid));
 };
@@ -466,13 +527,20 @@ export const getMyInvite = async (db: Db, actor: Actor, inviteUuid: string, now:
  * either commits before its claim goes, and its membership is collected, or fails. Throws the
  * codes of `addressedTo` and `stillOpen`, `already_member`.
  */
-export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
-  const [found, user] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }], actorItem(db, actor)] as const);
+export const acceptInvite = async (db: Db, claims: Claims, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
+  const {
+    actor,
+    items: [found, user],
+  } = await readAsActor(db, claims, (userUuid) => [[db.entities.invite, { inviteUuid }], ownItem(db, userUuid)] as const);
   let i = addressedTo(found, user);
   let invitee = accountOf(user);
   stillOpen(i, await teamOf(db, i), now);
   const stamp = isoMillis(now);
   let readAgain = false;
+  const again = () => {
+    readAgain = true;
+    return 'retry' as const;
+  };
   await commit(
     async () => {
       // After a failed condition on the invite, its claim or the user: it ended (409/410 from
@@ -480,30 +548,41 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
       // another address now (403).
       if (readAgain) ({ invite: i, user: invitee } = await readInviteAgain(db, actor, i, now));
       const memberId = newId(now);
-      return db.transaction
-        .write((tx) => [
-          ...endInvite(tx, i, 'ACCEPTED', now, true),
+      return write(db, (tx) => [
+        ...endInvite(tx, i, 'ACCEPTED', now, true),
+        named(
+          'membership',
           tx.membership
-            .create({ teamId: i.teamId, userUuid: invitee.userUuid, memberId, userId: invitee.userId, role: i.role, createdAt: stamp, updatedAt: stamp })
+            .create({
+              teamId: i.teamId,
+              userUuid: invitee.userUuid,
+              memberId,
+              userId: invitee.userId,
+              role: i.role,
+              createdAt: stamp,
+              updatedAt: stamp,
+            })
             .commit(),
-          tx.idClaim.create({ kind: 'membership', id: memberId }).commit(),
+        ),
+        named('memberId', tx.idClaim.create({ kind: 'membership', id: memberId }).commit()),
+        named(
+          'account',
           tx.user
             .check({ userUuid: invitee.userUuid })
             .where((a, op) => op.eq(a.email, i.email))
             .commit(),
-          ...(i.role === 'OWNER' ? [tx.team.patch({ teamId: i.teamId }).add({ ownerCount: 1 }).commit()] : []),
-        ])
-        .go();
+        ),
+        named('ownerCount', ...(i.role === 'OWNER' ? [tx.team.patch({ teamId: i.teamId }).add({ ownerCount: 1 }).commit()] : [])),
+      ]);
     },
-    (index) => {
-      if (index <= 1 || index === 4) {
-        readAgain = true;
-        return 'retry';
-      }
-      if (index === 2) return new AppError('already_member');
-      if (index === 5) return notFound(TEAM_GONE);
+    {
+      invite: again,
+      pending: again,
+      membership: () => new AppError('already_member'),
       // A fresh member id clashed: draw another.
-      return 'retry';
+      memberId: () => 'retry',
+      account: again,
+      ownerCount: () => notFound(TEAM_GONE),
     },
   );
   recordEvent(EVENT_METRICS.invitesAccepted);
@@ -511,21 +590,27 @@ export const acceptInvite = async (db: Db, actor: Actor, inviteUuid: string, now
 };
 
 /** Declines: the invite moves from PENDING to DECLINED. Throws the codes of `addressedTo` and `stillOpen`. */
-export const declineInvite = async (db: Db, actor: Actor, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
-  const [found, user] = await readAsActor(db, actor, [[db.entities.invite, { inviteUuid }], actorItem(db, actor)] as const);
+export const declineInvite = async (db: Db, claims: Claims, inviteUuid: string, now: Date): Promise<Record<string, never>> => {
+  const {
+    actor,
+    items: [found, user],
+  } = await readAsActor(db, claims, (userUuid) => [[db.entities.invite, { inviteUuid }], ownItem(db, userUuid)] as const);
   let i = addressedTo(found, user);
   stillOpen(i, await teamOf(db, i), now);
   let readAgain = false;
   await commit(
     async () => {
       if (readAgain) ({ invite: i } = await readInviteAgain(db, actor, i, now));
-      return db.transaction
-        .write((tx) => [...endInvite(tx, i, 'DECLINED', now), ...(config.declineNotice ? [mailFor(tx, 'declined', i.inviteUuid, now)] : [])])
-        .go();
+      return write(db, (tx) => [
+        ...endInvite(tx, i, 'DECLINED', now),
+        named('mail', ...(config.declineNotice ? [mailFor(tx, 'declined', i.inviteUuid, now)] : [])),
+      ]);
     },
-    () => {
-      readAgain = true;
-      return 'retry';
+    {
+      otherwise: () => {
+        readAgain = true;
+        return 'retry';
+      },
     },
   );
   recordEvent(EVENT_METRICS.invitesDeclined);

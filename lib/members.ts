@@ -1,7 +1,7 @@
-import type { Actor } from './auth/actor.ts';
+import type { Claims } from './auth/session-items.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
-import { commit } from './db/transactions.ts';
+import { commit, named, write } from './db/transactions.ts';
 import { AppError, notFound } from './errors.ts';
 import { Page, type PageRequest } from './pagination.ts';
 import { canChangeRole, canRemoveMember, type Role } from './rules.ts';
@@ -13,13 +13,15 @@ import { type MemberView, type MembershipItem, memberView, membershipView } from
  * A team's members in the order they joined: the slug with the session, the page (one Query of
  * gsi2), then the team, the caller's membership and the page's users in one BatchGetItem.
  */
-export const listMembers = async (db: Db, actor: Actor, slug: string, request: PageRequest): Promise<Page<MemberView>> => {
+export const listMembers = async (db: Db, claims: Claims, slug: string, request: PageRequest): Promise<Page<MemberView>> => {
   const { page, also: users } = await pageThenMember(
     db,
     slug,
-    actor,
+    claims,
     (teamId) =>
       queryPage(
+        db,
+        `members ${teamId}`,
         (options) => db.entities.membership.query.byTeam({ teamId }).go(options),
         request,
         cursorAfter(db.entities.membership, 'byTeam'),
@@ -66,6 +68,15 @@ const ownerCounter = (tx: Tx, teamId: number, owners: number) =>
           .commit(),
       ];
 
+/**
+ * The answers of a role change or removal: the membership or the actor's role changed since the
+ * read (409), or a demoted or removed OWNER was the last one. In this order when several fail.
+ */
+const guardsFailed = (owners: number) => {
+  const conflict = () => new AppError('conflict');
+  return { membership: conflict, actorRole: conflict, ownerCount: () => (owners < 0 ? new AppError('last_owner') : conflict()) };
+};
+
 /** The membership still exactly as it was read: same id (not re-created) and same role. */
 const unchanged = (target: MembershipItem) => (a: { role: unknown; memberId: unknown }, op: { eq: (a: unknown, v: unknown) => string }) =>
   `${op.eq(a.role, target.role)} AND ${op.eq(a.memberId, target.memberId)}`;
@@ -75,8 +86,8 @@ const unchanged = (target: MembershipItem) => (a: { role: unknown; memberId: unk
  * actor still holds its role, and when an OWNER is demoted the team has another owner, all in
  * one transaction. Throws `forbidden`, `not_found`, `last_owner`, `conflict`.
  */
-export const updateMemberRole = async (db: Db, actor: Actor, slug: string, memberId: number, role: Role, now: Date) => {
-  const { team: t, me } = await requireMember(db, slug, actor);
+export const updateMemberRole = async (db: Db, claims: Claims, slug: string, memberId: number, role: Role, now: Date) => {
+  const { team: t, me } = await requireMember(db, slug, claims);
   const target = await findMember(db, t.teamId, memberId);
   if (!canChangeRole(me.role, target.role, role)) throw new AppError('forbidden');
   if (target.role === role) return membershipView(target);
@@ -84,22 +95,17 @@ export const updateMemberRole = async (db: Db, actor: Actor, slug: string, membe
   const updatedAt = isoMillis(now);
   const owners = ownerDelta(target.role, role);
   const isSelf = target.userUuid === me.userUuid;
-  // Items: the membership, the actor's own role (unless acting on itself), the owner count.
-  const lastOwnerIndex = isSelf ? 1 : 2;
   await commit(
     () =>
-      db.transaction
-        .write((tx) => [
-          tx.membership
-            .patch({ teamId: t.teamId, userUuid: target.userUuid })
-            .set({ role, updatedAt })
-            .where(unchanged(target))
-            .commit(),
-          ...(isSelf ? [] : [actorStillHolds(tx, me)]),
-          ...ownerCounter(tx, t.teamId, owners),
-        ])
-        .go(),
-    (index) => (owners < 0 && index === lastOwnerIndex ? new AppError('last_owner') : new AppError('conflict')),
+      write(db, (tx) => [
+        named(
+          'membership',
+          tx.membership.patch({ teamId: t.teamId, userUuid: target.userUuid }).set({ role, updatedAt }).where(unchanged(target)).commit(),
+        ),
+        named('actorRole', ...(isSelf ? [] : [actorStillHolds(tx, me)])),
+        named('ownerCount', ...ownerCounter(tx, t.teamId, owners)),
+      ]),
+    guardsFailed(owners),
   );
   return membershipView({ ...target, role, updatedAt });
 };
@@ -109,24 +115,21 @@ export const updateMemberRole = async (db: Db, actor: Actor, slug: string, membe
  * read, the actor's role, and never the last OWNER. Throws `forbidden`, `not_found`,
  * `last_owner`, `conflict`.
  */
-export const removeMember = async (db: Db, actor: Actor, slug: string, memberId: number): Promise<Record<string, never>> => {
-  const { team: t, me } = await requireMember(db, slug, actor);
+export const removeMember = async (db: Db, claims: Claims, slug: string, memberId: number): Promise<Record<string, never>> => {
+  const { team: t, me } = await requireMember(db, slug, claims);
   const target = await findMember(db, t.teamId, memberId);
   const isSelf = target.userUuid === me.userUuid;
   if (!canRemoveMember(me.role, target.role, isSelf)) throw new AppError('forbidden');
 
   const owners = ownerDelta(target.role, null);
-  const lastOwnerIndex = isSelf ? 1 : 2;
   await commit(
     () =>
-      db.transaction
-        .write((tx) => [
-          tx.membership.delete({ teamId: t.teamId, userUuid: target.userUuid }).where(unchanged(target)).commit(),
-          ...(isSelf ? [] : [actorStillHolds(tx, me)]),
-          ...ownerCounter(tx, t.teamId, owners),
-        ])
-        .go(),
-    (index) => (owners < 0 && index === lastOwnerIndex ? new AppError('last_owner') : new AppError('conflict')),
+      write(db, (tx) => [
+        named('membership', tx.membership.delete({ teamId: t.teamId, userUuid: target.userUuid }).where(unchanged(target)).commit()),
+        named('actorRole', ...(isSelf ? [] : [actorStillHolds(tx, me)])),
+        named('ownerCount', ...ownerCounter(tx, t.teamId, owners)),
+      ]),
+    guardsFailed(owners),
   );
   return {};
 };

@@ -4,7 +4,7 @@ import { hashPassword } from './auth/passwords.ts';
 import { type ClientInfo, endSessionsOf } from './auth/session-items.ts';
 import { newSession } from './auth/sessions.ts';
 import type { Db } from './db/service.ts';
-import { commit } from './db/transactions.ts';
+import { commit, named, write } from './db/transactions.ts';
 import { AppError } from './errors.ts';
 import { noteRequest } from './log.ts';
 import type { ResetInput } from './schemas.ts';
@@ -27,7 +27,8 @@ export const resetPassword = async (db: Db, input: ResetInput, client: ClientInf
   const u = (await db.entities.user.get({ userUuid: item.userUuid }).go({ consistent: true })).data;
   // The transaction would refuse these too; refusing here spares the hash.
   if (!u || u.email !== item.email || epochOf(u) !== (item.epoch ?? 0)) throw tokenExpired();
-  if (isCommonPassword(input.password)) throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
+  if (isCommonPassword(input.password))
+    throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
   const passwordHash = await hashPassword(input.password);
 
   const stamp = isoMillis(now);
@@ -45,9 +46,10 @@ export const resetPassword = async (db: Db, input: ResetInput, client: ClientInf
     async () => {
       const session = await newSession(reset, client, now);
       opened = session;
-      return db.transaction
-        .write((tx) => [
-          useToken(tx, item, now),
+      return write(db, (tx) => [
+        named('token', useToken(tx, item, now)),
+        named(
+          'account',
           tx.user
             .patch({ userUuid: u.userUuid })
             .set({ passwordHash, updatedAt: stamp, lastSignInAt: reset.lastSignInAt })
@@ -56,16 +58,18 @@ export const resetPassword = async (db: Db, input: ResetInput, client: ClientInf
             // not make it a new one (a retried send).
             .remove(['newEmail'])
             // A confirmation that landed since the read keeps its own time.
-            .data((a, op) => op.ifNotExists(a.emailConfirmedAt, stamp))
+            .data((a, op) => {
+              op.ifNotExists(a.emailConfirmedAt, stamp);
+            })
             .where((a, op) => `${op.eq(a.email, item.email)} AND ${tokenEpochIs(a.tokenEpoch, op, item.epoch)}`)
             .commit(),
-          ...session.writes(tx),
-        ])
-        .go();
+        ),
+        named('session', ...session.writes(tx)),
+      ]);
     },
-    // The token or the account condition: used meanwhile (a second reset), or the account changed.
-    // Session ids are fresh UUIDs, so any other failure is a clash worth another try.
-    (index) => (index <= 1 ? tokenExpired() : 'retry'),
+    // The token or the account: used meanwhile (a second reset), or the account changed. Session
+    // ids are fresh UUIDs, so a session's failure is a clash worth another try.
+    { token: tokenExpired, account: tokenExpired, session: () => 'retry' },
   );
   const session = opened as NonNullable<typeof opened>;
   await endSessionsOf(db, u.userUuid, session.sessionId);

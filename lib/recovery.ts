@@ -1,4 +1,5 @@
-import { limitAddressMail, limitRecoverIp } from './auth/limits.ts';
+import { limitAddressMail } from './limits/mail-allowances.ts';
+import { limitRecoverIp } from './limits/source-network.ts';
 import type { ClientInfo } from './auth/session-items.ts';
 import type { Db } from './db/service.ts';
 import type { RecoverInput } from './schemas.ts';

@@ -1,12 +1,13 @@
-import { REFRESH_LIMITS, bucketTimes, planBucket, rateLimited } from './auth/limits.ts';
+import { REFRESH_LIMITS } from './limits/session-refresh.ts';
+import { bucketTimes, planBucket } from './limits/token-bucket.ts';
 import { type SessionItem, endSessions, isRefreshable } from './auth/session-items.ts';
 import { openChild, sealChild, sessionBody, touchSession } from './auth/sessions.ts';
 import { hashOpaqueToken, newOpaqueToken } from './auth/opaque-tokens.ts';
 import { config } from './config.ts';
 import { readTogether } from './db/batch-read.ts';
 import type { Db } from './db/service.ts';
-import { commit } from './db/transactions.ts';
-import { AppError } from './errors.ts';
+import { NOTHING_WRITTEN, commit, named, write } from './db/transactions.ts';
+import { AppError, rateLimited } from './errors.ts';
 import { noteRequest } from './log.ts';
 import { EVENT_METRICS } from './metric-names.ts';
 import { recordEvent } from './metrics.ts';
@@ -18,7 +19,7 @@ const expired = () => new AppError('unauthorized', 'The refresh token is invalid
 
 /**
  * The session's rotation bucket after one more rotation at `now` (a GCRA `tat`, as in
- * lib/auth/limits.ts), or 429 when it is empty.
+ * lib/limits/token-bucket.ts), or 429 when it is empty.
  */
 const nextRefreshTat = (s: SessionItem, now: Date): number => {
   const t = now.getTime();
@@ -53,15 +54,19 @@ export const refresh = async (db: Db, input: RefreshInput, now: Date) => {
   await commit(
     async () => {
       if (lostRace) token = (await db.entities.refreshToken.get({ tokenHash }).go({ consistent: true })).data;
-      if (!token || token.status !== 'ACTIVE') return { canceled: false, data: [] };
+      if (!token || token.status !== 'ACTIVE') return NOTHING_WRITTEN;
       const tat = nextRefreshTat(s, now);
-      return db.transaction
-        .write((tx) => [
+      return write(db, (tx) => [
+        named(
+          'parent',
           tx.refreshToken
             .patch({ tokenHash })
             .set({ status: 'ROTATED', rotatedAt: now.getTime(), childSeal: sealChild(parent, child) })
             .where((a, op) => op.eq(a.status, 'ACTIVE'))
             .commit(),
+        ),
+        named(
+          'child',
           tx.refreshToken
             .create({
               tokenHash: hashOpaqueToken(child),
@@ -73,17 +78,19 @@ export const refresh = async (db: Db, input: RefreshInput, now: Date) => {
               ttl: s.expiresAt,
             })
             .commit(),
-          touchSession(tx, s, now, tat),
-        ])
-        .go();
+        ),
+        named('session', touchSession(tx, s, now, tat)),
+      ]);
     },
     // Another refresh of the same token won: read it again and answer as a retry would. The
     // session's own condition (live, `refreshTat` as read) fails alone only when it ended meanwhile:
     // its one active token is this one, so no other rotation can move its `refreshTat`.
-    (index) => {
-      if (index !== 0) return expired();
-      lostRace = true;
-      return 'retry';
+    {
+      parent: () => {
+        lostRace = true;
+        return 'retry';
+      },
+      otherwise: expired,
     },
   );
   if (token?.status === 'ACTIVE') return sessionBody(u, s, child, now);

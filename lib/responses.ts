@@ -118,7 +118,6 @@ export const JwksSchema = z.strictObject({
   ),
 });
 
-
 /** CONTRACT.md's error envelope with `code` one of `codes`; `fields` names each bad field on 400 and 422. */
 export const errorEnvelope = (codes: readonly ErrorCode[]) =>
   z.strictObject({

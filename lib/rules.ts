@@ -16,8 +16,7 @@ export const canDeleteTeam = (actor: Role): boolean => actor === 'OWNER';
 /** List, read, create and delete a team's invites. */
 export const canManageInvites = (actor: Role): boolean => MANAGERS.includes(actor);
 
-export const canInviteAs = (actor: Role, role: Role): boolean =>
-  actor === 'OWNER' || (actor === 'ADMIN' && BELOW_OWNER.includes(role));
+export const canInviteAs = (actor: Role, role: Role): boolean => actor === 'OWNER' || (actor === 'ADMIN' && BELOW_OWNER.includes(role));
 
 export const canChangeRole = (actor: Role, target: Role, to: Role): boolean =>
   actor === 'OWNER' || (actor === 'ADMIN' && BELOW_OWNER.includes(target) && BELOW_OWNER.includes(to));

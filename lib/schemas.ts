@@ -2,25 +2,41 @@ import * as z from 'zod/mini';
 import { config } from './config.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './pagination.ts';
 import { ROLES } from './rules.ts';
+import { hasHidden } from './text.ts';
 
 /**
  * Request shapes, normalised once: e-mails trimmed and lowercased, names trimmed. Slugs and roles
  * are taken exactly as sent: CONTRACT.md refuses uppercase rather than rewriting it.
  */
-/** Control characters (NUL included) and unpaired UTF-16 surrogates, which no name needs. */
-const UNPRINTABLE = /[\p{Cc}\p{Cs}]/u;
+/**
+ * Control characters (NUL included), unpaired UTF-16 surrogates and line or paragraph separators,
+ * which no name needs.
+ */
+const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u;
 
+/**
+ * A name: shown in member lists, invitation pages and e-mail subjects, so it must read as what it
+ * is. Hidden characters (lib/text.ts: bidirectional controls, zero-width and other invisible ones)
+ * are refused rather than removed, so a name made only of them is refused too.
+ */
 const text = (max: number) =>
   z.string({ error: 'must be a string' }).check(
     z.trim(),
     z.minLength(1, { error: 'must not be empty' }),
     z.maxLength(max, { error: `must be at most ${max} characters` }),
     z.refine((value) => !UNPRINTABLE.test(value), { error: 'must not contain control characters' }),
+    z.refine((value) => !hasHidden(value), { error: 'must not contain invisible or bidirectional control characters' }),
   );
 
+const EMAIL_ERROR = 'must be an e-mail address';
+
+/**
+ * ASCII is checked before lowercasing: Unicode case mapping turns some non-ASCII letters into
+ * ASCII ones (U+212A KELVIN SIGN becomes `k`), which would let a look-alike address through.
+ */
 export const Email = z.pipe(
-  z.string({ error: 'must be a string' }).check(z.trim(), z.toLowerCase()),
-  z.email({ error: 'must be an e-mail address' }).check(z.maxLength(254, { error: 'must be at most 254 characters' })),
+  z.string({ error: 'must be a string' }).check(z.trim(), z.regex(/^[\x20-\x7e]*$/, { error: EMAIL_ERROR, abort: true }), z.toLowerCase()),
+  z.email({ error: EMAIL_ERROR }).check(z.maxLength(254, { error: 'must be at most 254 characters' })),
 );
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])$/;
@@ -33,16 +49,17 @@ export const Slug = z.string({ error: 'must be a string' }).check(
 export const Role = z.enum(ROLES, { error: 'must be one of OWNER, ADMIN, MEMBER' });
 
 /** New passwords: the configured minimum up to 256 characters. */
-const NewPassword = z.string({ error: 'must be a string' }).check(
-  z.minLength(config.passwordMinLength, { error: `must be at least ${config.passwordMinLength} characters` }),
-  z.maxLength(256, { error: 'must be at most 256 characters' }),
-);
+const NewPassword = z
+  .string({ error: 'must be a string' })
+  .check(
+    z.minLength(config.passwordMinLength, { error: `must be at least ${config.passwordMinLength} characters` }),
+    z.maxLength(256, { error: 'must be at most 256 characters' }),
+  );
 
 /** A token from a mailed link: 43 base64url characters as issued; anything else simply will not match (410). */
-const MailedToken = z.string({ error: 'must be a string' }).check(
-  z.minLength(1, { error: 'must not be empty' }),
-  z.maxLength(512, { error: 'must be at most 512 characters' }),
-);
+const MailedToken = z
+  .string({ error: 'must be a string' })
+  .check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(512, { error: 'must be at most 512 characters' }));
 
 export const SignUpBody = z.object({
   email: Email,
@@ -60,27 +77,24 @@ export const RecoverBody = z.object({ email: Email });
 export const ResetBody = z.object({ token: MailedToken, password: NewPassword });
 
 export const UserDeleteBody = z.object({
-  currentPassword: z.string({ error: 'must be a string' }).check(
-    z.minLength(1, { error: 'must not be empty' }),
-    z.maxLength(256, { error: 'must be at most 256 characters' }),
-  ),
+  currentPassword: z
+    .string({ error: 'must be a string' })
+    .check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(256, { error: 'must be at most 256 characters' })),
 });
 
 /** Sign-in takes any stored password's length; the cap refuses huge inputs before hashing. */
 export const SignInBody = z.object({
   email: Email,
-  password: z.string({ error: 'must be a string' }).check(
-    z.minLength(1, { error: 'must not be empty' }),
-    z.maxLength(256, { error: 'must be at most 256 characters' }),
-  ),
+  password: z
+    .string({ error: 'must be a string' })
+    .check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(256, { error: 'must be at most 256 characters' })),
 });
 
 /** A refresh token as issued: 43 base64url characters; anything else simply will not match. */
 export const RefreshBody = z.object({
-  refresh_token: z.string({ error: 'must be a string' }).check(
-    z.minLength(1, { error: 'must not be empty' }),
-    z.maxLength(512, { error: 'must be at most 512 characters' }),
-  ),
+  refresh_token: z
+    .string({ error: 'must be a string' })
+    .check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(512, { error: 'must be at most 512 characters' })),
 });
 
 /** Names, or a new password or e-mail address with the current password; at least one change. */
@@ -103,10 +117,13 @@ export const UserUpdateBody = z
       error: 'is required to change the e-mail address',
       path: ['currentPassword'],
     }),
-    z.refine((body) => body.firstName !== undefined || body.lastName !== undefined || body.email !== undefined || body.password !== undefined, {
-      error: 'send firstName, lastName, email or password',
-      path: ['(body)'],
-    }),
+    z.refine(
+      (body) => body.firstName !== undefined || body.lastName !== undefined || body.email !== undefined || body.password !== undefined,
+      {
+        error: 'send firstName, lastName, email or password',
+        path: ['(body)'],
+      },
+    ),
   );
 
 /** `?scope=global` ends every session of the user; the default ends the current one. */
@@ -123,10 +140,9 @@ export const InviteBody = z.object({ email: Email, role: Role });
 /** `limit` and `cursor` of every list (query strings arrive as text). */
 export const PageQuery = z.object({
   limit: z.optional(
-    z.pipe(
-      z.string().check(z.regex(/^[0-9]{1,4}$/, { error: `must be a whole number from 1 to ${MAX_LIMIT}` })),
-      z.transform(Number),
-    ).check(z.refine((n) => n >= 1 && n <= MAX_LIMIT, { error: `must be a whole number from 1 to ${MAX_LIMIT}` })),
+    z
+      .pipe(z.string().check(z.regex(/^[0-9]{1,4}$/, { error: `must be a whole number from 1 to ${MAX_LIMIT}` })), z.transform(Number))
+      .check(z.refine((n) => n >= 1 && n <= MAX_LIMIT, { error: `must be a whole number from 1 to ${MAX_LIMIT}` })),
   ),
   cursor: z.optional(z.string().check(z.regex(/^[A-Za-z0-9_-]{1,2048}$/, { error: 'is not a cursor this list issued' }))),
 });

@@ -68,10 +68,12 @@ export const cleanUpTeam = async (db: Db, teamId: number, mayGoOn: () => boolean
     const claims = (await pendingInvite.query.primary({ teamId }).go({ consistent: true, limit: PAGE })).data;
     if (claims.length > 0) {
       const kept = new Set(
-        (await del(
-          claims.map((c) => ({ inviteUuid: c.inviteUuid })),
-          (keys) => invite.delete(keys).go({ concurrency: WRITES_IN_FLIGHT }),
-        )).map((k) => k.inviteUuid),
+        (
+          await del(
+            claims.map((c) => ({ inviteUuid: c.inviteUuid })),
+            (keys) => invite.delete(keys).go({ concurrency: WRITES_IN_FLIGHT }),
+          )
+        ).map((k) => k.inviteUuid),
       );
       const gone = claims.filter((c) => !kept.has(c.inviteUuid));
       if (gone.length > 0) {

@@ -1,11 +1,9 @@
 import type { EntityItem } from 'electrodb';
-import type { Actor } from './auth/actor.ts';
-import { readAsActor } from './auth/session-items.ts';
+import { type Actor, type Claims, queryThenReadAsActor, readAsActor } from './auth/session-items.ts';
 import { type Read, readTogether } from './db/batch-read.ts';
-import { hydrate } from './db/lookups.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
-import { commit } from './db/transactions.ts';
+import { commit, named, write } from './db/transactions.ts';
 import { AppError, notFound } from './errors.ts';
 import { newId } from './ids.ts';
 import { Page, type PageRequest } from './pagination.ts';
@@ -25,10 +23,13 @@ const NOT_MEMBER = 'No team with that slug, or you are not a member of it.';
  * Step one of every team-scoped use case: the id of the team behind `slug`, read with the
  * caller's session in one strongly consistent BatchGetItem. Throws `unauthorized`, `not_found`.
  */
-export const teamIdOf = async (db: Db, slug: string, actor: Actor): Promise<number> => {
-  const [claim] = await readAsActor(db, actor, [[db.entities.slugClaim, { slug }]] as const);
+export const teamIdOf = async (db: Db, slug: string, claims: Claims): Promise<{ teamId: number; actor: Actor }> => {
+  const {
+    actor,
+    items: [claim],
+  } = await readAsActor(db, claims, [[db.entities.slugClaim, { slug }]] as const);
   if (!claim) throw notFound(NOT_MEMBER);
-  return claim.teamId;
+  return { teamId: claim.teamId, actor };
 };
 
 /**
@@ -55,9 +56,10 @@ export const memberOf = async <const T extends readonly Read[]>(
 };
 
 /** Both steps: the team behind `slug` and the actor's membership, in two BatchGetItems. */
-export const requireMember = async (db: Db, slug: string, actor: Actor): Promise<TeamAccess> => {
-  const { team, me } = await memberOf(db, await teamIdOf(db, slug, actor), slug, actor, []);
-  return { team, me };
+export const requireMember = async (db: Db, slug: string, claims: Claims): Promise<TeamAccess & { actor: Actor }> => {
+  const { teamId, actor } = await teamIdOf(db, slug, claims);
+  const { team, me } = await memberOf(db, teamId, slug, actor, []);
+  return { team, me, actor };
 };
 
 /**
@@ -68,15 +70,15 @@ export const requireMember = async (db: Db, slug: string, actor: Actor): Promise
 export const pageThenMember = async <I, const T extends readonly Read[]>(
   db: Db,
   slug: string,
-  actor: Actor,
+  claims: Claims,
   query: (teamId: number) => Promise<Page<I>>,
-  rowReads: (items: I[]) => T,
+  rowReads: (items: I[], actor: Actor) => T,
 ) => {
-  const teamId = await teamIdOf(db, slug, actor);
+  const { teamId, actor } = await teamIdOf(db, slug, claims);
   const page = await query(teamId).catch((error: unknown) => ({ error }));
-  const access = await memberOf(db, teamId, slug, actor, 'error' in page ? ([] as unknown as T) : rowReads(page.items));
+  const access = await memberOf(db, teamId, slug, actor, 'error' in page ? ([] as unknown as T) : rowReads(page.items, actor));
   if ('error' in page) throw page.error;
-  return { ...access, page };
+  return { ...access, page, actor };
 };
 
 /** The condition, inside a writing transaction, that the actor still holds the role it was read with. */
@@ -90,8 +92,10 @@ export const actorStillHolds = (tx: Tx, me: MembershipItem) =>
  * Creates the team, its slug claim and the creator's OWNER membership in one transaction.
  * Throws `slug_taken`.
  */
-export const createTeam = async (db: Db, actor: Actor, input: TeamInput, now: Date): Promise<TeamView> => {
-  const [owner] = await readAsActor(db, actor, [[db.entities.user, { userUuid: actor.userUuid }]] as const);
+export const createTeam = async (db: Db, claims: Claims, input: TeamInput, now: Date): Promise<TeamView> => {
+  const {
+    items: [owner],
+  } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
   if (!owner) throw new AppError('unauthorized');
   const stamp = isoMillis(now);
   let created: TeamItem | undefined;
@@ -100,19 +104,28 @@ export const createTeam = async (db: Db, actor: Actor, input: TeamInput, now: Da
       const t: TeamItem = { teamId: newId(now), name: input.name, slug: input.slug, ownerCount: 1, createdAt: stamp, updatedAt: stamp };
       const memberId = newId(now);
       created = t;
-      return db.transaction
-        .write((tx) => [
-          tx.slugClaim.create({ slug: t.slug, teamId: t.teamId }).commit(),
-          tx.team.create(t).commit(),
-          tx.idClaim.create({ kind: 'membership', id: memberId }).commit(),
+      return write(db, (tx) => [
+        named('slug', tx.slugClaim.create({ slug: t.slug, teamId: t.teamId }).commit()),
+        named('team', tx.team.create(t).commit()),
+        named('memberId', tx.idClaim.create({ kind: 'membership', id: memberId }).commit()),
+        named(
+          'membership',
           tx.membership
-            .create({ teamId: t.teamId, userUuid: owner.userUuid, memberId, userId: owner.userId, role: 'OWNER', createdAt: stamp, updatedAt: stamp })
+            .create({
+              teamId: t.teamId,
+              userUuid: owner.userUuid,
+              memberId,
+              userId: owner.userId,
+              role: 'OWNER',
+              createdAt: stamp,
+              updatedAt: stamp,
+            })
             .commit(),
-        ])
-        .go();
+        ),
+      ]);
     },
-    // Index 0 is the slug; the others only clash on a freshly drawn id, so draw again.
-    (index) => (index === 0 ? new AppError('slug_taken') : 'retry'),
+    // The others only clash on a freshly drawn id, so draw again.
+    { slug: () => new AppError('slug_taken'), otherwise: () => 'retry' },
   );
   return teamView(created as TeamItem);
 };
@@ -121,56 +134,65 @@ export const createTeam = async (db: Db, actor: Actor, input: TeamInput, now: Da
  * The teams the actor belongs to, in the order they joined: one Query, then one BatchGetItem for
  * the teams and the caller's session (nothing is answered before the session is checked).
  */
-export const listMyTeams = async (db: Db, actor: Actor, request: PageRequest): Promise<Page<TeamView>> => {
-  const page = await queryPage(
-    (options) => db.entities.membership.query.byUser({ userUuid: actor.userUuid }).go(options),
-    request,
-    cursorAfter(db.entities.membership, 'byUser'),
+export const listMyTeams = async (db: Db, claims: Claims, request: PageRequest): Promise<Page<TeamView>> => {
+  const { result: page, items: teams } = await queryThenReadAsActor(
+    db,
+    claims,
+    (userUuid) =>
+      queryPage(
+        db,
+        `teams ${userUuid}`,
+        (options) => db.entities.membership.query.byUser({ userUuid }).go(options),
+        request,
+        cursorAfter(db.entities.membership, 'byUser'),
+      ),
+    (page) => page.items.map((m) => [db.entities.team, { teamId: m.teamId }] as const),
   );
-  const { teams: byId } = await hydrate(db, actor, { teamIds: page.items.map((m) => m.teamId) });
   // A team deleted a moment ago may still have this membership until its cleanup ends: skip it.
-  const views = page.items.flatMap((m) => {
-    const t = byId.get(m.teamId);
-    return t ? [teamView(t)] : [];
-  });
+  const views = teams.flatMap((t) => (t ? [teamView(t as TeamItem)] : []));
   return new Page(views, page.cursor);
 };
 
-export const getTeam = async (db: Db, actor: Actor, slug: string): Promise<TeamView> =>
-  teamView((await requireMember(db, slug, actor)).team);
+export const getTeam = async (db: Db, claims: Claims, slug: string): Promise<TeamView> =>
+  teamView((await requireMember(db, slug, claims)).team);
 
 /**
  * Renames a team and/or moves it to a new slug. A slug change deletes the old claim and creates
  * the new one in the same transaction as the team, so no moment exists where both or neither
  * slug leads to it. Throws `forbidden`, `slug_taken`, `conflict`.
  */
-export const updateTeam = async (db: Db, actor: Actor, slug: string, input: TeamInput, now: Date): Promise<TeamView> => {
-  const { team: current, me } = await requireMember(db, slug, actor);
+export const updateTeam = async (db: Db, claims: Claims, slug: string, input: TeamInput, now: Date): Promise<TeamView> => {
+  const { team: current, me } = await requireMember(db, slug, claims);
   if (!canUpdateTeam(me.role)) throw new AppError('forbidden');
   const updatedAt = isoMillis(now);
   const moving = input.slug !== current.slug;
+  const conflict = () => new AppError('conflict');
   await commit(
     () =>
-      db.transaction
-        .write((tx) => [
+      write(db, (tx) => [
+        named(
+          'team',
           tx.team
             .patch({ teamId: current.teamId })
             .set({ name: input.name, slug: input.slug, updatedAt })
             .where((a, op) => op.eq(a.slug, current.slug))
             .commit(),
-          actorStillHolds(tx, me),
+        ),
+        named('actorRole', actorStillHolds(tx, me)),
+        named('newSlug', ...(moving ? [tx.slugClaim.create({ slug: input.slug, teamId: current.teamId }).commit()] : [])),
+        named(
+          'oldSlug',
           ...(moving
             ? [
-                tx.slugClaim.create({ slug: input.slug, teamId: current.teamId }).commit(),
                 tx.slugClaim
                   .delete({ slug: current.slug })
                   .where((a, op) => op.eq(a.teamId, current.teamId))
                   .commit(),
               ]
             : []),
-        ])
-        .go(),
-    (index) => (index === 2 ? new AppError('slug_taken') : new AppError('conflict')),
+        ),
+      ]),
+    { team: conflict, actorRole: conflict, newSlug: () => new AppError('slug_taken'), oldSlug: conflict },
   );
   return teamView({ ...current, name: input.name, slug: input.slug, updatedAt });
 };
@@ -182,20 +204,30 @@ export const updateTeam = async (db: Db, actor: Actor, slug: string, input: Team
  * record starts. Reads never show what the cleanup has not reached yet: they all start from the
  * team item. Throws `forbidden`, `conflict`.
  */
-export const deleteTeam = async (db: Db, actor: Actor, slug: string, now: Date): Promise<Record<string, never>> => {
-  const { team: current, me } = await requireMember(db, slug, actor);
+export const deleteTeam = async (db: Db, claims: Claims, slug: string, now: Date): Promise<Record<string, never>> => {
+  const { team: current, me } = await requireMember(db, slug, claims);
   if (!canDeleteTeam(me.role)) throw new AppError('forbidden');
   await commit(
     () =>
-      db.transaction
-        .write((tx) => [
-          tx.team.delete({ teamId: current.teamId }).where((a, op) => op.eq(a.slug, current.slug)).commit(),
-          tx.slugClaim.delete({ slug: current.slug }).where((a, op) => op.eq(a.teamId, current.teamId)).commit(),
-          actorStillHolds(tx, me),
-          tx.teamCleanup.create({ teamId: current.teamId, slug: current.slug, deletedAt: isoMillis(now) }).commit(),
-        ])
-        .go(),
-    () => new AppError('conflict'),
+      write(db, (tx) => [
+        named(
+          'team',
+          tx.team
+            .delete({ teamId: current.teamId })
+            .where((a, op) => op.eq(a.slug, current.slug))
+            .commit(),
+        ),
+        named(
+          'slug',
+          tx.slugClaim
+            .delete({ slug: current.slug })
+            .where((a, op) => op.eq(a.teamId, current.teamId))
+            .commit(),
+        ),
+        named('actorRole', actorStillHolds(tx, me)),
+        named('cleanup', tx.teamCleanup.create({ teamId: current.teamId, slug: current.slug, deletedAt: isoMillis(now) }).commit()),
+      ]),
+    { otherwise: () => new AppError('conflict') },
   );
   return {};
 };

@@ -5,7 +5,11 @@ export const isoMillis = (date: Date): string => date.toISOString();
 export const isoMicros = (date: Date, extraMicros: number): string =>
   `${date.toISOString().slice(0, -1)}${String(extraMicros % 1000).padStart(3, '0')}Z`;
 
-export const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+/** The epoch second `at` falls in (rounded down): for comparing with a stored expiry at `at`. */
+export const epochSeconds = (at: Date | number): number => Math.floor(Number(at) / 1000);
+
+/** An expiry in epoch seconds, rounded up: a DynamoDB TTL that must not fire before `at`. */
+export const expirySeconds = (at: Date | number): number => Math.ceil(Number(at) / 1000);
 
 export const HOUR_MS = 3_600_000;
 

@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { type AccountTokenItem, findToken, useToken } from './account-tokens.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './auth/common-passwords.ts';
-import { checkPasswordAttempt, giveBack, limitAddressMail, limitSignIn, limitSignUp, recordPasswordSuccess } from './auth/limits.ts';
+import { limitAddressMail } from './limits/mail-allowances.ts';
+import { checkPasswordAttempt, recordPasswordSuccess } from './limits/password-attempts.ts';
+import { limitSignIn, limitSignUp } from './limits/source-network.ts';
+import { giveBack } from './limits/token-bucket.ts';
 import { hashPassword, spendVerifyTime, verifyPassword } from './auth/passwords.ts';
 import { type ClientInfo, trimSessions } from './auth/session-items.ts';
 import { newSession } from './auth/sessions.ts';
 import { config } from './config.ts';
 import type { Db } from './db/service.ts';
-import { commit } from './db/transactions.ts';
+import { commit, named, write } from './db/transactions.ts';
 import { AppError } from './errors.ts';
 import { newId } from './ids.ts';
 import { noteRequest } from './log.ts';
@@ -17,7 +20,6 @@ import type { SignInInput, SignUpInput } from './schemas.ts';
 import { isoMillis, signInStamp } from './time.ts';
 import { accountMessage } from './verification.ts';
 import type { UserItem } from './views.ts';
-
 
 /**
  * The live `invitation` token of the sign-up's address, if `inviteToken` is one: signing up from
@@ -42,15 +44,18 @@ const invitationFor = async (db: Db, input: SignUpInput, now: Date): Promise<Acc
  * Throws `validation_failed`, `rate_limited`, `email_taken`.
  */
 export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now: Date) => {
-  if (isCommonPassword(input.password)) throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
+  if (isCommonPassword(input.password))
+    throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
   await limitSignUp(db, client.ip, now);
   // The confirmation e-mail counts against the address's allowance like any other account mail:
   // otherwise signing up, deleting and signing up again would mail an address without limit.
   const mail = await limitAddressMail(db, input.email, now);
-  const [passwordHash, invitation] = await Promise.all([hashPassword(input.password), invitationFor(db, input, now)]).catch(async (error: unknown) => {
-    await giveBack(db, mail);
-    throw error;
-  });
+  const [passwordHash, invitation] = await Promise.all([hashPassword(input.password), invitationFor(db, input, now)]).catch(
+    async (error: unknown) => {
+      await giveBack(db, mail);
+      throw error;
+    },
+  );
   let fromInvite = invitation;
   const userUuid = randomUUID();
   let answer: Awaited<ReturnType<typeof newSession>>['body'] | undefined;
@@ -71,23 +76,26 @@ export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now
         };
         const session = await newSession(u, client, now);
         answer = session.body;
-        return db.transaction
-          .write((tx) => [
-            tx.emailClaim.create({ email: u.email, userUuid }).commit(),
-            // Index 1: the token, used up meanwhile (another tab's sign-up lost to email_taken, or expired).
-            fromInvite ? useToken(tx, fromInvite, now) : tx.outboxMessage.create(accountMessage('verification', { userUuid, address: u.email }, now)).commit(),
-            tx.idClaim.create({ kind: 'user', id: u.userId }).commit(),
-            tx.user.create(u).commit(),
-            ...session.writes(tx),
-          ])
-          .go();
+        return write(db, (tx) => [
+          named('email', tx.emailClaim.create({ email: u.email, userUuid }).commit()),
+          // The token can have been used up meanwhile (another tab's sign-up lost to email_taken, or expired).
+          fromInvite
+            ? named('invitation', useToken(tx, fromInvite, now))
+            : named('mail', tx.outboxMessage.create(accountMessage('verification', { userUuid, address: u.email }, now)).commit()),
+          named('userId', tx.idClaim.create({ kind: 'user', id: u.userId }).commit()),
+          named('user', tx.user.create(u).commit()),
+          named('session', ...session.writes(tx)),
+        ]);
       },
-      (index) => {
-        if (index === 0) return new AppError('email_taken');
+      {
+        email: () => new AppError('email_taken'),
         // A token that no longer fits is ignored, as one that never did: an ordinary sign-up.
-        if (index === 1) fromInvite = undefined;
-        // Else a fresh id or message id clashed: try again with new ones.
-        return 'retry';
+        invitation: () => {
+          fromInvite = undefined;
+          return 'retry';
+        },
+        // A fresh id or message id clashed: try again with new ones.
+        otherwise: () => 'retry',
       },
     );
   } catch (error) {
@@ -120,7 +128,10 @@ const attemptSignIn = async (db: Db, input: SignInInput, client: ClientInfo, now
       await giveBack(db, token);
       throw error;
     }),
-    db.entities.emailClaim.get({ email: input.email }).go({ consistent: true }).then(({ data }) => data),
+    db.entities.emailClaim
+      .get({ email: input.email })
+      .go({ consistent: true })
+      .then(({ data }) => data),
   ]);
   // An unknown e-mail still reads a user (the nil UUID, never assigned): the same requests, the same time.
   const userUuid = claim?.userUuid ?? '00000000-0000-0000-0000-000000000000';
@@ -147,20 +158,21 @@ const attemptSignIn = async (db: Db, input: SignInInput, client: ClientInfo, now
       .then(({ data }) => data),
     commit(
       () =>
-        db.transaction
-          .write((tx) => [
-            // Only while the password checked is still the stored one: a sign-in racing a password
-            // change never opens a session with the old password.
+        write(db, (tx) => [
+          // Only while the password checked is still the stored one: a sign-in racing a password
+          // change never opens a session with the old password.
+          named(
+            'password',
             tx.user
               .patch({ userUuid: u.userUuid })
               .set({ lastSignInAt: signedIn.lastSignInAt })
               .where((a, op) => op.eq(a.passwordHash, u.passwordHash))
               .commit(),
-            ...session.writes(tx),
-          ])
-          .go(),
-      // Only the patch has a condition (the user exists with that password); session ids are fresh UUIDs.
-      () => new AppError('invalid_credentials'),
+          ),
+          named('session', ...session.writes(tx)),
+        ]),
+      // Only the password has a condition that can fail (the user exists with it); session ids are fresh UUIDs.
+      { otherwise: () => new AppError('invalid_credentials') },
     ),
   ]);
   await trimSessions(db, u.userUuid, others, session.sessionId);

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { WhereAttributeSymbol } from 'electrodb';
-import type { Actor } from './auth/actor.ts';
 import { findToken, tokenExpired, useToken } from './account-tokens.ts';
-import { limitUserAccountMail } from './auth/limits.ts';
-import { readAsActor } from './auth/session-items.ts';
+import { limitUserAccountMail } from './limits/mail-allowances.ts';
+import { type Claims, readAsActor } from './auth/session-items.ts';
 import { config } from './config.ts';
 import type { OutboxKind } from './db/entities/outbox.ts';
 import type { Db } from './db/service.ts';
-import { commit } from './db/transactions.ts';
+import { commit, named, write } from './db/transactions.ts';
 import { AppError } from './errors.ts';
 import type { VerifyInput } from './schemas.ts';
 import { addDays, epochSeconds, isoMillis } from './time.ts';
@@ -44,9 +43,7 @@ interface EpochOps {
  * confirmed e-mail change, since the token was made voids it.
  */
 export const tokenEpochIs = (tokenEpoch: WhereAttributeSymbol<number>, op: EpochOps, epoch: number | undefined): string =>
-  epoch === undefined || epoch === 0
-    ? `(${op.notExists(tokenEpoch)} OR ${op.eq(tokenEpoch, 0)})`
-    : op.eq(tokenEpoch, epoch);
+  epoch === undefined || epoch === 0 ? `(${op.notExists(tokenEpoch)} OR ${op.eq(tokenEpoch, 0)})` : op.eq(tokenEpoch, epoch);
 
 /**
  * Uses a `verification` or `email_change` token (any other purpose, or none live: 410). Reads the
@@ -70,20 +67,23 @@ export const verifyEmail = async (db: Db, input: VerifyInput, now: Date) => {
   if (item.purpose === 'verification') {
     await commit(
       () =>
-        db.transaction
-          .write((tx) => [
-            useToken(tx, item, now),
+        write(db, (tx) => [
+          named('token', useToken(tx, item, now)),
+          named(
+            'account',
             tx.user
               .patch({ userUuid: u.userUuid })
               .set({ updatedAt: stamp })
               // A confirmation that landed since (a reset, another link) keeps its own time.
-              .data((a, op) => op.ifNotExists(a.emailConfirmedAt, stamp))
+              .data((a, op) => {
+                op.ifNotExists(a.emailConfirmedAt, stamp);
+              })
               .where((a, op) => `${op.eq(a.email, item.email)} AND ${tokenEpochIs(a.tokenEpoch, op, item.epoch)}`)
               .commit(),
-          ])
-          .go(),
+          ),
+        ]),
       // The token was used meanwhile, or the account changed its address or epoch: either way the link is dead.
-      () => tokenExpired(),
+      { otherwise: () => tokenExpired() },
     );
     return userView({ ...u, emailConfirmedAt: u.emailConfirmedAt ?? stamp, updatedAt: stamp });
   }
@@ -92,27 +92,34 @@ export const verifyEmail = async (db: Db, input: VerifyInput, now: Date) => {
   delete changed.newEmail;
   await commit(
     () =>
-      db.transaction
-        .write((tx) => [
-          useToken(tx, item, now),
+      write(db, (tx) => [
+        named('token', useToken(tx, item, now)),
+        named(
+          'account',
           tx.user
             .patch({ userUuid: u.userUuid })
             .set({ email: item.email, emailConfirmedAt: stamp, updatedAt: stamp })
             .remove(['newEmail'])
             .add({ tokenEpoch: 1 })
             // The old address is the one whose claim goes below.
-            .where((a, op) => `${op.eq(a.newEmail, item.email)} AND ${op.eq(a.email, u.email)} AND ${tokenEpochIs(a.tokenEpoch, op, item.epoch)}`)
+            .where(
+              (a, op) =>
+                `${op.eq(a.newEmail, item.email)} AND ${op.eq(a.email, u.email)} AND ${tokenEpochIs(a.tokenEpoch, op, item.epoch)}`,
+            )
             .commit(),
+        ),
+        named(
+          'oldAddress',
           tx.emailClaim
             .delete({ email: u.email })
             .where((a, op) => op.eq(a.userUuid, u.userUuid))
             .commit(),
-          tx.emailClaim.create({ email: item.email, userUuid: u.userUuid }).commit(),
-        ])
-        .go(),
-    // 0–2: the token was used, or the account changed since (another change, a new pending
-    // address, a password change): the link is dead. 3: someone claimed the new address meanwhile.
-    (index) => (index === 3 ? new AppError('email_taken') : tokenExpired()),
+        ),
+        named('newAddress', tx.emailClaim.create({ email: item.email, userUuid: u.userUuid }).commit()),
+      ]),
+    // The token was used, or the account changed since (another change, a new pending address, a
+    // password change): the link is dead. Or someone claimed the new address meanwhile.
+    { token: tokenExpired, account: tokenExpired, oldAddress: tokenExpired, newAddress: () => new AppError('email_taken') },
   );
   return userView(changed);
 };
@@ -123,8 +130,10 @@ export const verifyEmail = async (db: Db, input: VerifyInput, now: Date) => {
  * anonymous reset requests could keep empty), then one PutItem of a `verification` outbox message.
  * Throws `unauthorized`, `rate_limited`, `unavailable`.
  */
-export const resendVerification = async (db: Db, actor: Actor, now: Date): Promise<Record<string, never>> => {
-  const [u] = await readAsActor(db, actor, [[db.entities.user, { userUuid: actor.userUuid }]] as const);
+export const resendVerification = async (db: Db, claims: Claims, now: Date): Promise<Record<string, never>> => {
+  const {
+    items: [u],
+  } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
   if (!u) throw new AppError('unauthorized');
   if (u.emailConfirmedAt !== undefined) return {};
   await limitUserAccountMail(db, u.userUuid, now);

@@ -100,7 +100,8 @@ if (import.meta.main) {
 
     const { page, requests, problems } = await openDocs(browser, server.url);
     const foreign = requests.filter((url) => new URL(url).origin !== server.url).map((url) => `request beyond Roster: ${url}`);
-    if (problems.length > 0 || foreign.length > 0) throw new Error(`the page is not clean, no screenshot written:\n${[...problems, ...foreign].join('\n')}`);
+    if (problems.length > 0 || foreign.length > 0)
+      throw new Error(`the page is not clean, no screenshot written:\n${[...problems, ...foreign].join('\n')}`);
     mkdirSync(dirname(OUTPUT), { recursive: true });
     await page.screenshot({ path: OUTPUT });
     console.log(`wrote ${OUTPUT}`);

@@ -30,7 +30,7 @@ if (!endpoint) {
 }
 
 // Imported only now: the modules read the environment when they load.
-const { CACHE_MAX_AGE_MS, PUBLICATION_LEAD_MS } = await import('../lib/auth/keys.ts');
+const { CACHE_MAX_AGE_MS, PUBLICATION_LEAD_MS } = await import('../lib/auth/keys/model.ts');
 const { revokeKey } = await import('../lib/auth/key-revocation.ts');
 const { config } = await import('../lib/config.ts');
 const { db } = await import('../lib/db/service.ts');
@@ -52,7 +52,9 @@ try {
 }
 
 if (result.outcome === 'unknown') {
-  console.error(`No key ${kid} in the public keys item of ${table}: nothing to revoke (a rotation removes keys whose tokens have all expired).`);
+  console.error(
+    `No key ${kid} in the public keys item of ${table}: nothing to revoke (a rotation removes keys whose tokens have all expired).`,
+  );
   process.exit(1);
 }
 if (result.outcome === 'only-signer') {
@@ -64,7 +66,9 @@ if (result.outcome === 'only-signer') {
   process.exit(1);
 }
 if (result.outcome === 'already-revoked') {
-  console.log(`Key ${kid} is already revoked in ${table} (retiredAt ${result.key.retiredAt ?? ''}): verifiers refuse its tokens; nothing written.`);
+  console.log(
+    `Key ${kid} is already revoked in ${table} (retiredAt ${result.key.retiredAt ?? ''}): verifiers refuse its tokens; nothing written.`,
+  );
   process.exit(0);
 }
 const { key, signer } = result;
@@ -82,4 +86,6 @@ if (now.getTime() - publishedAt < PUBLICATION_LEAD_MS) {
       "verifier elsewhere holding an older copy of the JWKS may refuse its tokens (Roster's own functions find it at once).",
   );
 }
-console.log(`Sessions stay valid: refresh tokens are unaffected; a client whose token of ${kid} is refused refreshes and gets a token of ${signer.kid}.`);
+console.log(
+  `Sessions stay valid: refresh tokens are unaffected; a client whose token of ${kid} is refused refreshes and gets a token of ${signer.kid}.`,
+);

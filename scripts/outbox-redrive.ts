@@ -43,7 +43,8 @@ const result = await sweepOutbox(db(), mailer, new Date(), {
   olderThanMs: minutes * 60_000,
   mayGoOn: () => true,
   onMessage: (m, r) => {
-    const what = 'error' in r ? `error: ${r.error instanceof Error ? `${r.error.name}: ${r.error.message}` : String(r.error)}` : r.delivery.outcome;
+    const what =
+      'error' in r ? `error: ${r.error instanceof Error ? `${r.error.name}: ${r.error.message}` : String(r.error)}` : r.delivery.outcome;
     const why = 'delivery' in r && 'reason' in r.delivery ? ` (${r.delivery.reason})` : '';
     report(`${m.messageId}  ${m.kind}  ${m.status} due ${m.dueAt ?? '?'}, ${m.attempts ?? 0} attempt(s) before  →  ${what}${why}`);
   },

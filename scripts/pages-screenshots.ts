@@ -95,9 +95,17 @@ if (import.meta.main) {
       headers: { authorization: `Token ${ada.session.access_token}` },
     }).then((res) => res.json())) as { data: { uuid: string; expiresAt: string }[] };
     const invite = invites.data[0] as { uuid: string; expiresAt: string };
-    const inviteToken = await issueToken(db(), { purpose: 'invitation', email: 'grace@example.com', inviteUuid: invite.uuid, expiresAt: invite.expiresAt }, new Date());
+    const inviteToken = await issueToken(
+      db(),
+      { purpose: 'invitation', email: 'grace@example.com', inviteUuid: invite.uuid, expiresAt: invite.expiresAt },
+      new Date(),
+    );
     const alan = await signUp('alan@example.com', 'Alan', 'Turing');
-    const recovery = await issueToken(db(), { purpose: 'recovery', email: 'ada@example.com', user: { userUuid: ada.session.user.id } }, new Date());
+    const recovery = await issueToken(
+      db(),
+      { purpose: 'recovery', email: 'ada@example.com', user: { userUuid: ada.session.user.id } },
+      new Date(),
+    );
 
     const shots = [
       { name: 'page-invite.png', path: `/invites/${invite.uuid}?token=${encodeURIComponent(inviteToken)}` },

@@ -1,11 +1,10 @@
 /**
- * Who is calling, as claimed by a verified access token. The claim is trusted only once the
- * session it names has been read and found live (`sessionChecked`): every authenticated use case
- * reads the session together with its first read, before it writes or answers anything.
+ * Who an access token names: its subject, e-mail and session. Use cases never see one directly:
+ * they get the token's `Claims` and, once the session is read and found live, an `Actor`
+ * (session-items.ts).
  */
-export interface Actor {
+export interface Identity {
   userUuid: string;
   email: string;
   sessionId: string;
-  sessionChecked: boolean;
 }

@@ -1,16 +1,7 @@
 import { config } from '../config.ts';
 import type { Db } from '../db/service.ts';
-import {
-  ALGORITHMS,
-  LEEWAY_SECONDS,
-  type PublicKey,
-  PublishedKeysChanged,
-  mergePublished,
-  publishKeys,
-  publishedSignerOf,
-  readPublishedItem,
-  stillVerifies,
-} from './keys.ts';
+import { ALGORITHMS, LEEWAY_SECONDS, type PublicKey, mergePublished, publishedSignerOf, stillVerifies } from './keys/model.ts';
+import { PublishedKeysChanged, publishKeys, readPublishedItem } from './keys/table-store.ts';
 
 /**
  * Revoking a signing key at once (`npm run keys:revoke`, docs/keys.md "Revoking a leaked key"):
@@ -46,7 +37,10 @@ export const planRevocation = (published: readonly PublicKey[], kid: string, now
   if (!stillVerifies(key, now)) return { outcome: 'already-revoked', key };
   const revoked = { ...key, retiredAt: revokedRetiredAt(now) };
   // mergePublished keeps every key's publishedAt as the item has it (a legacy key's: its createdAt).
-  const keys = mergePublished(published.map((k) => (k.kid === kid ? revoked : k)), published);
+  const keys = mergePublished(
+    published.map((k) => (k.kid === kid ? revoked : k)),
+    published,
+  );
   const successor = keys.some((k) => k.kid !== kid && k.retiredAt === undefined && ALGORITHMS.includes(k.alg));
   const signer = publishedSignerOf(keys, now); // defined whenever there is a successor
   if (key.retiredAt === undefined || !successor || !signer) return { outcome: 'only-signer', key };

@@ -22,4 +22,3 @@ export const secretString = async (sm: SecretsManagerClient, input: { SecretId: 
   if (!SecretString) throw new Error('the signing key secret has no string value');
   return SecretString;
 };
-

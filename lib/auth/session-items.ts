@@ -4,9 +4,13 @@ import { type Read, readTogether } from '../db/batch-read.ts';
 import type { session as sessionEntity } from '../db/entities/users.ts';
 import { untilProcessed } from '../db/pages.ts';
 import type { Db } from '../db/service.ts';
+import { isConditionFailure } from '../db/transactions.ts';
 import { AppError } from '../errors.ts';
 import { log } from '../log.ts';
-import type { Actor } from './actor.ts';
+import type { Identity } from './actor.ts';
+import type { PublicKey } from './keys/model.ts';
+import { adoptPublishedKeys, keysInMemory, publishedKeysRead } from './keys/verification.ts';
+import { claimedIdentity, verifyAccessToken } from './tokens.ts';
 
 /**
  * Sessions as every authenticated function sees them: checked on each request, listed, ended.
@@ -28,23 +32,125 @@ export const isLive = (s: SessionItem | null, now: number): s is SessionItem => 
 export const isRefreshable = (s: SessionItem | null, now: number): s is SessionItem =>
   isLive(s, now) && Date.parse(s.lastUsedAt) + config.refreshIdleDays * 86_400_000 > now;
 
+declare const live: unique symbol;
+
 /**
- * Reads `reads` and the caller's session in one BatchGetItem, and lets the request go on only if
+ * The caller, once readAsActor (or signOutAs) found the session its token names live: the only
+ * way a use case learns who is calling. Nothing outside this module makes one (without a cast).
+ */
+export type Actor = Readonly<Identity> & { readonly [live]: true };
+
+declare const unread: unique symbol;
+
+/**
+ * An access token as the endpoint hands it to a use case: nothing of it is readable there. Its
+ * signature is checked already when this process had the keys in memory; on a cold start it is
+ * checked by readAsActor, with the keys read in the same request as the session.
+ */
+export interface Claims {
+  readonly [unread]: true;
+}
+
+interface ClaimsState {
+  token: string;
+  /** As the token says; trusted only once `verified`. */
+  claimed: Identity;
+  verified: boolean;
+}
+const states = new WeakMap<Claims, ClaimsState>();
+const stateOf = (claims: Claims): ClaimsState => {
+  const state = states.get(claims);
+  if (!state) throw new Error('claims not made by claimsOf');
+  return state;
+};
+
+/**
+ * The claims of an access token, for a use case to check with its first read. With the keys in
+ * memory the token is verified here (401 at once, as before); without, only what needs no key is
+ * (spelling, claims' types), and the signature is checked by readAsActor or verifyClaims.
+ * `userId` (as claimed, not yet trusted) is for the request's log line only.
+ */
+export const claimsOf = async (token: string): Promise<{ claims: Claims; userId: string }> => {
+  const verified = keysInMemory();
+  const claimed = verified ? await verifyAccessToken(token) : claimedIdentity(token);
+  const claims = Object.freeze({}) as Claims;
+  states.set(claims, { token, claimed, verified });
+  return { claims, userId: claimed.userUuid };
+};
+
+/** Verifies the token behind `claims` if not done yet (reading the keys if this process lacks them). Throws `unauthorized`, `unavailable`. */
+export const verifyClaims = async (claims: Claims): Promise<Identity> => {
+  const state = stateOf(claims);
+  if (!state.verified) {
+    state.claimed = await verifyAccessToken(state.token);
+    state.verified = true;
+  }
+  return state.claimed;
+};
+
+/**
+ * Reads `reads` (or the reads of the user the token claims to be: their own items) and the
+ * caller's session in one BatchGetItem, and lets the request go on only if
  * that session is live and the caller's own: sign-out bites on the very next request, on every
- * function instance, without a round trip of its own. Throws `unauthorized`.
+ * function instance, without a round trip of its own. On a cold start the published signing keys
+ * ride in the same request, and the token's signature is checked with them before anything read
+ * is looked at. Throws `unauthorized` (`unavailable` if the keys cannot be read).
  */
 export const readAsActor = async <const T extends readonly Read[]>(
   db: Db,
-  actor: Actor,
-  reads: T,
-): Promise<{ -readonly [I in keyof T]: EntityItem<T[I][0]> | null }> => {
-  const own = [db.entities.session, { userUuid: actor.userUuid, sessionId: actor.sessionId }] as const;
-  const results = await readTogether(db, [...reads, own] as const);
-  if (!isLive(results[results.length - 1] as SessionItem | null, Date.now())) throw new AppError('unauthorized');
-  actor.sessionChecked = true;
-  return results.slice(0, -1) as { -readonly [I in keyof T]: EntityItem<T[I][0]> | null };
+  claims: Claims,
+  readsOf: T | ((userUuid: string) => T),
+): Promise<{ actor: Actor; items: { -readonly [I in keyof T]: EntityItem<T[I][0]> | null } }> => {
+  const state = stateOf(claims);
+  const { userUuid, sessionId } = state.claimed;
+  const reads = typeof readsOf === 'function' ? readsOf(userUuid) : readsOf;
+  const own = [db.entities.session, { userUuid, sessionId }] as const;
+  const withKeys = !state.verified && !keysInMemory();
+  const results = await readTogether(db, withKeys ? [...reads, own, publishedKeysRead(db)] : [...reads, own]);
+  if (withKeys) adoptPublishedKeys((results.at(-1) as { keys: PublicKey[] } | null)?.keys ?? null);
+  const identity = await verifyClaims(claims);
+  if (!isLive(results[reads.length] as SessionItem | null, Date.now())) throw new AppError('unauthorized');
+  return {
+    actor: identity as Actor,
+    items: results.slice(0, reads.length) as { -readonly [I in keyof T]: EntityItem<T[I][0]> | null },
+  };
 };
 
+/**
+ * For a use case whose first read is a Query of the caller's own partition (their teams): `query`
+ * runs with the user id the token claims, then readAsActor with `reads(result)`. Neither result is
+ * handed out before the session is found live.
+ */
+export const queryThenReadAsActor = async <R, const T extends readonly Read[]>(
+  db: Db,
+  claims: Claims,
+  query: (userUuid: string) => Promise<R>,
+  reads: (result: R) => T,
+): Promise<{ actor: Actor; result: R; items: { -readonly [I in keyof T]: EntityItem<T[I][0]> | null } }> => {
+  const result = await query(stateOf(claims).claimed.userUuid);
+  return { result, ...(await readAsActor(db, claims, reads(result))) };
+};
+
+/** Whether the token claims to be of session `sessionId`: only to choose which check to run (signOutAs or readAsActor); nothing is trusted by it. */
+export const namesSession = (claims: Claims, sessionId: string): boolean => stateOf(claims).claimed.sessionId === sessionId;
+
+/**
+ * Ends the caller's own session: a delete conditional on it existing and being live, which is the
+ * session check (so no read of its own). The token is verified first. Throws `unauthorized`.
+ */
+export const signOutAs = async (db: Db, claims: Claims): Promise<Actor> => {
+  const identity = await verifyClaims(claims);
+  try {
+    await db.entities.session
+      .remove({ userUuid: identity.userUuid, sessionId: identity.sessionId })
+      .where((a, op) => op.gt(a.expiresAt, Math.floor(Date.now() / 1000)))
+      .go();
+  } catch (error) {
+    if (isConditionFailure(error)) throw new AppError('unauthorized');
+    throw error;
+  }
+  return identity as Actor;
+};
 
 /** Ends a user's sessions (deleting a session revokes its access and refresh tokens), 25 a request, 4 requests at a time. */
 export const endSessions = (db: Db, userUuid: string, sessionIds: string[]) =>
@@ -65,7 +171,11 @@ export const endSessionsOf = async (db: Db, userUuid: string, except?: string): 
     const page: { data: { sessionId: string }[]; cursor: string | null } = await db.entities.session.query
       .primary({ userUuid })
       .go({ consistent: true, limit: config.maxSessionsPerUser, cursor, attributes: ['sessionId'] });
-    await endSessions(db, userUuid, page.data.map((s) => s.sessionId).filter((id) => id !== except));
+    await endSessions(
+      db,
+      userUuid,
+      page.data.map((s) => s.sessionId).filter((id) => id !== except),
+    );
     cursor = page.cursor;
   } while (cursor !== null);
 };
@@ -85,7 +195,11 @@ export const trimSessions = async (db: Db, userUuid: string, others: { sessionId
   const excess = existing.length + 1 - config.maxSessionsPerUser;
   if (excess <= 0) return;
   try {
-    await endSessions(db, userUuid, existing.slice(0, excess).map((s) => s.sessionId));
+    await endSessions(
+      db,
+      userUuid,
+      existing.slice(0, excess).map((s) => s.sessionId),
+    );
   } catch (error) {
     log.error('could not end sessions beyond the cap', error);
   }

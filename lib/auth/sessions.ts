@@ -9,8 +9,7 @@ import { signAccessToken } from './signing.ts';
 import { hashOpaqueToken, newOpaqueToken } from './opaque-tokens.ts';
 
 /** The deletion time: the earlier of the absolute end and the idle end. */
-const ttlOf = (expiresAt: number, lastUsed: Date): number =>
-  Math.min(expiresAt, epochSeconds(addDays(lastUsed, config.refreshIdleDays)));
+const ttlOf = (expiresAt: number, lastUsed: Date): number => Math.min(expiresAt, epochSeconds(addDays(lastUsed, config.refreshIdleDays)));
 
 /**
  * The `data.session` body. Signing the same claims with the same Ed25519 key gives the same token,

@@ -1,18 +1,11 @@
 import { type CryptoKey, SignJWT, importJWK } from 'jose';
 import { config } from '../config.ts';
 import { db as sharedDb } from '../db/service.ts';
-import type { Actor } from './actor.ts';
-import {
-  type Algorithm,
-  type Keyset,
-  KeyCache,
-  isLocal,
-  localKeyset,
-  parseKeyset,
-  readPublishedKeys,
-  signingKeyOf,
-  unavailable,
-} from './keys.ts';
+import type { Identity } from './actor.ts';
+import { KeyCache, isLocal, unavailable } from './keys/cache.ts';
+import { localKeyset } from './keys/local.ts';
+import { type Algorithm, type Keyset, parseKeyset, signingKeyOf } from './keys/model.ts';
+import { readPublishedKeys } from './keys/table-store.ts';
 import { secretString, secretsManager } from './secret-store.ts';
 import { ACCESS_TOKEN_TYPE, AUDIENCE } from './tokens.ts';
 
@@ -73,7 +66,7 @@ export interface SignOptions {
  * clock read: the same claims and key give the same token (refresh retries rely on it).
  */
 export const signAccessToken = async (
-  actor: Omit<Actor, 'sessionChecked'>,
+  actor: Identity,
   now: Date,
   { notAfter = Number.POSITIVE_INFINITY, authenticatedAt = now }: SignOptions = {},
 ): Promise<{ token: string; expiresAt: number }> => {

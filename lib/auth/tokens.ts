@@ -1,8 +1,9 @@
-import { type CryptoKey, type JWTHeaderParameters, jwtVerify } from 'jose';
+import { type CryptoKey, type JWTHeaderParameters, type JWTPayload, decodeJwt, jwtVerify } from 'jose';
 import { config } from '../config.ts';
 import { AppError } from '../errors.ts';
-import type { Actor } from './actor.ts';
-import { ALGORITHMS, LEEWAY_SECONDS, verificationKey } from './keys.ts';
+import type { Identity } from './actor.ts';
+import { ALGORITHMS, LEEWAY_SECONDS } from './keys/model.ts';
+import { verificationKey } from './keys/verification.ts';
 
 /** RFC 9068's type: a token of another kind (an ID token, a refresh token) is never taken as access. */
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
@@ -25,11 +26,37 @@ const ourKey = async (header: JWTHeaderParameters): Promise<CryptoKey> => {
   return key;
 };
 
+/** The identity a token's payload names, if its members are of the types we issue; throws otherwise. */
+const identityOf = ({ sub, email, session_id: sessionId }: JWTPayload): Identity => {
+  if (typeof sub !== 'string' || typeof email !== 'string' || typeof sessionId !== 'string') throw new Error('claims of the wrong type');
+  return { userUuid: sub, email, sessionId };
+};
+
+/** Anything off is a plain 401; only a key store that cannot be read is another answer (503 `unavailable`). */
+const unauthorizedUnlessUnavailable = (error: unknown): never => {
+  if (error instanceof AppError && error.code === 'unavailable') throw error;
+  throw new AppError('unauthorized');
+};
+
 /**
- * Verifies signature, algorithm, key, type, issuer, audience and expiry; anything off is a plain
- * 401. Only a key store that cannot be read is another answer: 503 `unavailable`.
+ * What a token claims, WITHOUT checking its signature: the keys of the reads that go with the
+ * signature check on a cold start (readAsActor). Nothing here is to be trusted before
+ * verifyAccessToken passed. Throws `unauthorized` for a token that is not even shaped like ours.
  */
-export const verifyAccessToken = async (token: string): Promise<Actor> => {
+export const claimedIdentity = (token: string): Identity => {
+  try {
+    if (!isCanonical(token)) throw new Error('not the issued spelling');
+    return identityOf(decodeJwt(token));
+  } catch {
+    throw new AppError('unauthorized');
+  }
+};
+
+/**
+ * Verifies signature, algorithm, key, type, issuer, audience, expiry and lifetime; anything off is
+ * a plain 401. Only a key store that cannot be read is another answer: 503 `unavailable`.
+ */
+export const verifyAccessToken = async (token: string): Promise<Identity> => {
   try {
     if (!isCanonical(token)) throw new Error('not the issued spelling');
     const { payload } = await jwtVerify(token, ourKey, {
@@ -42,16 +69,14 @@ export const verifyAccessToken = async (token: string): Promise<Actor> => {
       // Also refuses an `iat` in the future (beyond the leeway): we never issue one.
       maxTokenAge: config.accessTokenSeconds,
     });
-    const { sub, email, session_id: sessionId, exp, iat } = payload;
-    if (typeof sub !== 'string' || typeof email !== 'string' || typeof sessionId !== 'string') {
-      throw new Error('claims of the wrong type');
-    }
+    const { exp, iat } = payload;
     // We issue whole seconds; a fractional NumericDate is not a token of ours.
     if (!Number.isSafeInteger(exp) || !Number.isSafeInteger(iat)) throw new Error('dates of the wrong type');
-    return { userUuid: sub, email, sessionId, sessionChecked: false };
+    // Nor one that lives longer than we sign them for: a signer's bug or a stolen key must not mint long tokens.
+    if ((exp as number) - (iat as number) > config.accessTokenSeconds) throw new Error('lives longer than we issue');
+    return identityOf(payload);
   } catch (error) {
-    if (error instanceof AppError && error.code === 'unavailable') throw error;
-    throw new AppError('unauthorized');
+    return unauthorizedUnlessUnavailable(error);
   }
 };
 

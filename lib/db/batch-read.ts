@@ -43,16 +43,17 @@ export const readTogether = async <const T extends readonly Read[]>(
     const strict = uniqueOf(asked.slice(0, relaxedFrom));
     const strictIds = new Set(strict.map(keyId));
     split(strict, true);
-    split(uniqueOf(asked.slice(relaxedFrom)).filter((key) => !strictIds.has(keyId(key))), false);
+    split(
+      uniqueOf(asked.slice(relaxedFrom)).filter((key) => !strictIds.has(keyId(key))),
+      false,
+    );
   }
   const found = new Map<string, Record<string, unknown>>();
   // Side by side: a page of 100 rows and the caller's own items are two requests, one round trip.
   await Promise.all(
     batches.map(({ keys: batch, consistent }) =>
       untilProcessed(batch, async (keys) => {
-        const res = await db.documents.send(
-          new BatchGetCommand({ RequestItems: { [table]: { Keys: keys, ConsistentRead: consistent } } }),
-        );
+        const res = await db.documents.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: keys, ConsistentRead: consistent } } }));
         for (const item of res.Responses?.[table] ?? []) found.set(keyId(item as Key), item);
         return { unprocessed: (res.UnprocessedKeys?.[table]?.Keys ?? []) as Key[] };
       }),

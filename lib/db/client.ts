@@ -76,9 +76,7 @@ export const createDocumentClient = (endpoint = config.dynamodbEndpoint): Dynamo
         requestTimeout: config.dynamodbRequestTimeoutMs,
         throwOnRequestTimeout: true,
       }),
-      ...(endpoint
-        ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-        : {}),
+      ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     }),
     { marshallOptions: { removeUndefinedValues: true } },
   );

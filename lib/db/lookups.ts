@@ -1,5 +1,3 @@
-import type { Actor } from '../auth/actor.ts';
-import { readAsActor } from '../auth/session-items.ts';
 import type { TeamItem, UserItem } from '../views.ts';
 import { type Read, readTogether } from './batch-read.ts';
 import type { Db } from './service.ts';
@@ -9,13 +7,9 @@ export interface Hydrated {
   users: Map<string, UserItem>;
 }
 
-/**
- * Fills in a page: the teams and users it names, in one BatchGetItem (per 100 keys). With an
- * actor whose session is not checked yet, the session rides along in the same request.
- */
+/** Fills in a page: the teams and users it names, in one BatchGetItem (per 100 keys). */
 export const hydrate = async (
   db: Db,
-  actor: Actor | null,
   { teamIds = [], userUuids = [] }: { teamIds?: number[]; userUuids?: string[] },
 ): Promise<Hydrated> => {
   const teamKeys = [...new Set(teamIds)];
@@ -24,7 +18,7 @@ export const hydrate = async (
     ...teamKeys.map((teamId) => [db.entities.team, { teamId }] as const),
     ...userKeys.map((userUuid) => [db.entities.user, { userUuid }] as const),
   ];
-  const found = actor ? await readAsActor(db, actor, reads) : await readTogether(db, reads);
+  const found = await readTogether(db, reads);
   const teams = new Map<number, TeamItem>();
   const users = new Map<string, UserItem>();
   found.forEach((item, i) => {

@@ -20,9 +20,10 @@ export type IndexName = keyof typeof INDEXES;
 export const TTL_ATTRIBUTE = 'ttl';
 
 /** Every key attribute is a string: ElectroDB writes prefixed, zero-padded composite keys. */
-export const ATTRIBUTE_DEFINITIONS = [KEYS.pk, KEYS.sk, ...Object.values(INDEXES).flatMap((i) => [i.pk, i.sk])].map(
-  (name) => ({ AttributeName: name, AttributeType: 'S' as const }),
-);
+export const ATTRIBUTE_DEFINITIONS = [KEYS.pk, KEYS.sk, ...Object.values(INDEXES).flatMap((i) => [i.pk, i.sk])].map((name) => ({
+  AttributeName: name,
+  AttributeType: 'S' as const,
+}));
 
 /**
  * The table's stream carries each changed item as it is after the change: the mailer

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 as Event, Context } from 'aws-lambda';
 
@@ -13,7 +14,7 @@ export interface RawRequest {
   host: string;
 }
 
-/** Bodies API Gateway passes as text; anything else arrives base64-encoded. */
+/** Bodies API Gateway passes as text when they are valid UTF-8; anything else arrives base64-encoded. */
 const TEXT_TYPE = /^(text\/|application\/([a-z0-9.+-]+\+)?(json|xml|x-www-form-urlencoded)\b)/i;
 
 /**
@@ -33,7 +34,7 @@ export const toApiGatewayEvent = (req: RawRequest, routeKey: string, pathParamet
   headers['x-forwarded-proto'] = 'http';
   const query: Record<string, string> = {};
   for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
-  const binary = req.body.length > 0 && !TEXT_TYPE.test(headers['content-type'] ?? 'application/json');
+  const binary = req.body.length > 0 && (!TEXT_TYPE.test(headers['content-type'] ?? 'application/json') || !isUtf8(req.body));
   const now = new Date();
   return {
     version: '2.0',
@@ -49,7 +50,13 @@ export const toApiGatewayEvent = (req: RawRequest, routeKey: string, pathParamet
       apiId: 'local',
       domainName: req.host,
       domainPrefix: req.host.split('.')[0] ?? req.host,
-      http: { method: req.method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: req.sourceIp, userAgent: headers['user-agent'] ?? '' },
+      http: {
+        method: req.method,
+        path: url.pathname,
+        protocol: 'HTTP/1.1',
+        sourceIp: req.sourceIp,
+        userAgent: headers['user-agent'] ?? '',
+      },
       requestId: randomUUID(),
       routeKey,
       stage: '$default',

@@ -1,37 +1,40 @@
-import middy from '@middy/core';
+import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import type { ClientInfo } from '../auth/session-items.ts';
-import type { Actor } from '../auth/actor.ts';
-import { tokenFromAuthorization, verifyAccessToken } from '../auth/tokens.ts';
-import { AppError } from '../errors.ts';
+import { type Claims, type ClientInfo, claimsOf, verifyClaims } from '../auth/session-items.ts';
+import { tokenFromAuthorization } from '../auth/tokens.ts';
+import { serviceUnavailable } from '../errors.ts';
 import { noteRequest } from '../log.ts';
 import { measured } from '../metrics.ts';
 import { DEFAULT_LIMIT, Page } from '../pagination.ts';
-import { bodyText, parseJsonObject, requireJsonType } from './body.ts';
+import { parseJsonObject, requireBodySize, requireJsonType } from './body.ts';
 import { errorResponse, jsonResponse, requestIdOf } from './errors.ts';
 import { type PathParams, pathParams } from './params.ts';
 import { type BodyOf, type QueryOf, requestOf } from './requests.ts';
-import { type RouteName, routeNamed } from './routes.ts';
+import { type ROUTES, type RouteName, routeNamed } from './routes.ts';
 import { validate } from './validation.ts';
 
-/** What a handler gets: the checked inputs of one request. */
-export interface Call<B, Q> {
-  /** The caller; only on routes with `auth: true`. */
-  actor: Actor;
-  body: B;
-  query: Q;
-  params: PathParams;
-  client: ClientInfo;
-  now: Date;
-}
-
 interface State {
-  actor?: Actor;
-  text?: string;
+  /** The access token's claims: a use case reads the session with them to learn its Actor (readAsActor). */
+  actor?: Claims;
   json?: Record<string, unknown>;
 }
 type RosterContext = Context & { roster: State };
+
+/** Whether route N asks for a token, read from the route table's literal types. */
+type AuthOf<N extends RouteName> = Extract<(typeof ROUTES)[number], { name: N }>['auth'];
+
+/**
+ * What a handler gets: the checked inputs of one request, and on routes with `auth: true` (only
+ * there) the caller, as the authenticate stage stored it.
+ */
+export type Call<N extends RouteName> = {
+  body: BodyOf<N>;
+  query: QueryOf<N>;
+  params: PathParams;
+  client: ClientInfo;
+  now: Date;
+} & (AuthOf<N> extends true ? { actor: NonNullable<State['actor']> } : unknown);
 
 /** Absolute URL of the next page, as GitHub's `Link: <…>; rel="next"`. */
 const nextLink = (event: Event, limit: number, cursor: string): string => {
@@ -40,34 +43,49 @@ const nextLink = (event: Event, limit: number, cursor: string): string => {
   return `<${proto}://${event.requestContext.domainName}${event.rawPath}?${query}>; rel="next"`;
 };
 
-interface Stage {
-  before: (request: { event: Event; context: RosterContext }) => void | Promise<void>;
-}
+type Stage = MiddlewareObj<Event, Result, Error, RosterContext>;
 
-/** 413 for an oversized body and 415 for a declared non-JSON type, before anything costs more. */
+/**
+ * 413 for an oversized body (on every route) and 415 for a declared type other than JSON in
+ * UTF-8, before anything costs more.
+ */
 const guardBody = (hasBody: boolean): Stage => ({
-  before: ({ event, context }) => {
-    const text = bodyText(event);
-    if (!hasBody) return;
-    requireJsonType(event);
-    context.roster.text = text;
+  before: ({ event }) => {
+    requireBodySize(event);
+    if (hasBody) requireJsonType(event);
   },
 });
 
-/** Verifies the access token; a route without auth never looks at the header. */
+/**
+ * The access token's claims, verified here when this process has the signing keys in memory; on a
+ * cold start by the use case's first read (readAsActor reads the keys with it). A route without
+ * auth never looks at the header.
+ */
 const authenticate = (required: boolean): Stage => ({
   before: async ({ event, context }) => {
     if (!required) return;
-    const actor = await verifyAccessToken(tokenFromAuthorization(event.headers.authorization));
-    context.roster.actor = actor;
-    noteRequest({ userId: actor.userUuid });
+    const { claims, userId } = await claimsOf(tokenFromAuthorization(event.headers.authorization));
+    context.roster.actor = claims;
+    noteRequest({ userId });
+  },
+  // An error before a cold start's token was verified (a 404 path, a 422 body) is answered only to
+  // a token that verifies: any other gets the 401 (or 503) a warm function gives.
+  onError: async (request) => {
+    const claims = request.context.roster.actor;
+    if (!claims) return;
+    try {
+      await verifyClaims(claims);
+    } catch (error) {
+      request.error = error as Error;
+      request.response = errorResponse(error, requestIdOf(request.event, request.context));
+    }
   },
 });
 
 /** Parses the JSON body only for a caller that got this far: anonymous callers learn nothing of its rules. */
 const parseBody = (hasBody: boolean): Stage => ({
-  before: ({ context }) => {
-    if (hasBody) context.roster.json = parseJsonObject(context.roster.text ?? '');
+  before: async (request) => {
+    if (hasBody) request.context.roster.json = await parseJsonObject(request);
   },
 });
 
@@ -78,7 +96,7 @@ const parseBody = (hasBody: boolean): Stage => ({
  * envelope in one place. A function about to time out answers 503 instead of a gateway 5xx.
  * Each request writes one log line with its metrics (lib/metrics.ts `measured`).
  */
-export const endpoint = <N extends RouteName>(name: N, run: (call: Call<BodyOf<N>, QueryOf<N>>) => Promise<unknown>) => {
+export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => Promise<unknown>) => {
   type B = BodyOf<N>;
   type Q = QueryOf<N>;
   const route = routeNamed(name);
@@ -86,7 +104,7 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<BodyOf<N
   const chain = middy<Event, Result, Error, RosterContext>({
     timeoutEarlyInMillis: 500,
     timeoutEarlyResponse: () => {
-      throw new AppError('unavailable', 'The request took too long; try again.', { headers: { 'Retry-After': '1' } });
+      throw serviceUnavailable(1, 'The request took too long; try again.');
     },
   })
     .before(({ context }) => {
@@ -95,10 +113,10 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<BodyOf<N
     .use(guardBody(route.body))
     .use(authenticate(route.auth))
     .use(parseBody(route.body))
-    .use({
-      onError: (request) => {
-        request.response = errorResponse(request.error, requestIdOf(request.event, request.context));
-      },
+    // `.onError(fn)`, not `.use({ onError })`: an inline object's `request` is `any`, which would
+    // make the handler's event and context `any` too.
+    .onError((request) => {
+      request.response = errorResponse(request.error, requestIdOf(request.event, request.context));
     })
     .handler(async (event, context) => {
       const requestId = requestIdOf(event, context);
@@ -109,17 +127,10 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<BodyOf<N
       // The team a request names: in its path, else (creating one) in its checked body.
       const team = params.slug ?? (body as { slug?: unknown } | undefined)?.slug;
       if (typeof team === 'string') noteRequest({ team });
-      const result = await run({
-        actor: context.roster.actor as Actor,
-        body,
-        query,
-        params,
-        client: { ip: event.requestContext.http.sourceIp, userAgent: event.headers['user-agent'] },
-        now: new Date(),
-      });
-      // Every authenticated use case checks the session with its first read; one that did not is a
-      // bug, and must not answer (the HTTP suite calls every route, so it shows up there).
-      if (route.auth && !context.roster.actor?.sessionChecked) throw new Error(`${route.name} did not check the session`);
+      const client = { ip: event.requestContext.http.sourceIp, userAgent: event.headers['user-agent'] };
+      const checked = { body, query, params, client, now: new Date() };
+      // TypeScript cannot follow a generic N through AuthOf<N>; `route.auth` is its value at run time.
+      const result = await run((route.auth ? { ...checked, actor: context.roster.actor } : checked) as Call<N>);
       if (result instanceof Page) {
         const limit = (query as { limit?: number } | undefined)?.limit ?? DEFAULT_LIMIT;
         const link = result.cursor ? { link: nextLink(event, limit, result.cursor) } : undefined;
@@ -127,5 +138,6 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<BodyOf<N
       }
       return jsonResponse(route.status, { data: result }, requestId);
     });
-  return measured(name, route.path, chain);
+  // Lambda passes a bare Context; the chain's first `before` gives it `roster`.
+  return measured(name, route.path, (event, context) => chain(event, context as RosterContext));
 };

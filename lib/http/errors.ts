@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
-import { AppError } from '../errors.ts';
+import { AppError, serviceUnavailable } from '../errors.ts';
 import { currentRequest, log } from '../log.ts';
 
 /** API Gateway's id of the request (the local server sets one too), else Lambda's. */
@@ -51,7 +51,7 @@ export const errorResponse = (error: unknown, requestId: string): Result => {
   if (error instanceof AppError) appError = error;
   else if (isTransient(error)) {
     log.error('database unavailable', error, { requestId });
-    appError = new AppError('unavailable', undefined, { headers: { 'Retry-After': '1' } });
+    appError = serviceUnavailable();
   } else {
     log.error('unexpected error', error, { requestId, stack: error instanceof Error ? error.stack : undefined });
     appError = new AppError('internal', `Something went wrong on our side (request ${requestId}).`);

@@ -71,7 +71,14 @@ const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> =
   const pairs: [string, string][] = [];
   for (let i = 0; i < req.rawHeaders.length; i += 2) pairs.push([req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string]);
   const event = toApiGatewayEvent(
-    { method, url: req.url ?? '/', headers: pairs, body, sourceIp: req.socket.remoteAddress ?? '127.0.0.1', host: req.headers.host ?? 'localhost' },
+    {
+      method,
+      url: req.url ?? '/',
+      headers: pairs,
+      body,
+      sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+      host: req.headers.host ?? 'localhost',
+    },
     found ? `${found.route.method} ${found.route.path}` : '$default',
     found?.params,
   );

@@ -2,7 +2,10 @@ import type * as z from 'zod/mini';
 import { AppError } from '../errors.ts';
 
 const valueAt = (input: unknown, path: readonly PropertyKey[]): unknown =>
-  path.reduce<unknown>((value, key) => (value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined), input);
+  path.reduce<unknown>(
+    (value, key) => (value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined),
+    input,
+  );
 
 /** JSON's own type names, as a client would say them. */
 const jsonType = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
@@ -21,7 +24,8 @@ export const validate = <T>(schema: z.ZodMiniType<T>, input: unknown): T => {
     const key = issue.path.map(String).join('.') || '(body)';
     const value = valueAt(input, issue.path);
     // A string field (every field of ours) given a number, array, object, boolean or null.
-    const typeMismatch = value !== undefined && jsonType(value) !== 'string' && (issue.code === 'invalid_type' || issue.code === 'invalid_value');
+    const typeMismatch =
+      value !== undefined && jsonType(value) !== 'string' && (issue.code === 'invalid_type' || issue.code === 'invalid_value');
     if (typeMismatch) wrongType = true;
     const missing = value === undefined && issue.code !== 'custom';
     fields[key] ??= typeMismatch ? `must be a string, not ${jsonType(value)}` : missing ? 'is required' : issue.message;

@@ -75,7 +75,9 @@ export const sweepOutbox = async (db: Db, mailer: Mailer, now: Date, options: Sw
     try {
       // Only a bug writes such a message; it stays, counted an error each run, for someone to look at.
       if (!ref) throw new Error(`outbox message of kind ${message.kind} lacks the attributes of its kind`);
-      const delivery = await deliver(db, mailer, ref, new Date(), { ...(options.deadline === undefined ? {} : { deadline: options.deadline }) });
+      const delivery = await deliver(db, mailer, ref, new Date(), {
+        ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
+      });
       result.outcomes[delivery.outcome]++;
       if (delivery.outcome === 'sent' || delivery.outcome === 'sent-unrecorded') {
         recordEvent(EVENT_METRICS.outboxRedelivered);

@@ -9,7 +9,15 @@ import { log } from '../log.ts';
 import { EVENT_METRICS } from '../metric-names.ts';
 import { recordEvent } from '../metrics.ts';
 import { isoMillis } from '../time.ts';
-import { renderEmailChange, renderEmailChangeNotice, renderRecovery, renderVerification, resetLink, verifyLink, withToken } from './account-mail.ts';
+import {
+  renderEmailChange,
+  renderEmailChangeNotice,
+  renderRecovery,
+  renderVerification,
+  resetLink,
+  verifyLink,
+  withToken,
+} from './account-mail.ts';
 import { renderDeclined } from './declined.ts';
 import { inviteLink, renderInvitation } from './invitation.ts';
 import { checkMessage, MailRefusedError } from './safety.ts';
@@ -133,7 +141,18 @@ const inviteMail = async (db: Db, message: Extract<OutboxRef, { inviteUuid: stri
   const inviterName = fullName(inviter);
   if (message.kind === 'declined') {
     const to = inviter.email;
-    return { to, render: () => renderDeclined({ to, inviterName, inviteeEmail: invite.email, teamName: team.name, role: invite.role, declinedAt: message.createdAt }) };
+    return {
+      to,
+      render: () =>
+        renderDeclined({
+          to,
+          inviterName,
+          inviteeEmail: invite.email,
+          teamName: team.name,
+          role: invite.role,
+          declinedAt: message.createdAt,
+        }),
+    };
   }
   if (invite.status !== 'PENDING') return { notSent: `skipped: the invite is ${invite.status}` };
   if (invite.expiresAt <= isoMillis(now)) return { notSent: 'skipped: the invite has expired' };
@@ -187,7 +206,8 @@ const accountMail = async (db: Db, message: Exclude<OutboxRef, { inviteUuid: str
       return {
         to,
         token: { purpose: 'email_change', email: to, user },
-        render: (token) => renderEmailChange({ to, name, oldEmail: user.email, link: verifyLink(token), minutes: config.verifyTokenMinutes }),
+        render: (token) =>
+          renderEmailChange({ to, name, oldEmail: user.email, link: verifyLink(token), minutes: config.verifyTokenMinutes }),
       };
     case 'email_change_notice': {
       // Pending, or made already (then the account has it): either way the old address is told.
@@ -225,7 +245,13 @@ const plan = async (db: Db, message: OutboxRef, now: Date): Promise<Plan> => {
  * says what happened. Rejects when a read, the claim or the send failed in a way worth retrying
  * (a failed send releases the claim first).
  */
-export const deliver = async (db: Db, mailer: Mailer, message: OutboxRef, now: Date = new Date(), options: DeliverOptions = {}): Promise<Delivery> => {
+export const deliver = async (
+  db: Db,
+  mailer: Mailer,
+  message: OutboxRef,
+  now: Date = new Date(),
+  options: DeliverOptions = {},
+): Promise<Delivery> => {
   const { messageId, kind } = message;
   const outbox = db.entities.outboxMessage;
   const nowMs = now.getTime();
@@ -308,7 +334,10 @@ export const deliver = async (db: Db, mailer: Mailer, message: OutboxRef, now: D
     const detail = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, 500);
     // PENDING again and due now, so the stream's retry need not wait for the lease; the flag stays.
     try {
-      await ours({ status: 'PENDING', error: detail, dueAt: isoMillis(new Date()), dueShard: randomDueShard(), ...(maybeSent ? { maybeSent } : {}) }, ['leaseUntil']);
+      await ours(
+        { status: 'PENDING', error: detail, dueAt: isoMillis(new Date()), dueShard: randomDueShard(), ...(maybeSent ? { maybeSent } : {}) },
+        ['leaseUntil'],
+      );
     } catch (release) {
       // The claim stays until its lease runs out; the sweeper then takes the message over.
       log.error('outbox claim not released after a failed send', release, { messageId });
@@ -329,9 +358,23 @@ export const deliver = async (db: Db, mailer: Mailer, message: OutboxRef, now: D
       const lost = isConditionFailure(error);
       // The condition also fails when an earlier try (ours, or the SDK's) landed and only its answer
       // was lost; if that cannot be read now, it counts as not landed.
-      if (lost && (await outbox.get({ messageId }).go({ consistent: true }).catch(() => undefined))?.data?.sentAt === sent.sentAt) break;
+      if (
+        lost &&
+        (
+          await outbox
+            .get({ messageId })
+            .go({ consistent: true })
+            .catch(() => undefined)
+        )?.data?.sentAt === sent.sentAt
+      )
+        break;
       if (lost || Date.now() + pause > deadline) {
-        log.error('outbox message sent, but SENT was not recorded: it will be sent again', error, { messageId, kind, attempts, claimLost: lost });
+        log.error('outbox message sent, but SENT was not recorded: it will be sent again', error, {
+          messageId,
+          kind,
+          attempts,
+          claimLost: lost,
+        });
         return { outcome: 'sent-unrecorded' };
       }
       await sleep(pause);

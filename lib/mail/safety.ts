@@ -1,3 +1,5 @@
+import { withoutHidden } from '../text.ts';
+
 /**
  * The header-injection rule (docs/mail.md): user text is made one line when a message is rendered,
  * and every transport refuses a message whose recipient, subject or id could still break a header.
@@ -22,26 +24,19 @@ export class MailRefusedError extends Error {
 export const hasUnsafeCharacters = (value: string): boolean => UNSAFE.test(value);
 
 /**
- * Characters that show nothing but can change what a reader sees: the bidirectional embeddings,
- * overrides and isolates (`Payroll \u202Egnp.exe` shows as `Payroll exe.png`), zero-width spaces
- * and joiners, the direction marks, the word joiner and the byte-order mark.
+ * User text for a message: hidden characters removed (lib/text.ts, the rule names are held to:
+ * `Payroll \u202Egnp.exe` would show as `Payroll exe.png`; names stored before that rule may still
+ * hold them), every other unsafe character (a line break, a control) becomes a space, runs of
+ * space collapse.
  */
-const INVISIBLE_ALL = /[\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/gu;
-
-/**
- * User text for a message: invisible characters removed, every other unsafe character (a line
- * break, a control) becomes a space, runs of space collapse.
- */
-export const oneLine = (value: string): string =>
-  value.replace(INVISIBLE_ALL, '').replace(UNSAFE_ALL, ' ').replace(/\s+/gu, ' ').trim();
+export const oneLine = (value: string): string => withoutHidden(value).replace(UNSAFE_ALL, ' ').replace(/\s+/gu, ' ').trim();
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (value: string): string => value.replace(/[&<>"']/gu, (c) => HTML_ESCAPES[c] ?? c);
 
 /** One bare address: no display name, no list, no quoting, no comments, no whitespace. */
 const PLAIN_ADDRESS = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+$/u;
-export const isPlainAddress = (value: string): boolean =>
-  value.length <= 254 && PLAIN_ADDRESS.test(value) && !hasUnsafeCharacters(value);
+export const isPlainAddress = (value: string): boolean => value.length <= 254 && PLAIN_ADDRESS.test(value) && !hasUnsafeCharacters(value);
 
 /** RFC 5322 dot-atom text: what may stand left of the `@` in a Message-ID. */
 const DOT_ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/u;
@@ -84,7 +79,8 @@ export const parseSender = (from: string): Sender => {
   const quoted = /^"(.*)"$/su.exec(raw);
   const name = quoted ? (quoted[1] ?? '').replace(/\\(.)/gsu, '$1') : raw;
   const address = match?.[2] ?? match?.[3] ?? '';
-  if (hasUnsafeCharacters(name) || !isPlainAddress(address)) throw new Error('MAIL_FROM must be an address or "Name <address>" on one line');
+  if (hasUnsafeCharacters(name) || !isPlainAddress(address))
+    throw new Error('MAIL_FROM must be an address or "Name <address>" on one line');
   return { name, address };
 };
 

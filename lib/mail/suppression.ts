@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { accountSubject } from '../auth/limits.ts';
+import { accountSubject } from '../limits/account-key.ts';
 import type { Read } from '../db/batch-read.ts';
 import type { Db } from '../db/service.ts';
 import { isConditionFailure } from '../db/transactions.ts';
@@ -60,7 +60,10 @@ export const suppress = async (db: Db, { email, reason, detail, at }: Suppressio
 
 // SES event publishing records (docs: "Contents of event data that Amazon SES publishes to Amazon
 // SNS"). Only the fields used here are required; the rest is passed over.
-const When = z.pipe(z.iso.datetime({ offset: true }), z.transform((t) => isoMillis(new Date(t))));
+const When = z.pipe(
+  z.iso.datetime({ offset: true }),
+  z.transform((t) => isoMillis(new Date(t))),
+);
 
 const Bounce = z.object({
   bounceType: z.string(),

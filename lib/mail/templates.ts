@@ -25,8 +25,8 @@ const FILES: Record<keyof Parts, string> = { subject: 'subject.txt', text: 'txt'
 const cache = new Map<string, Parts>();
 
 const check = (kind: string, names: readonly string[], parts: Parts): Parts => {
-  for (const [part, template] of Object.entries(parts)) {
-    for (const [, name] of template.matchAll(PLACEHOLDER)) {
+  for (const part of Object.keys(FILES) as (keyof Parts)[]) {
+    for (const [, name] of parts[part].matchAll(PLACEHOLDER)) {
       if (!names.includes(name ?? '')) throw new Error(`${kind} ${part} template: unknown placeholder {{${name}}}`);
     }
   }

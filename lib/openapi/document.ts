@@ -53,7 +53,9 @@ const metadata = z.registry<Meta>();
 metadata.add(TeamSchema, { id: 'Team', examples: [EXAMPLE_TEAM] });
 metadata.add(MembershipSchema, {
   id: 'Membership',
-  examples: [{ id: 1764751234901, teamId: EXAMPLE_TEAM.id, userId: 1764751230001, role: 'ADMIN', createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME }],
+  examples: [
+    { id: 1764751234901, teamId: EXAMPLE_TEAM.id, userId: 1764751230001, role: 'ADMIN', createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME },
+  ],
 });
 metadata.add(MemberSchema, {
   id: 'Member',
@@ -113,7 +115,11 @@ const ERROR_COMPONENTS = new Map<ErrorCode, z.ZodMiniType>();
 for (const code of Object.keys(STATUS) as ErrorCode[]) {
   const schema = errorEnvelope([code]);
   ERROR_COMPONENTS.set(code, schema);
-  metadata.add(schema, { id: errorId(code), description: `${STATUS[code]}: ${MESSAGES[code]}`, examples: [{ error: { code, message: MESSAGES[code] } }] });
+  metadata.add(schema, {
+    id: errorId(code),
+    description: `${STATUS[code]}: ${MESSAGES[code]}`,
+    examples: [{ error: { code, message: MESSAGES[code] } }],
+  });
 }
 metadata.add(Email, { format: 'email', description: 'Trimmed and lowercased before use.' });
 
@@ -197,8 +203,14 @@ const queryParameters = (schema: z.ZodMiniType | undefined, page: boolean): Json
         schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
       };
     }
-    const description = page && name === 'cursor' ? 'Where the page starts: copy it from the previous page\'s `Link` header.' : undefined;
-    return { name, in: 'query', required: json.required?.includes(name) ?? false, schema: property, ...(description ? { description } : {}) };
+    const description = page && name === 'cursor' ? "Where the page starts: copy it from the previous page's `Link` header." : undefined;
+    return {
+      name,
+      in: 'query',
+      required: json.required?.includes(name) ?? false,
+      schema: property,
+      ...(description ? { description } : {}),
+    };
   });
 };
 
@@ -265,7 +277,8 @@ const successResponse = (route: Route, operation: Operation): Json => {
 /** What API Gateway answers itself, before any function runs, on every route: not in the envelope. */
 const GATEWAY_RESPONSES: Record<string, Json> = {
   HeadersTooLarge: {
-    description: 'The request line and headers are over 10 KiB together (an oversized token, say): API Gateway refuses the request before Roster sees it, without the error envelope.',
+    description:
+      'The request line and headers are over 10 KiB together (an oversized token, say): API Gateway refuses the request before Roster sees it, without the error envelope.',
   },
 };
 const GATEWAY_REFS = { '431': { $ref: '#/components/responses/HeadersTooLarge' } };

@@ -59,7 +59,7 @@ export const OPERATIONS = {
     tag: 'Auth',
     summary: 'Sign up',
     description:
-      'Creates an account and signs it in: the answer is the same `data.session` as sign-in. The e-mail is trimmed and lowercased; the 10,000 most common passwords are refused. A link to confirm the address is mailed (`email_confirmed_at` stays null until it is used). With `inviteToken`, the token of an invitation e-mail\'s link sent to this same address, the account is created confirmed and no link is mailed; a token that does not fit is ignored.',
+      "Creates an account and signs it in: the answer is the same `data.session` as sign-in. The e-mail is trimmed and lowercased; the 10,000 most common passwords are refused. A link to confirm the address is mailed (`email_confirmed_at` stays null until it is used). With `inviteToken`, the token of an invitation e-mail's link sent to this same address, the account is created confirmed and no link is mailed; a token that does not fit is ignored.",
     success: { data: AuthSessionSchema },
     errors: ['email_taken', 'rate_limited', ...writes],
     example: { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' },
@@ -99,7 +99,7 @@ export const OPERATIONS = {
     tag: 'Auth',
     summary: 'Update the signed-in user',
     description:
-      'Changes `firstName`, `lastName`, the password or the e-mail address (the last two with `currentPassword`, which a wrong value fails with 422 on `fields.currentPassword`). A password change ends every other session and voids the links mailed before it. A new `email` is not the account\'s yet: the answer shows it as `new_email`, a confirmation link goes to it and a notice to the current address; `POST /api/auth/verify` with that link\'s token makes the change. An address another account has is refused with 409 `email_taken`, the current one with 422 on `email`; a few confirmation e-mails an hour per address and per user (429 with `Retry-After`).',
+      "Changes `firstName`, `lastName`, the password or the e-mail address (the last two with `currentPassword`, which a wrong value fails with 422 on `fields.currentPassword`). A password change ends every other session and voids the links mailed before it. A new `email` is not the account's yet: the answer shows it as `new_email`, a confirmation link goes to it and a notice to the current address; `POST /api/auth/verify` with that link's token makes the change. An address another account has is refused with 409 `email_taken`, the current one with 422 on `email`; a few confirmation e-mails an hour per address and per user (429 with `Retry-After`).",
     success: { data: UserSchema },
     errors: ['email_taken', 'rate_limited', ...writes],
     example: { firstName: 'Ada', lastName: 'King' },
@@ -125,7 +125,8 @@ export const OPERATIONS = {
   'auth-verify-resend': {
     tag: 'Auth',
     summary: 'Send the confirmation e-mail again',
-    description: 'Mails a new link to confirm the signed-in user\'s address (a few an hour per user: 429 with `Retry-After`). An address already confirmed gets nothing and the same answer.',
+    description:
+      "Mails a new link to confirm the signed-in user's address (a few an hour per user: 429 with `Retry-After`). An address already confirmed gets nothing and the same answer.",
     success: { data: EmptySchema },
     errors: ['rate_limited', ...writes],
   },
@@ -311,7 +312,15 @@ export const OPERATIONS = {
     description:
       'Makes the user a member with the invite’s role, in one transaction with ending the invite. Needs a confirmed e-mail address. Checks, in order: 404 no such invite, 403 addressed to another e-mail, 403 `email_not_verified`, 404 team gone, 409 no longer pending, 410 expired.',
     success: { data: EmptySchema },
-    errors: ['not_found', 'invite_email_mismatch', 'email_not_verified', 'invite_not_pending', 'invite_expired', 'already_member', ...writes],
+    errors: [
+      'not_found',
+      'invite_email_mismatch',
+      'email_not_verified',
+      'invite_not_pending',
+      'invite_expired',
+      'already_member',
+      ...writes,
+    ],
   },
   'invites-decline': {
     tag: 'My invites',
@@ -324,21 +333,22 @@ export const OPERATIONS = {
     tag: 'Pages',
     summary: 'The page an invitation links to',
     description:
-      'With the e-mail\'s live `token` for this invite: shows the team, the inviter, the role, the address and the expiry, then lets the invitee sign in or sign up (which confirms the address) and accept or decline. Any other link (unknown or malformed UUID, no or another token, an answered, withdrawn or expired invite, a deleted team) answers 200 with one page saying the invitation cannot be used, whatever the reason. Showing it changes nothing.',
+      "With the e-mail's live `token` for this invite: shows the team, the inviter, the role, the address and the expiry, then lets the invitee sign in or sign up (which confirms the address) and accept or decline. Any other link (unknown or malformed UUID, no or another token, an answered, withdrawn or expired invite, a deleted team) answers 200 with one page saying the invitation cannot be used, whatever the reason. Showing it changes nothing.",
     success: { media: { 'text/html': { description: 'The page.' } } },
     errors: [],
   },
   'page-verify': {
     tag: 'Pages',
     summary: 'The page a confirmation link opens',
-    description: 'A button that confirms the address with the link\'s `token` (`POST /api/auth/verify`). Opening it uses nothing up: mail scanners follow links.',
+    description:
+      "A button that confirms the address with the link's `token` (`POST /api/auth/verify`). Opening it uses nothing up: mail scanners follow links.",
     success: { media: { 'text/html': { description: 'The page.' } } },
     errors: [],
   },
   'page-reset': {
     tag: 'Pages',
     summary: 'The page a password reset link opens',
-    description: 'A form for the new password that posts the link\'s `token` to `POST /api/auth/reset`. Opening it uses nothing up.',
+    description: "A form for the new password that posts the link's `token` to `POST /api/auth/reset`. Opening it uses nothing up.",
     success: { media: { 'text/html': { description: 'The page.' } } },
     errors: [],
   },
@@ -347,9 +357,9 @@ export const OPERATIONS = {
     summary: 'The script, style sheet and icon of the pages',
     success: {
       media: {
-        'text/javascript': { description: 'The pages\' script.' },
-        'text/css': { description: 'The pages\' style sheet.' },
-        'image/svg+xml': { description: 'The pages\' icon.' },
+        'text/javascript': { description: "The pages' script." },
+        'text/css': { description: "The pages' style sheet." },
+        'image/svg+xml': { description: "The pages' icon." },
       },
     },
     errors: ['not_found'],

@@ -25,7 +25,12 @@ const call = async (method, path, body) => {
     return { ok: false, error: { code: 'network', message: 'Roster could not be reached. Check your connection and try again.' } };
   }
   const json = await res.json().catch(() => ({}));
-  return { ok: res.ok, status: res.status, data: json.data, error: json.error || { code: 'unknown', message: `Unexpected answer (${res.status}).` } };
+  return {
+    ok: res.ok,
+    status: res.status,
+    data: json.data,
+    error: json.error || { code: 'unknown', message: `Unexpected answer (${res.status}).` },
+  };
 };
 
 /** The message, with each field's complaint (`password: must be at least 8 characters`). */
@@ -70,7 +75,10 @@ const invite = () => {
         else say(describe(res.error), 'error');
       });
     });
-  submit(document.getElementById('signin'), '/api/auth/signin', () => ({ email: value('signin-email'), password: value('signin-password') }));
+  submit(document.getElementById('signin'), '/api/auth/signin', () => ({
+    email: value('signin-email'),
+    password: value('signin-password'),
+  }));
   submit(document.getElementById('signup'), '/api/auth/signup', () => ({
     email: value('signup-email'),
     password: value('signup-password'),

@@ -24,7 +24,11 @@ export interface CdkJson {
 }
 
 export const readCdkJson = async (root = ROOT): Promise<CdkJson> => {
-  const raw = JSON.parse(await readFile(join(root, 'cdk.json'), 'utf8')) as { app?: unknown; context?: Context; toolkitStackName?: unknown };
+  const raw = JSON.parse(await readFile(join(root, 'cdk.json'), 'utf8')) as {
+    app?: unknown;
+    context?: Context;
+    toolkitStackName?: unknown;
+  };
   if (typeof raw.app !== 'string') throw new Error('cdk.json has no "app" command');
   return {
     app: raw.app,
@@ -58,7 +62,18 @@ export interface Assembly {
 }
 
 interface Manifest {
-  artifacts?: Record<string, { type: string; properties?: { templateFile?: string; stackName?: string; requiresBootstrapStackVersion?: number; bootstrapStackVersionSsmParameter?: string } }>;
+  artifacts?: Record<
+    string,
+    {
+      type: string;
+      properties?: {
+        templateFile?: string;
+        stackName?: string;
+        requiresBootstrapStackVersion?: number;
+        bootstrapStackVersionSsmParameter?: string;
+      };
+    }
+  >;
 }
 
 /** Reads a cloud assembly directory (`cdk.out`) as the CLI would deploy it. */
@@ -77,7 +92,8 @@ export const readAssembly = async (dir: string): Promise<Assembly> => {
       stacks.push({ name: props.stackName ?? id, template });
     }
   }
-  if (stacks.length === 0 || bootstrapParameter === undefined) throw new Error(`${dir} holds no stack synthesized for a bootstrapped environment`);
+  if (stacks.length === 0 || bootstrapParameter === undefined)
+    throw new Error(`${dir} holds no stack synthesized for a bootstrapped environment`);
   return { stacks, requiredBootstrapVersion, bootstrapParameter };
 };
 
@@ -86,7 +102,10 @@ export const readAssembly = async (dir: string): Promise<Assembly> => {
  * aws-cdk-lib's `«Code» <message>` for its own errors.
  */
 export const reasonOf = (stderr: string): string => {
-  const lines = stderr.split('\n').map((line) => line.trim()).filter(Boolean);
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   for (const pattern of [/^(?:[A-Z]\w*)?Error: (.+)$/, /^«\w+» (.+)$/]) {
     const reason = lines.map((line) => pattern.exec(line)?.[1]).find(Boolean);
     if (reason) return reason;
@@ -131,7 +150,12 @@ export const synthesize = async (cdk: CdkJson, context: Context, target: { accou
 export const reservedConcurrency = (template: Template): number =>
   Object.values(template.Resources ?? {})
     .filter((resource) => resource.Type === 'AWS::Lambda::Function')
-    .reduce((sum, resource) => sum + (typeof resource.Properties?.ReservedConcurrentExecutions === 'number' ? resource.Properties.ReservedConcurrentExecutions : 0), 0);
+    .reduce(
+      (sum, resource) =>
+        sum +
+        (typeof resource.Properties?.ReservedConcurrentExecutions === 'number' ? resource.Properties.ReservedConcurrentExecutions : 0),
+      0,
+    );
 
 /** The SES identities the template creates (`AWS::SES::EmailIdentity`), in lower case. */
 export const createdIdentities = (template: Template): string[] =>

@@ -5,14 +5,29 @@
  */
 import { type CloudFormationClient, DescribeStacksCommand, GetTemplateCommand, type Stack } from '@aws-sdk/client-cloudformation';
 import { type AccountLimit, GetAccountSettingsCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { GetAccountCommand, type GetAccountCommandOutput, GetEmailIdentityCommand, type GetEmailIdentityCommandOutput, type SESv2Client } from '@aws-sdk/client-sesv2';
+import {
+  GetAccountCommand,
+  type GetAccountCommandOutput,
+  GetEmailIdentityCommand,
+  type GetEmailIdentityCommandOutput,
+  type SESv2Client,
+} from '@aws-sdk/client-sesv2';
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, type STSClient } from '@aws-sdk/client-sts';
 import { DKIM_OUTPUTS } from '../../infra/mail-identity.ts';
 import type { MailOptions } from '../../infra/options.ts';
 import { UNRESERVED_MINIMUM } from '../../infra/options.ts';
 import { type Assembly, createdIdentities, reservedConcurrency, type Template } from './assembly.ts';
-import { describeError, type Finding, finding, isMissingStack, isNoCredentials, isUnreachable, notChecked, type Target } from './findings.ts';
+import {
+  describeError,
+  type Finding,
+  finding,
+  isMissingStack,
+  isNoCredentials,
+  isUnreachable,
+  notChecked,
+  type Target,
+} from './findings.ts';
 
 /** Service Quotas' code for Lambda's "Concurrent executions" per account and region. */
 export const CONCURRENCY_QUOTA_CODE = 'L-B99A9384';
@@ -20,7 +35,8 @@ export const CONCURRENCY_QUOTA_CODE = 'L-B99A9384';
 export const DEFAULT_CONCURRENCY_QUOTA = 1000;
 export const SANDBOX_DOC = 'docs/operations.md#leave-the-ses-sandbox';
 
-const NO_CREDENTIALS_FIX = 'configure credentials for the target account: `aws configure`, `aws sso login --profile <p>` with AWS_PROFILE=<p>, or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY';
+const NO_CREDENTIALS_FIX =
+  'configure credentials for the target account: `aws configure`, `aws sso login --profile <p>` with AWS_PROFILE=<p>, or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY';
 
 /**
  * The credentials the SDK's default chain finds (environment, profile, SSO, container, instance),
@@ -31,7 +47,9 @@ export const checkCredentials = async (sts: STSClient, profile: string | undefin
     await sts.config.credentials();
     return undefined;
   } catch (error) {
-    const where = profile ? `for profile ${profile} (shared config and credentials files, SSO)` : '(environment, shared config and credentials files, SSO, container or instance role)';
+    const where = profile
+      ? `for profile ${profile} (shared config and credentials files, SSO)`
+      : '(environment, shared config and credentials files, SSO, container or instance role)';
     if (isNoCredentials(error)) return finding('fail', 'credentials', `no AWS credentials found ${where}`, NO_CREDENTIALS_FIX);
     return finding('fail', 'credentials', `the AWS credentials could not be loaded: ${describeError(error)}`, NO_CREDENTIALS_FIX);
   }
@@ -48,11 +66,21 @@ export interface RegionSource {
 
 export const checkRegion = ({ region, source, deployRegion }: RegionSource): Finding => {
   if (region === undefined) {
-    return finding('fail', 'region', 'no region set: cdk deploy would fall back to us-east-1', 'set AWS_REGION=<region> (or region in the profile), or pass --region <region> to preflight and AWS_REGION=<region> to cdk deploy');
+    return finding(
+      'fail',
+      'region',
+      'no region set: cdk deploy would fall back to us-east-1',
+      'set AWS_REGION=<region> (or region in the profile), or pass --region <region> to preflight and AWS_REGION=<region> to cdk deploy',
+    );
   }
   if (source === '--region') {
     if (deployRegion !== undefined && deployRegion !== region) {
-      return finding('warn', 'region', `checking ${region} (--region), but cdk deploy would deploy to ${deployRegion} (from the environment or profile)`, `AWS_REGION=${region} npx cdk deploy`);
+      return finding(
+        'warn',
+        'region',
+        `checking ${region} (--region), but cdk deploy would deploy to ${deployRegion} (from the environment or profile)`,
+        `AWS_REGION=${region} npx cdk deploy`,
+      );
     }
     return finding('ok', 'region', `${region} (--region); cdk deploy has no --region: deploy with AWS_REGION=${region} npx cdk deploy`);
   }
@@ -68,12 +96,34 @@ export const checkAccount = async (sts: STSClient, region: string): Promise<{ fi
     const name = error instanceof Error ? error.name : '';
     if (isNoCredentials(error)) return { finding: finding('fail', 'account', 'no AWS credentials found', NO_CREDENTIALS_FIX) };
     if (name === 'ExpiredToken' || name === 'ExpiredTokenException') {
-      return { finding: finding('fail', 'account', 'the AWS credentials have expired', 'refresh them: `aws sso login`, or new keys or session token') };
+      return {
+        finding: finding(
+          'fail',
+          'account',
+          'the AWS credentials have expired',
+          'refresh them: `aws sso login`, or new keys or session token',
+        ),
+      };
     }
     if (name === 'InvalidClientTokenId' || name === 'SignatureDoesNotMatch') {
-      return { finding: finding('fail', 'account', `STS in ${region} rejects the credentials (${name}): a wrong or deleted key, or ${region} is an opt-in region not enabled for the account`, 'check the key, or enable the region in the account settings') };
+      return {
+        finding: finding(
+          'fail',
+          'account',
+          `STS in ${region} rejects the credentials (${name}): a wrong or deleted key, or ${region} is an opt-in region not enabled for the account`,
+          'check the key, or enable the region in the account settings',
+        ),
+      };
     }
-    if (isUnreachable(error)) return { finding: finding('fail', 'account', `cannot reach STS in ${region} (${describeError(error)}): no network, or no region ${region}`, 'check the connection and the region name (AWS_REGION, --region)') };
+    if (isUnreachable(error))
+      return {
+        finding: finding(
+          'fail',
+          'account',
+          `cannot reach STS in ${region} (${describeError(error)}): no network, or no region ${region}`,
+          'check the connection and the region name (AWS_REGION, --region)',
+        ),
+      };
     return { finding: finding('fail', 'account', `STS GetCallerIdentity failed: ${describeError(error)}`) };
   }
 };
@@ -98,7 +148,13 @@ const isBroken = (status: string) => status.endsWith('_FAILED') || status === 'R
  * (what CloudFormation checks on deploy) is at least what the app's synth requires, and the toolkit
  * stack is not broken or busy. Its `BootstrapVersion` output stands in when SSM may not be read.
  */
-export const checkBootstrap = async (ssm: SSMClient, cfn: CloudFormationClient, assembly: Assembly, toolkitStackName: string, target: Target): Promise<Finding> => {
+export const checkBootstrap = async (
+  ssm: SSMClient,
+  cfn: CloudFormationClient,
+  assembly: Assembly,
+  toolkitStackName: string,
+  target: Target,
+): Promise<Finding> => {
   const required = assembly.requiredBootstrapVersion;
   const parameter = assembly.bootstrapParameter;
   const [fromParameter, toolkit] = await Promise.allSettled([
@@ -113,28 +169,56 @@ export const checkBootstrap = async (ssm: SSMClient, cfn: CloudFormationClient, 
   ]);
   const stack = toolkit.status === 'fulfilled' ? toolkit.value : undefined;
   const status = stack?.StackStatus ?? '';
-  if (stack && isBusy(status)) return finding('fail', 'bootstrap', `${toolkitStackName} is ${status}`, 'wait for it to finish, then run preflight again');
-  if (stack && isBroken(status)) return finding('fail', 'bootstrap', `${toolkitStackName} is ${status}`, `${bootstrapFix(target)} (or, if that fails, delete ${toolkitStackName} and its staging bucket, then bootstrap again)`);
+  if (stack && isBusy(status))
+    return finding('fail', 'bootstrap', `${toolkitStackName} is ${status}`, 'wait for it to finish, then run preflight again');
+  if (stack && isBroken(status))
+    return finding(
+      'fail',
+      'bootstrap',
+      `${toolkitStackName} is ${status}`,
+      `${bootstrapFix(target)} (or, if that fails, delete ${toolkitStackName} and its staging bucket, then bootstrap again)`,
+    );
 
   let raw: string | undefined;
   if (fromParameter.status === 'fulfilled') {
     raw = fromParameter.value;
     if (raw === undefined) {
       return stack
-        ? finding('fail', 'bootstrap', `${toolkitStackName} exists but ${parameter} does not: it was bootstrapped with another qualifier`, bootstrapFix(target))
-        : finding('fail', 'bootstrap', `${target.region} is not bootstrapped for the CDK (no SSM parameter ${parameter})`, bootstrapFix(target));
+        ? finding(
+            'fail',
+            'bootstrap',
+            `${toolkitStackName} exists but ${parameter} does not: it was bootstrapped with another qualifier`,
+            bootstrapFix(target),
+          )
+        : finding(
+            'fail',
+            'bootstrap',
+            `${target.region} is not bootstrapped for the CDK (no SSM parameter ${parameter})`,
+            bootstrapFix(target),
+          );
     }
   } else {
     raw = stack?.Outputs?.find((o) => o.OutputKey === 'BootstrapVersion')?.OutputValue;
     if (raw === undefined && toolkit.status === 'fulfilled' && !stack) {
-      return finding('fail', 'bootstrap', `${target.region} is not bootstrapped for the CDK (no ${toolkitStackName} stack)`, bootstrapFix(target));
+      return finding(
+        'fail',
+        'bootstrap',
+        `${target.region} is not bootstrapped for the CDK (no ${toolkitStackName} stack)`,
+        bootstrapFix(target),
+      );
     }
     if (raw === undefined) return notChecked('bootstrap', `ssm:GetParameter on ${parameter}`, fromParameter.reason);
   }
   const version = Number(raw);
-  if (!Number.isInteger(version)) return finding('fail', 'bootstrap', `${parameter} holds ${JSON.stringify(raw)}, not a version`, bootstrapFix(target));
+  if (!Number.isInteger(version))
+    return finding('fail', 'bootstrap', `${parameter} holds ${JSON.stringify(raw)}, not a version`, bootstrapFix(target));
   if (version < required) {
-    return finding('fail', 'bootstrap', `bootstrap version ${version} in ${target.region}, but this app needs ${required} or later: CloudFormation rejects the templates`, `${bootstrapFix(target)} (upgrades it in place)`);
+    return finding(
+      'fail',
+      'bootstrap',
+      `bootstrap version ${version} in ${target.region}, but this app needs ${required} or later: CloudFormation rejects the templates`,
+      `${bootstrapFix(target)} (upgrades it in place)`,
+    );
   }
   return finding('ok', 'bootstrap', `version ${version} in ${target.region} (this app needs ${required} or later)`);
 };
@@ -192,21 +276,48 @@ export const checkStacks = (deployed: readonly Deployed[], assembly: Assembly, t
     if (stack.state === 'absent') return [finding('ok', check, 'not deployed yet: cdk deploy creates it')];
     const { status } = stack;
     const why = stack.reason ? ` (${stack.reason})` : '';
-    if (isBusy(status)) return [finding('fail', check, `is ${status}: a deploy now fails`, `wait for it to finish: ${cli('describe-stacks')}`)];
+    if (isBusy(status))
+      return [finding('fail', check, `is ${status}: a deploy now fails`, `wait for it to finish: ${cli('describe-stacks')}`)];
     if (status === 'ROLLBACK_COMPLETE') {
-      return [finding('warn', check, 'its first create failed and rolled back (ROLLBACK_COMPLETE): cdk deploy deletes it and creates it again; the resources it retained stay behind, unused', `see why it failed: ${cli('describe-stack-events')}`)];
+      return [
+        finding(
+          'warn',
+          check,
+          'its first create failed and rolled back (ROLLBACK_COMPLETE): cdk deploy deletes it and creates it again; the resources it retained stay behind, unused',
+          `see why it failed: ${cli('describe-stack-events')}`,
+        ),
+      ];
     }
-    if (status === 'UPDATE_ROLLBACK_FAILED') return [finding('fail', check, `is UPDATE_ROLLBACK_FAILED${why}: it takes no update`, cli('continue-update-rollback'))];
-    if (status.endsWith('_FAILED')) return [finding('fail', check, `is ${status}${why}`, `see the events (${cli('describe-stack-events')}) and delete it: ${cli('delete-stack')}`)];
+    if (status === 'UPDATE_ROLLBACK_FAILED')
+      return [finding('fail', check, `is UPDATE_ROLLBACK_FAILED${why}: it takes no update`, cli('continue-update-rollback'))];
+    if (status.endsWith('_FAILED'))
+      return [
+        finding(
+          'fail',
+          check,
+          `is ${status}${why}`,
+          `see the events (${cli('describe-stack-events')}) and delete it: ${cli('delete-stack')}`,
+        ),
+      ];
 
     const next = assembly.stacks.find((s) => s.name === stack.name)?.template.Resources ?? {};
     if (!stack.template) {
-      return [finding('ok', check, `${status}: cdk deploy updates it`), ...(stack.templateError === undefined ? [] : [notChecked(check, 'cloudformation:GetTemplate', stack.templateError)])];
+      return [
+        finding('ok', check, `${status}: cdk deploy updates it`),
+        ...(stack.templateError === undefined ? [] : [notChecked(check, 'cloudformation:GetTemplate', stack.templateError)]),
+      ];
     }
-    const dropped = Object.entries(stack.template.Resources ?? {}).filter(([id, resource]) => RETAINING.has(resource.DeletionPolicy ?? '') && !(id in next));
+    const dropped = Object.entries(stack.template.Resources ?? {}).filter(
+      ([id, resource]) => RETAINING.has(resource.DeletionPolicy ?? '') && !(id in next),
+    );
     if (dropped.length === 0) return [finding('ok', check, `${status}: cdk deploy updates it`)];
     return dropped.map(([id, resource]) =>
-      finding('fail', check, `this deploy removes ${id} (${resource.Type}, DeletionPolicy ${resource.DeletionPolicy}) from the stack: CloudFormation keeps it, and the app stops using it and its data`, 'move it into its new stack first (docs/operations.md, upgrade); do not deploy until then'),
+      finding(
+        'fail',
+        check,
+        `this deploy removes ${id} (${resource.Type}, DeletionPolicy ${resource.DeletionPolicy}) from the stack: CloudFormation keeps it, and the app stops using it and its data`,
+        'move it into its new stack first (docs/operations.md, upgrade); do not deploy until then',
+      ),
     );
   });
 
@@ -216,7 +327,12 @@ export const checkStacks = (deployed: readonly Deployed[], assembly: Assembly, t
  * when the same functions are updated, so they count as free. A quota below the minimum is a new
  * account's: everything shares a handful of instances.
  */
-export const checkConcurrency = async (lambda: LambdaClient, assembly: Assembly, deployed: readonly Deployed[], target: Target): Promise<Finding[]> => {
+export const checkConcurrency = async (
+  lambda: LambdaClient,
+  assembly: Assembly,
+  deployed: readonly Deployed[],
+  target: Target,
+): Promise<Finding[]> => {
   let limit: AccountLimit | undefined;
   try {
     limit = (await lambda.send(new GetAccountSettingsCommand({}))).AccountLimit;
@@ -226,7 +342,10 @@ export const checkConcurrency = async (lambda: LambdaClient, assembly: Assembly,
   const quota = limit?.ConcurrentExecutions ?? 0;
   const unreserved = limit?.UnreservedConcurrentExecutions ?? quota;
   const wanted = assembly.stacks.reduce((sum, stack) => sum + reservedConcurrency(stack.template), 0);
-  const held = deployed.reduce((sum, stack) => sum + (stack.state === 'present' && stack.template ? reservedConcurrency(stack.template) : 0), 0);
+  const held = deployed.reduce(
+    (sum, stack) => sum + (stack.state === 'present' && stack.template ? reservedConcurrency(stack.template) : 0),
+    0,
+  );
   const unknownHeld = deployed.some((stack) => stack.state === 'present' && !stack.template);
   const left = unreserved + held - wanted;
   const raise = (needed: number) =>
@@ -236,15 +355,33 @@ export const checkConcurrency = async (lambda: LambdaClient, assembly: Assembly,
   if (wanted === 0) {
     findings.push(finding('ok', 'concurrency', `the stacks reserve none; account quota ${quota}, ${unreserved} unreserved`));
   } else if (left >= UNRESERVED_MINIMUM) {
-    findings.push(finding('ok', 'concurrency', `the stacks reserve ${wanted} of the account's ${quota}, leaving ${left} unreserved (Lambda keeps at least ${UNRESERVED_MINIMUM})`));
+    findings.push(
+      finding(
+        'ok',
+        'concurrency',
+        `the stacks reserve ${wanted} of the account's ${quota}, leaving ${left} unreserved (Lambda keeps at least ${UNRESERVED_MINIMUM})`,
+      ),
+    );
   } else {
     const unsure = unknownHeld ? ' (counting nothing for the deployed stack, whose template could not be read)' : '';
     findings.push(
-      finding('fail', 'concurrency', `the stacks reserve ${wanted} and Lambda keeps ${UNRESERVED_MINIMUM} unreserved, but the account has only ${unreserved + held} to give (quota ${quota}): the deploy fails and rolls back${unsure}`, `deploy without -c reservedConcurrency=true, or raise the quota: ${raise(quota + UNRESERVED_MINIMUM - left)}`),
+      finding(
+        'fail',
+        'concurrency',
+        `the stacks reserve ${wanted} and Lambda keeps ${UNRESERVED_MINIMUM} unreserved, but the account has only ${unreserved + held} to give (quota ${quota}): the deploy fails and rolls back${unsure}`,
+        `deploy without -c reservedConcurrency=true, or raise the quota: ${raise(quota + UNRESERVED_MINIMUM - left)}`,
+      ),
     );
   }
   if (quota < UNRESERVED_MINIMUM) {
-    findings.push(finding('warn', 'quota', `Lambda concurrency quota ${quota} in ${target.region} (a new account's): every function of the account shares ${quota} instances at once, and requests beyond them are throttled`, raise(DEFAULT_CONCURRENCY_QUOTA)));
+    findings.push(
+      finding(
+        'warn',
+        'quota',
+        `Lambda concurrency quota ${quota} in ${target.region} (a new account's): every function of the account shares ${quota} instances at once, and requests beyond them are throttled`,
+        raise(DEFAULT_CONCURRENCY_QUOTA),
+      ),
+    );
   }
   return findings;
 };
@@ -260,20 +397,58 @@ const checkSesAccount = async (ses: SESv2Client, target: Target, sending: boolea
   try {
     account = await ses.send(new GetAccountCommand({}));
   } catch (error) {
-    if (isUnreachable(error)) return [finding(sending ? 'fail' : 'warn', 'ses', `cannot reach SES in ${target.region} (${describeError(error)}): it may not be offered there`, 'deploy to a region with SES (see the AWS Regional Services list)')];
+    if (isUnreachable(error))
+      return [
+        finding(
+          sending ? 'fail' : 'warn',
+          'ses',
+          `cannot reach SES in ${target.region} (${describeError(error)}): it may not be offered there`,
+          'deploy to a region with SES (see the AWS Regional Services list)',
+        ),
+      ];
     return [notChecked('ses', 'ses:GetAccount', error)];
   }
   if (!sending) return [];
   const findings: Finding[] = [];
-  if (account.EnforcementStatus === 'SHUTDOWN') findings.push(finding('fail', 'ses', `AWS has shut down sending for the account in ${target.region} (enforcement status SHUTDOWN)`, 'open a case with AWS Support from the SES console\'s reputation page'));
-  else if (account.EnforcementStatus === 'PROBATION') findings.push(finding('warn', 'ses', `the account is on probation in ${target.region} (bounce or complaint rate too high)`, 'see the SES console\'s reputation page'));
+  if (account.EnforcementStatus === 'SHUTDOWN')
+    findings.push(
+      finding(
+        'fail',
+        'ses',
+        `AWS has shut down sending for the account in ${target.region} (enforcement status SHUTDOWN)`,
+        "open a case with AWS Support from the SES console's reputation page",
+      ),
+    );
+  else if (account.EnforcementStatus === 'PROBATION')
+    findings.push(
+      finding(
+        'warn',
+        'ses',
+        `the account is on probation in ${target.region} (bounce or complaint rate too high)`,
+        "see the SES console's reputation page",
+      ),
+    );
   if (account.SendingEnabled === false) {
-    findings.push(finding('fail', 'ses', `sending is paused for the account in ${target.region}: every e-mail fails`, `aws sesv2 put-account-sending-attributes --sending-enabled --region ${target.region}`));
+    findings.push(
+      finding(
+        'fail',
+        'ses',
+        `sending is paused for the account in ${target.region}: every e-mail fails`,
+        `aws sesv2 put-account-sending-attributes --sending-enabled --region ${target.region}`,
+      ),
+    );
   }
   if (account.ProductionAccessEnabled === false) {
     const review = account.Details?.ReviewDetails;
     const pending = review?.Status === 'PENDING' ? `; production access requested (case ${review.CaseId ?? 'unknown'}), under review` : '';
-    findings.push(finding('warn', 'ses', `${target.region} is in the SES sandbox: mail reaches only verified addresses, ${sendsFor(account)}${pending}`, `request production access: ${SANDBOX_DOC}`));
+    findings.push(
+      finding(
+        'warn',
+        'ses',
+        `${target.region} is in the SES sandbox: mail reaches only verified addresses, ${sendsFor(account)}${pending}`,
+        `request production access: ${SANDBOX_DOC}`,
+      ),
+    );
   } else if (findings.length === 0) {
     findings.push(finding('ok', 'ses', `production access in ${target.region}, ${sendsFor(account)}`));
   }
@@ -281,7 +456,12 @@ const checkSesAccount = async (ses: SESv2Client, target: Target, sending: boolea
 };
 
 /** The identity the mailer sends through: verified (domains: by their DKIM records), or made by this deploy. */
-const checkIdentity = async (ses: SESv2Client, mail: Extract<MailOptions, { transport: 'ses' }>, deployed: readonly Deployed[], target: Target): Promise<Finding> => {
+const checkIdentity = async (
+  ses: SESv2Client,
+  mail: Extract<MailOptions, { transport: 'ses' }>,
+  deployed: readonly Deployed[],
+  target: Target,
+): Promise<Finding> => {
   const { identity, createIdentity } = mail;
   const check = 'ses identity';
   const records = createIdentity
@@ -293,23 +473,52 @@ const checkIdentity = async (ses: SESv2Client, mail: Extract<MailOptions, { tran
   } catch (error) {
     if (error instanceof Error && error.name === 'NotFoundException') {
       return createIdentity
-        ? finding('warn', check, `${identity} is not in SES yet: the deploy creates it, and mail fails until SES sees its DKIM records`, `after cdk deploy, ${records}`)
-        : finding('fail', check, `${identity} is not an SES identity in ${target.region}: SES refuses its mail`, identity.includes('@') ? `aws sesv2 create-email-identity --email-identity ${identity} --region ${target.region}, then open the link SES mails to it` : `-c sesDomain=${identity} (the stack creates it), or create and verify it in SES`);
+        ? finding(
+            'warn',
+            check,
+            `${identity} is not in SES yet: the deploy creates it, and mail fails until SES sees its DKIM records`,
+            `after cdk deploy, ${records}`,
+          )
+        : finding(
+            'fail',
+            check,
+            `${identity} is not an SES identity in ${target.region}: SES refuses its mail`,
+            identity.includes('@')
+              ? `aws sesv2 create-email-identity --email-identity ${identity} --region ${target.region}, then open the link SES mails to it`
+              : `-c sesDomain=${identity} (the stack creates it), or create and verify it in SES`,
+          );
     }
     return notChecked(check, 'ses:GetEmailIdentity', error);
   }
-  const ours = deployed.some((stack) => stack.state === 'present' && stack.template && createdIdentities(stack.template).includes(identity));
+  const ours = deployed.some(
+    (stack) => stack.state === 'present' && stack.template && createdIdentities(stack.template).includes(identity),
+  );
   if (createIdentity && !ours) {
-    return finding('fail', check, `${identity} already exists in SES in ${target.region}, outside the stacks: creating it fails the deploy`, `-c sesIdentity=${identity} instead of -c sesDomain=${identity} (use the existing identity)`);
+    return finding(
+      'fail',
+      check,
+      `${identity} already exists in SES in ${target.region}, outside the stacks: creating it fails the deploy`,
+      `-c sesIdentity=${identity} instead of -c sesDomain=${identity} (use the existing identity)`,
+    );
   }
   const dkim = found.DkimAttributes;
   const isDomain = found.IdentityType !== 'EMAIL_ADDRESS';
   if (!found.VerifiedForSendingStatus) {
     const state = `verification ${found.VerificationStatus ?? 'unknown'}${isDomain ? `, DKIM ${dkim?.Status ?? 'unknown'}` : ''}`;
-    return finding(createIdentity ? 'warn' : 'fail', check, `${identity} is not verified for sending (${state}): SES refuses its mail`, isDomain ? records : `open the verification link SES mailed to ${identity}`);
+    return finding(
+      createIdentity ? 'warn' : 'fail',
+      check,
+      `${identity} is not verified for sending (${state}): SES refuses its mail`,
+      isDomain ? records : `open the verification link SES mailed to ${identity}`,
+    );
   }
   if (isDomain && (dkim?.Status !== 'SUCCESS' || dkim.SigningEnabled === false)) {
-    return finding('warn', check, `${identity} is verified, but DKIM is ${dkim?.SigningEnabled === false ? 'not signing' : (dkim?.Status ?? 'not set up')}: unsigned mail lands in spam more often`, records);
+    return finding(
+      'warn',
+      check,
+      `${identity} is verified, but DKIM is ${dkim?.SigningEnabled === false ? 'not signing' : (dkim?.Status ?? 'not set up')}: unsigned mail lands in spam more often`,
+      records,
+    );
   }
   return finding('ok', check, `${identity} is verified for sending${isDomain ? ', DKIM signing' : ''}`);
 };
@@ -322,7 +531,12 @@ const checkIdentity = async (ses: SESv2Client, mail: Extract<MailOptions, { tran
 export const checkMail = async (ses: SESv2Client, mail: MailOptions, deployed: readonly Deployed[], target: Target): Promise<Finding[]> => {
   if (mail.transport === 'log') {
     return [
-      finding('warn', 'mail', 'no mail settings: the stack deploys with the log transport, so invitations are logged, not e-mailed', '-c sesDomain=<your domain> (the stack creates the identity), or -c sesIdentity=<verified identity> [-c mailFrom=...]: README, Deploy'),
+      finding(
+        'warn',
+        'mail',
+        'no mail settings: the stack deploys with the log transport, so invitations are logged, not e-mailed',
+        '-c sesDomain=<your domain> (the stack creates the identity), or -c sesIdentity=<verified identity> [-c mailFrom=...]: README, Deploy',
+      ),
       ...(await checkSesAccount(ses, target, false)),
     ];
   }
@@ -334,4 +548,9 @@ export const checkMail = async (ses: SESv2Client, mail: MailOptions, deployed: r
 export const checkAlarms = (alarmEmail: string | undefined): Finding =>
   alarmEmail
     ? finding('ok', 'alarms', `alarms are e-mailed to ${alarmEmail} once the subscription AWS mails after the deploy is confirmed`)
-    : finding('warn', 'alarms', 'no -c alarmEmail: the alarms\' topic has no subscriber, so no alarm reaches anyone', '-c alarmEmail=ops@example.com, or subscribe to the topic yourself');
+    : finding(
+        'warn',
+        'alarms',
+        "no -c alarmEmail: the alarms' topic has no subscriber, so no alarm reaches anyone",
+        '-c alarmEmail=ops@example.com, or subscribe to the topic yourself',
+      );

@@ -31,7 +31,8 @@ const nameOf = (error: unknown): string => (error instanceof Error ? error.name 
 export const isAccessDenied = (error: unknown): boolean => ['AccessDenied', 'AccessDeniedException'].includes(nameOf(error));
 
 /** CloudFormation's answer for a stack name that has no live stack. */
-export const isMissingStack = (error: unknown): boolean => nameOf(error) === 'ValidationError' && /does not exist/.test((error as Error).message);
+export const isMissingStack = (error: unknown): boolean =>
+  nameOf(error) === 'ValidationError' && /does not exist/.test((error as Error).message);
 
 /** The SDK found no credentials at all (environment, profile, SSO, container, instance). */
 export const isNoCredentials = (error: unknown): boolean => nameOf(error) === 'CredentialsProviderError';
@@ -54,5 +55,10 @@ export const describeError = (error: unknown): string => {
  */
 export const notChecked = (check: string, permission: string, error: unknown): Finding =>
   isAccessDenied(error)
-    ? finding('warn', check, `not checked: access denied to ${permission}`, `allow ${permission} to these credentials (README, Deploy: what preflight needs)`)
+    ? finding(
+        'warn',
+        check,
+        `not checked: access denied to ${permission}`,
+        `allow ${permission} to these credentials (README, Deploy: what preflight needs)`,
+      )
     : finding('warn', check, `not checked: ${permission} failed: ${describeError(error)}`);

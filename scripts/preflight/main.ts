@@ -15,7 +15,18 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { App } from 'aws-cdk-lib';
 import { type DeployOptions, deployOptions } from '../../infra/options.ts';
 import { type Assembly, type CdkJson, type Context, readCdkJson, synthesize } from './assembly.ts';
-import { checkAccount, checkAlarms, checkBootstrap, checkConcurrency, checkCredentials, checkMail, checkRegion, checkStacks, readDeployedStacks, type RegionSource } from './checks.ts';
+import {
+  checkAccount,
+  checkAlarms,
+  checkBootstrap,
+  checkConcurrency,
+  checkCredentials,
+  checkMail,
+  checkRegion,
+  checkStacks,
+  readDeployedStacks,
+  type RegionSource,
+} from './checks.ts';
 import { describeError, type Finding, finding, formatFinding, type Target } from './findings.ts';
 
 export const USAGE = 'npm run preflight -- [-c key=value ...] [--region <region>] [--profile <profile>]';
@@ -93,7 +104,13 @@ export const awsClients = ({ region, profile }: ClientConfig): Clients => {
     maxAttempts: 2,
     requestHandler: new NodeHttpHandler({ connectionTimeout: 3000, requestTimeout: 10_000 }),
   };
-  return { sts: new STSClient(config), ssm: new SSMClient(config), cfn: new CloudFormationClient(config), lambda: new LambdaClient(config), ses: new SESv2Client(config) };
+  return {
+    sts: new STSClient(config),
+    ssm: new SSMClient(config),
+    cfn: new CloudFormationClient(config),
+    lambda: new LambdaClient(config),
+    ses: new SESv2Client(config),
+  };
 };
 
 /** The SDK's own lookup: AWS_REGION, then the profile's `region` in ~/.aws/config. */
@@ -166,14 +183,27 @@ export const main = async (argv: readonly string[], deps: Deps): Promise<number>
     try {
       assembly = await deps.synthesize(cdk, args.context, target);
     } catch (error) {
-      report(finding('fail', 'synth', `the app does not synthesize: ${error instanceof Error ? error.message : String(error)}`, 'npm run synth shows the whole error'));
+      report(
+        finding(
+          'fail',
+          'synth',
+          `the app does not synthesize: ${error instanceof Error ? error.message : String(error)}`,
+          'npm run synth shows the whole error',
+        ),
+      );
       return 1;
     }
 
     const [bootstrap, others] = await Promise.all([
       checkBootstrap(clients.ssm, clients.cfn, assembly, cdk.toolkitStackName, target),
-      readDeployedStacks(clients.cfn, assembly.stacks.map((stack) => stack.name)).then(async (deployed) => {
-        const [concurrency, mail] = await Promise.all([checkConcurrency(clients.lambda, assembly, deployed, target), checkMail(clients.ses, options.mail, deployed, target)]);
+      readDeployedStacks(
+        clients.cfn,
+        assembly.stacks.map((stack) => stack.name),
+      ).then(async (deployed) => {
+        const [concurrency, mail] = await Promise.all([
+          checkConcurrency(clients.lambda, assembly, deployed, target),
+          checkMail(clients.ses, options.mail, deployed, target),
+        ]);
         return [...checkStacks(deployed, assembly, target), ...concurrency, ...mail];
       }),
     ]);

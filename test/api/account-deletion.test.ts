@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { deleteAccount } from '../../lib/account-deletion.ts';
-import { verifyAccessToken } from '../../lib/auth/tokens.ts';
+import { claimsOf } from '../../lib/auth/session-items.ts';
 import { db } from '../../lib/db/service.ts';
 import { AppError } from '../../lib/errors.ts';
 import { pausedBeforeFirstWrite } from '../helpers/paused.ts';
@@ -50,7 +50,9 @@ describe('DELETE /api/auth/user', () => {
     await addMember(api, joined.slug, other, user, 'ADMIN');
     await addMember(api, joined.slug, other, member, 'MEMBER');
     const invitee = freshEmail('invitee');
-    expect((await api.call('POST', `/api/teams/${shared.slug}/invites`, { token: user.token, json: { email: invitee, role: 'MEMBER' } })).status).toBe(201);
+    expect(
+      (await api.call('POST', `/api/teams/${shared.slug}/invites`, { token: user.token, json: { email: invitee, role: 'MEMBER' } })).status,
+    ).toBe(201);
     const second = (await api.call('POST', '/api/auth/signin', { json: { email: user.email, password: user.password } })).body.data.session;
 
     const res = await deleteMe(user);
@@ -79,7 +81,9 @@ describe('DELETE /api/auth/user', () => {
     expect(invites.body.data[0]).toMatchObject({ email: invitee, invitedBy: null });
 
     // The address is free again: a new account, with a new id.
-    const again = await api.call('POST', '/api/auth/signup', { json: { email: user.email, password: 'another passphrase 99', firstName: 'New', lastName: 'Person' } });
+    const again = await api.call('POST', '/api/auth/signup', {
+      json: { email: user.email, password: 'another passphrase 99', firstName: 'New', lastName: 'Person' },
+    });
     expect(again.status).toBe(201);
     expect(again.body.data.session.user.id).not.toBe(user.uuid);
     expect((await api.call('GET', '/api/teams', { token: again.body.data.session.access_token })).body.data).toEqual([]);
@@ -94,7 +98,9 @@ describe('DELETE /api/auth/user', () => {
       const otherId = await addMember(api, team.slug, user, other, 'OWNER');
       const [deleted, demoted] = await Promise.all([
         deleteMe(user),
-        sleep(delay).then(() => api.call('PUT', `/api/teams/${team.slug}/members/${otherId}`, { token: other.token, json: { role: 'ADMIN' } })),
+        sleep(delay).then(() =>
+          api.call('PUT', `/api/teams/${team.slug}/members/${otherId}`, { token: other.token, json: { role: 'ADMIN' } }),
+        ),
       ]);
       // Both winning would leave the team without an owner; both losing (a conflict) is allowed.
       expect([deleted.status, demoted.status]).not.toEqual([200, 200]);
@@ -115,9 +121,16 @@ describe('DELETE /api/auth/user', () => {
     const otherId = await addMember(api, team.slug, user, other, 'OWNER');
     let demoted: number | undefined;
     const paused = pausedBeforeFirstWrite(async () => {
-      demoted = (await api.call('PUT', `/api/teams/${team.slug}/members/${otherId}`, { token: other.token, json: { role: 'ADMIN' } })).status;
+      demoted = (await api.call('PUT', `/api/teams/${team.slug}/members/${otherId}`, { token: other.token, json: { role: 'ADMIN' } }))
+        .status;
     });
-    const refused = await deleteAccount(paused, await verifyAccessToken(user.token), { currentPassword: user.password }, { ip: '127.0.0.1', userAgent: undefined }, new Date()).then(
+    const refused = await deleteAccount(
+      paused,
+      (await claimsOf(user.token)).claims,
+      { currentPassword: user.password },
+      { ip: '127.0.0.1', userAgent: undefined },
+      new Date(),
+    ).then(
       () => null,
       (error: unknown) => error,
     );
@@ -137,7 +150,13 @@ describe('DELETE /api/auth/user', () => {
       const res = await api.call('PUT', `/api/teams/${team.slug}/members/${userId}`, { token: other.token, json: { role: 'OWNER' } });
       expect(res.status).toBe(200);
     });
-    await deleteAccount(paused, await verifyAccessToken(user.token), { currentPassword: user.password }, { ip: '127.0.0.1', userAgent: undefined }, new Date());
+    await deleteAccount(
+      paused,
+      (await claimsOf(user.token)).claims,
+      { currentPassword: user.password },
+      { ip: '127.0.0.1', userAgent: undefined },
+      new Date(),
+    );
     // Deleted as an OWNER (the count follows), not as the ADMIN first read.
     expect(await ownersOf(team.id)).toEqual({ ownerCount: 1, owners: [other.uuid] });
   });

@@ -114,7 +114,12 @@ describe('GET /api/auth/user', () => {
   });
 
   it('is 401 with WWW-Authenticate without a valid token', async () => {
-    for (const headers of [{}, { authorization: 'Token' }, { authorization: 'Token not.a.jwt' }, { authorization: 'Basic dXNlcjpwYXNz' }] as Record<string, string>[]) {
+    for (const headers of [
+      {},
+      { authorization: 'Token' },
+      { authorization: 'Token not.a.jwt' },
+      { authorization: 'Basic dXNlcjpwYXNz' },
+    ] as Record<string, string>[]) {
       const res = await api.call('GET', '/api/auth/user', { headers });
       expect(res.status).toBe(401);
       expect(res.body.error.code).toBe('unauthorized');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { issueToken } from '../../lib/account-tokens.ts';
-import { verifyAccessToken } from '../../lib/auth/tokens.ts';
+import { claimsOf } from '../../lib/auth/session-items.ts';
 import { db } from '../../lib/db/service.ts';
 import { AppError } from '../../lib/errors.ts';
 import { acceptInvite } from '../../lib/invites.ts';
@@ -17,7 +17,8 @@ const change = (user: TestUser, email: string, currentPassword = user.password) 
 const verify = (token: string) => api.call('POST', '/api/auth/verify', { json: { token } });
 const me = (token: string) => api.call('GET', '/api/auth/user', { token });
 const signIn = (email: string, password = PASSWORD) => api.call('POST', '/api/auth/signin', { json: { email, password } });
-const signUpAs = (email: string) => api.call('POST', '/api/auth/signup', { json: { email, password: PASSWORD, firstName: 'Sam', lastName: 'Rival' } });
+const signUpAs = (email: string) =>
+  api.call('POST', '/api/auth/signup', { json: { email, password: PASSWORD, firstName: 'Sam', lastName: 'Rival' } });
 
 /** The confirmation token the mailer would make for the user's pending address (its current tokenEpoch). */
 const changeToken = async (user: TestUser): Promise<string> => {
@@ -27,7 +28,11 @@ const changeToken = async (user: TestUser): Promise<string> => {
 };
 
 const messagesTo = async (address: string) =>
-  (await db().entities.outboxMessage.scan.where((a, op) => op.eq(a.address, address)).go({ pages: 'all' })).data;
+  (
+    await db()
+      .entities.outboxMessage.scan.where((a, op) => op.eq(a.address, address))
+      .go({ pages: 'all' })
+  ).data;
 
 const ownerOf = async (email: string) => (await db().entities.emailClaim.get({ email }).go({ consistent: true })).data?.userUuid;
 
@@ -176,7 +181,7 @@ describe('invitations after an e-mail change', () => {
   /** The `email` claim of an access token (its signature was checked when it was issued; here only read). */
   const emailClaim = (token: string): string => JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).email;
 
-  it('an access token from before the change answers for the new address: the old address\'s invites are neither listed nor answerable', async () => {
+  it("an access token from before the change answers for the new address: the old address's invites are neither listed nor answerable", async () => {
     const [owner, user] = [await signUp(api, 'inviter'), await signUp(api, 'mover')];
     const before = user.token;
     const [toOld, toNew] = [await createTeam(api, owner), await createTeam(api, owner)];
@@ -197,16 +202,29 @@ describe('invitations after an e-mail change', () => {
     // ...but the invitations follow the account's address.
     const listed = await myInvites(before);
     expect(listed.map((i) => [i.email, i.team.slug])).toEqual([[next, toNew.slug]]);
-    for (const [method, action] of [['GET', ''], ['POST', '/accept'], ['POST', '/decline']] as const) {
-      expect(answer(await api.call(method, `/api/invites/${oldInvite?.uuid}${action}`, { token: before })), method + action).toBe('403 invite_email_mismatch');
+    for (const [method, action] of [
+      ['GET', ''],
+      ['POST', '/accept'],
+      ['POST', '/decline'],
+    ] as const) {
+      expect(answer(await api.call(method, `/api/invites/${oldInvite?.uuid}${action}`, { token: before })), method + action).toBe(
+        '403 invite_email_mismatch',
+      );
     }
-    const stored = (await db().entities.invite.get({ inviteUuid: oldInvite?.uuid ?? '' }).go({ consistent: true })).data;
+    const stored = (
+      await db()
+        .entities.invite.get({ inviteUuid: oldInvite?.uuid ?? '' })
+        .go({ consistent: true })
+    ).data;
     expect(stored?.status).toBe('PENDING');
     expect((await db().entities.membership.get({ teamId: toOld.id, userUuid: user.uuid }).go({ consistent: true })).data).toBeNull();
 
     // The new address's invite is the account's: readable and accepted with the same old token.
     const newInvite = listed[0]?.uuid;
-    expect((await api.call('GET', `/api/invites/${newInvite}`, { token: before })).body.data).toMatchObject({ email: next, team: { slug: toNew.slug } });
+    expect((await api.call('GET', `/api/invites/${newInvite}`, { token: before })).body.data).toMatchObject({
+      email: next,
+      team: { slug: toNew.slug },
+    });
     expect((await api.call('POST', `/api/invites/${newInvite}/accept`, { token: before })).status).toBe(200);
 
     // The old address's invite waits for whoever confirms that address next.
@@ -217,7 +235,7 @@ describe('invitations after an e-mail change', () => {
     expect((await myInvites(heirToken)).map((i) => i.uuid)).toEqual([oldInvite?.uuid]);
   });
 
-  it('a change confirmed between accept\'s read and its write: 403 invite_email_mismatch, nothing written', async () => {
+  it("a change confirmed between accept's read and its write: 403 invite_email_mismatch, nothing written", async () => {
     const [owner, user] = [await signUp(api, 'inviter'), await signUp(api, 'racer')];
     const team = await createTeam(api, owner);
     expect((await invite(owner, team.slug, user.email)).status).toBe(201);
@@ -228,7 +246,7 @@ describe('invitations after an e-mail change', () => {
     const paused = pausedBeforeFirstWrite(async () => {
       confirmed = (await verify(token)).status;
     });
-    const failed = await acceptInvite(paused, await verifyAccessToken(user.token), pending?.uuid ?? '', new Date()).then(
+    const failed = await acceptInvite(paused, (await claimsOf(user.token)).claims, pending?.uuid ?? '', new Date()).then(
       () => null,
       (error: unknown) => error,
     );
@@ -236,6 +254,12 @@ describe('invitations after an e-mail change', () => {
     expect(failed).toBeInstanceOf(AppError);
     expect((failed as AppError).code).toBe('invite_email_mismatch');
     expect((await db().entities.membership.get({ teamId: team.id, userUuid: user.uuid }).go({ consistent: true })).data).toBeNull();
-    expect((await db().entities.invite.get({ inviteUuid: pending?.uuid ?? '' }).go({ consistent: true })).data?.status).toBe('PENDING');
+    expect(
+      (
+        await db()
+          .entities.invite.get({ inviteUuid: pending?.uuid ?? '' })
+          .go({ consistent: true })
+      ).data?.status,
+    ).toBe('PENDING');
   });
 });

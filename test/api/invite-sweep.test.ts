@@ -55,7 +55,7 @@ const measured = async (call: () => Promise<Reply>): Promise<{ reply: Reply; que
 const allPages = async (first: string, token: string): Promise<{ ids: number[]; pages: number[] }> => {
   const ids: number[] = [];
   const pages: number[] = [];
-  for (let path: string | null = first; path; ) {
+  for (let path: string | null = first; path;) {
     const res = await api.call('GET', path, { token });
     expect(res.status).toBe(200);
     ids.push(...res.body.data.map((i: { id: number }) => i.id));
@@ -89,7 +89,9 @@ const seedExpired = async (count: number, of: (n: number) => { teamId: number; e
     };
   });
   for (let i = 0; i < items.length; i += 500) {
-    const { unprocessed } = await db().entities.invite.put(items.slice(i, i + 500)).go({ concurrency: 4 });
+    const { unprocessed } = await db()
+      .entities.invite.put(items.slice(i, i + 500))
+      .go({ concurrency: 4 });
     expect(unprocessed).toEqual([]);
   }
 };
@@ -107,16 +109,24 @@ describe('invite lists read only pending, unexpired rows', () => {
     ({ slug, id: teamId } = await createTeam(api, owner));
   });
 
-  it(`with ${HISTORY} expired invites of one team and ${HISTORY} of one e-mail, a page reads only the live rows once swept; order and paging as before`, async ({ annotate }) => {
+  it(`with ${HISTORY} expired invites of one team and ${HISTORY} of one e-mail, a page reads only the live rows once swept; order and paging as before`, async ({
+    annotate,
+  }) => {
     // Live invites: five of the team, three of the guest's e-mail (from three other teams).
     for (let n = 0; n < 5; n++) {
-      expect((await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: freshEmail(), role: 'MEMBER' } })).status).toBe(201);
+      expect(
+        (await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: freshEmail(), role: 'MEMBER' } }))
+          .status,
+      ).toBe(201);
     }
     const others: { slug: string; id: number }[] = [];
     for (let n = 0; n < 3; n++) {
       const other = await createTeam(api, owner);
       others.push(other);
-      expect((await api.call('POST', `/api/teams/${other.slug}/invites`, { token: owner.token, json: { email: guest.email, role: 'ADMIN' } })).status).toBe(201);
+      expect(
+        (await api.call('POST', `/api/teams/${other.slug}/invites`, { token: owner.token, json: { email: guest.email, role: 'ADMIN' } }))
+          .status,
+      ).toBe(201);
     }
     const teamList = () => api.call('GET', `/api/teams/${slug}/invites?limit=2`, { token: owner.token });
     const myList = () => api.call('GET', '/api/invites?limit=2', { token: guest.token });
@@ -166,16 +176,21 @@ describe('invite lists read only pending, unexpired rows', () => {
   it('a swept invite still answers 410 to its addressee, 404 to the team, and comes back on re-invite or resend', async () => {
     const [a, b] = [await signUp(api), await signUp(api)];
     for (const user of [a, b]) {
-      expect((await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: user.email, role: 'ADMIN' } })).status).toBe(201);
+      expect(
+        (await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: user.email, role: 'ADMIN' } })).status,
+      ).toBe(201);
     }
     const mine = async (user: TestUser) =>
-      (await api.call('GET', '/api/invites', { token: user.token })).body.data.find((i: { team: { slug: string } }) => i.team.slug === slug);
+      (await api.call('GET', '/api/invites', { token: user.token })).body.data.find(
+        (i: { team: { slug: string } }) => i.team.slug === slug,
+      );
     const [ia, ib] = [await mine(a), await mine(b)];
     await expireInvite(ia.uuid);
     await expireInvite(ib.uuid);
     const swept = await sweepAll();
     expect(swept.expired).toBeGreaterThanOrEqual(2);
-    for (const i of [ia, ib]) expect((await db().entities.invite.get({ inviteUuid: i.uuid }).go({ consistent: true })).data?.status).toBe('EXPIRED');
+    for (const i of [ia, ib])
+      expect((await db().entities.invite.get({ inviteUuid: i.uuid }).go({ consistent: true })).data?.status).toBe('EXPIRED');
 
     const answer = async (method: string, path: string, token: string) => {
       const res = await api.call(method, path, { token });
@@ -188,13 +203,20 @@ describe('invite lists read only pending, unexpired rows', () => {
     expect(await answer('GET', `/api/teams/${slug}/invites/${ia.id}`, owner.token)).toBe('404 not_found');
     expect(await answer('DELETE', `/api/teams/${slug}/invites/${ia.id}`, owner.token)).toBe('404 not_found');
     expect(await mine(a)).toBeUndefined();
-    const listed = (await api.call('GET', `/api/teams/${slug}/invites?limit=1000`, { token: owner.token })).body.data.map((i: { uuid: string }) => i.uuid);
+    const listed = (await api.call('GET', `/api/teams/${slug}/invites?limit=1000`, { token: owner.token })).body.data.map(
+      (i: { uuid: string }) => i.uuid,
+    );
     expect(listed).not.toContain(ia.uuid);
 
     // Re-invite revives a's invite; resend revives b's: same invites, PENDING again, listed, with a new expiry.
-    expect((await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: a.email, role: 'MEMBER' } })).status).toBe(201);
+    expect(
+      (await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: a.email, role: 'MEMBER' } })).status,
+    ).toBe(201);
     expect(await answer('POST', `/api/teams/${slug}/invites/${ib.id}/resend`, owner.token)).toBe('200 undefined');
-    for (const [user, i, role] of [[a, ia, 'MEMBER'], [b, ib, 'ADMIN']] as const) {
+    for (const [user, i, role] of [
+      [a, ia, 'MEMBER'],
+      [b, ib, 'ADMIN'],
+    ] as const) {
       const back = await mine(user);
       expect(back).toMatchObject({ uuid: i.uuid, id: i.id, status: 'PENDING', role });
       expect(Date.parse(back.expiresAt)).toBeGreaterThan(Date.now() + 6 * DAY);
@@ -212,11 +234,17 @@ describe('invite lists read only pending, unexpired rows', () => {
   it('sweeps only PENDING invites that expired: ended, renewed and unexpired ones keep their state', async () => {
     const users = [await signUp(api), await signUp(api), await signUp(api)];
     for (const user of users) {
-      expect((await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: user.email, role: 'MEMBER' } })).status).toBe(201);
+      expect(
+        (await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: user.email, role: 'MEMBER' } })).status,
+      ).toBe(201);
     }
     const uuids: string[] = [];
     for (const user of users) {
-      uuids.push((await api.call('GET', '/api/invites', { token: user.token })).body.data.find((i: { team: { slug: string } }) => i.team.slug === slug).uuid);
+      uuids.push(
+        (await api.call('GET', '/api/invites', { token: user.token })).body.data.find(
+          (i: { team: { slug: string } }) => i.team.slug === slug,
+        ).uuid,
+      );
     }
     const [declined, live, expired] = uuids as [string, string, string];
     expect((await api.call('POST', `/api/invites/${declined}/decline`, { token: (users[0] as TestUser).token })).status).toBe(200);
@@ -229,7 +257,9 @@ describe('invite lists read only pending, unexpired rows', () => {
   it('a run is bounded: out of time it stops where it is, and the next run goes on from its watermark', async () => {
     const before = (await db().entities.inviteSweep.get({}).go({ consistent: true })).data;
     const user = await signUp(api);
-    expect((await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: user.email, role: 'MEMBER' } })).status).toBe(201);
+    expect(
+      (await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: user.email, role: 'MEMBER' } })).status,
+    ).toBe(201);
     const uuid = (await api.call('GET', '/api/invites', { token: user.token })).body.data[0].uuid;
     await expireInvite(uuid);
     const stopped = await sweepExpiredInvites(db(), new Date(), () => false);

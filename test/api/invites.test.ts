@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyAccessToken } from '../../lib/auth/tokens.ts';
+import { claimsOf } from '../../lib/auth/session-items.ts';
 import { db } from '../../lib/db/service.ts';
 import { AppError } from '../../lib/errors.ts';
 import { acceptInvite, deleteInvite } from '../../lib/invites.ts';
@@ -186,7 +186,11 @@ describe('invites', () => {
     expect(again).toMatchObject({ uuid: pending.uuid, role: 'ADMIN' });
     expect(Date.parse(again.expiresAt)).toBeGreaterThan(Date.now() + 6 * DAY);
     // The invite, the re-invite-free resend: each wrote one outbox message for the mailer.
-    const messages = (await db().entities.outboxMessage.scan.where((a, op) => op.eq(a.inviteUuid, pending.uuid)).go()).data;
+    const messages = (
+      await db()
+        .entities.outboxMessage.scan.where((a, op) => op.eq(a.inviteUuid, pending.uuid))
+        .go()
+    ).data;
     expect(messages.map((m) => [m.kind, m.status])).toEqual([
       ['invitation', 'PENDING'],
       ['invitation', 'PENDING'],
@@ -215,7 +219,11 @@ describe('invites', () => {
     await invite(owner, slug, guest.email);
     const pending = await pendingFor(api, guest, slug);
     await api.call('POST', `/api/invites/${pending.uuid}/decline`, { token: guest.token });
-    const messages = (await db().entities.outboxMessage.scan.where((a, op) => op.eq(a.inviteUuid, pending.uuid)).go()).data;
+    const messages = (
+      await db()
+        .entities.outboxMessage.scan.where((a, op) => op.eq(a.inviteUuid, pending.uuid))
+        .go()
+    ).data;
     expect(messages.map((m) => m.kind).sort()).toEqual(['declined', 'invitation']);
   });
 
@@ -305,7 +313,7 @@ describe('accept without the team item, and invites of a deleted team', () => {
     expect(members.body.data).toHaveLength(25);
   });
 
-  it('a deleted team\'s invite answers 404 on accept, decline and preview, whatever the cleanup has reached', async () => {
+  it("a deleted team's invite answers 404 on accept, decline and preview, whatever the cleanup has reached", async () => {
     const [owner, guest, stranger] = [await signUp(api), await signUp(api), await signUp(api)];
     const { slug, id: teamId } = await createTeam(api, owner);
     await invite(owner, slug, guest.email);
@@ -347,7 +355,11 @@ describe('accept without the team item, and invites of a deleted team', () => {
     expect((await api.call('POST', `/api/invites/${pending.uuid}/decline`, { token: guest.token })).status).toBe(200);
     await db().entities.team.delete({ teamId }).go();
     const res = await api.call('POST', `/api/invites/${pending.uuid}/accept`, { token: guest.token });
-    expect([res.status, res.body.error.code, res.body.error.message]).toEqual([404, 'not_found', 'The team of this invite no longer exists.']);
+    expect([res.status, res.body.error.code, res.body.error.message]).toEqual([
+      404,
+      'not_found',
+      'The team of this invite no longer exists.',
+    ]);
   });
 
   it('a revoke that reads an invite a resend then renews revokes it as renewed (200), not 404', async () => {
@@ -359,19 +371,19 @@ describe('accept without the team item, and invites of a deleted team', () => {
     const paused = pausedBeforeFirstWrite(async () => {
       resent = (await api.call('POST', `/api/teams/${slug}/invites/${pending.id}/resend`, { token: owner.token })).status;
     });
-    await deleteInvite(paused, await verifyAccessToken(owner.token), slug, pending.id, new Date());
+    await deleteInvite(paused, (await claimsOf(owner.token)).claims, slug, pending.id, new Date());
     expect(resent).toBe(200);
     expect((await db().entities.invite.get({ inviteUuid: pending.uuid }).go({ consistent: true })).data?.status).toBe('REVOKED');
   });
 
   /** Accepts as `guest` through the use case, with `meanwhile` run between its read and its write. */
   const acceptWith = async (guest: TestUser, uuid: string, meanwhile: () => Promise<void>) =>
-    acceptInvite(pausedBeforeFirstWrite(meanwhile), await verifyAccessToken(guest.token), uuid, new Date()).then(
+    acceptInvite(pausedBeforeFirstWrite(meanwhile), (await claimsOf(guest.token)).claims, uuid, new Date()).then(
       () => null,
       (error: unknown) => error,
     );
 
-  it('an account deleted between accept\'s read and its write gets no membership (401, nothing written)', async () => {
+  it("an account deleted between accept's read and its write gets no membership (401, nothing written)", async () => {
     const [owner, guest] = [await signUp(api), await signUp(api)];
     const { slug, id: teamId } = await createTeam(api, owner);
     await invite(owner, slug, guest.email);
@@ -385,7 +397,7 @@ describe('accept without the team item, and invites of a deleted team', () => {
     expect((await db().entities.invite.get({ inviteUuid: pending.uuid }).go({ consistent: true })).data?.status).toBe('PENDING');
   });
 
-  it('a team deleted between accept\'s read and its write: the OWNER accept fails on the team, the others on the claim (404, nothing written)', async () => {
+  it("a team deleted between accept's read and its write: the OWNER accept fails on the team, the others on the claim (404, nothing written)", async () => {
     for (const role of ['OWNER', 'MEMBER']) {
       const [owner, guest] = [await signUp(api), await signUp(api)];
       const { slug, id: teamId } = await createTeam(api, owner);
@@ -397,7 +409,10 @@ describe('accept without the team item, and invites of a deleted team', () => {
         if (role !== 'OWNER') await db().entities.pendingInvite.delete({ teamId, email: guest.email }).go();
       });
       expect(failed, role).toBeInstanceOf(AppError);
-      expect([(failed as AppError).code, (failed as AppError).message], role).toEqual(['not_found', 'The team of this invite no longer exists.']);
+      expect([(failed as AppError).code, (failed as AppError).message], role).toEqual([
+        'not_found',
+        'The team of this invite no longer exists.',
+      ]);
       expect((await db().entities.membership.get({ teamId, userUuid: guest.uuid }).go({ consistent: true })).data, role).toBeNull();
       expect((await db().entities.invite.get({ inviteUuid: pending.uuid }).go({ consistent: true })).data?.status, role).toBe('PENDING');
     }

@@ -17,17 +17,52 @@ const api = useApi();
 
 /** The keys of CONTRACT.md's envelope, session, user, team, member, membership and invite views. */
 const ALLOWED_KEYS = new Set([
-  'data', 'error', 'code', 'message', 'fields',
-  'session', 'access_token', 'token_type', 'expires_in', 'expires_at', 'refresh_token', 'user',
-  'id', 'aud', 'role', 'email', 'email_confirmed_at', 'confirmed_at', 'new_email', 'last_sign_in_at', 'app_metadata', 'provider', 'providers', 'user_metadata', 'created_at', 'updated_at',
-  'name', 'slug', 'logo', 'createdAt', 'updatedAt',
-  'userId', 'teamId', 'firstName', 'lastName',
-  'uuid', 'team', 'status', 'invitedBy', 'expiresAt',
+  'data',
+  'error',
+  'code',
+  'message',
+  'fields',
+  'session',
+  'access_token',
+  'token_type',
+  'expires_in',
+  'expires_at',
+  'refresh_token',
+  'user',
+  'id',
+  'aud',
+  'role',
+  'email',
+  'email_confirmed_at',
+  'confirmed_at',
+  'new_email',
+  'last_sign_in_at',
+  'app_metadata',
+  'provider',
+  'providers',
+  'user_metadata',
+  'created_at',
+  'updated_at',
+  'name',
+  'slug',
+  'logo',
+  'createdAt',
+  'updatedAt',
+  'userId',
+  'teamId',
+  'firstName',
+  'lastName',
+  'uuid',
+  'team',
+  'status',
+  'invitedBy',
+  'expiresAt',
 ]);
 /** `error.fields` is keyed by request field names. */
 const FIELD_NAMES = new Set(['(body)', 'email', 'password', 'firstName', 'lastName', 'name', 'slug', 'role', 'limit', 'cursor']);
 /** Storage internals (none is allowed anywhere): named so that a leak says what it is. */
-const INTERNAL_KEYS = /^(pk|sk|gsi\d+(pk|sk)|__edb_.*|passwordHash|tokenHash|ttl|userUuid|invitedByUuid|inviteUuid|inviteId|memberId|ownerCount|memberCount|password)$/;
+const INTERNAL_KEYS =
+  /^(pk|sk|gsi\d+(pk|sk)|__edb_.*|passwordHash|tokenHash|ttl|userUuid|invitedByUuid|inviteUuid|inviteId|memberId|ownerCount|memberCount|password)$/;
 
 const violations: string[] = [];
 const keysSeen = new Set<string>();
@@ -92,7 +127,13 @@ const signUpAs = async (email: string): Promise<{ res: Reply; user?: TestUser }>
   const res = await api.call('POST', '/api/auth/signup', { json: { email, password, firstName: 'Named', lastName: 'Tester' } });
   if (res.status !== 201) return { res };
   const session = res.body.data.session;
-  const user = { email: session.user.email, password, token: session.access_token, refreshToken: session.refresh_token, uuid: session.user.id };
+  const user = {
+    email: session.user.email,
+    password,
+    token: session.access_token,
+    refreshToken: session.refresh_token,
+    uuid: session.user.id,
+  };
   // Confirmed, as its owner would: an unconfirmed address may not see or answer invitations at all.
   await confirm(api, user);
   return { res, user };
@@ -406,7 +447,11 @@ describe('D1 team update ignores extra fields', () => {
     expect(omit(storedAfter, 'name', 'slug', 'updatedAt')).toEqual(omit(storedBefore, 'name', 'slug', 'updatedAt'));
     // ownerCount is really still 1: the sole owner cannot step down.
     const self = must(await memberNamed(newSlug, oA, oA), 'oA');
-    expectError(await api.call('PUT', `/api/teams/${newSlug}/members/${self.id}`, { token: oA.token, json: { role: 'ADMIN' } }), 409, 'last_owner');
+    expectError(
+      await api.call('PUT', `/api/teams/${newSlug}/members/${self.id}`, { token: oA.token, json: { role: 'ADMIN' } }),
+      409,
+      'last_owner',
+    );
   });
 });
 
@@ -472,7 +517,10 @@ describe('D3 invite creation ignores extra fields', () => {
     expectOk(res, 201);
     expect(res.body.data).toEqual({});
 
-    const created = must((await teamInvites(A.slug, oA)).find((i) => i.email === email), 'the new invite');
+    const created = must(
+      (await teamInvites(A.slug, oA)).find((i) => i.email === email),
+      'the new invite',
+    );
     const aARow = must(await memberNamed(A.slug, oA, aA), 'aA');
     expect(created).toMatchObject({ teamId: A.id, team: { id: A.id, slug: A.slug }, role: 'MEMBER', status: 'PENDING' });
     expect(created.invitedBy).toEqual({ id: aARow.userId, email: aA.email, firstName: 'aa', lastName: 'Tester' });
@@ -561,7 +609,12 @@ describe('D6 prototype pollution', () => {
     const refused = await sendRaw('POST', `/api/teams/${t.slug}/invites`, aA.token, `{"email":"${missing}","__proto__":{"role":"OWNER"}}`);
     expectError(refused, 422, 'validation_failed');
     const ignored = freshEmail('d6');
-    const created = await sendRaw('POST', `/api/teams/${t.slug}/invites`, aA.token, `{"email":"${ignored}","role":"MEMBER","__proto__":{"role":"OWNER"}}`);
+    const created = await sendRaw(
+      'POST',
+      `/api/teams/${t.slug}/invites`,
+      aA.token,
+      `{"email":"${ignored}","role":"MEMBER","__proto__":{"role":"OWNER"}}`,
+    );
     expectOk(created, 201);
     const emails = new Map((await teamInvites(t.slug, oA)).map((i) => [i.email, i.role]));
     expect(emails.has(missing)).toBe(false);
@@ -570,7 +623,12 @@ describe('D6 prototype pollution', () => {
 
   it('team update with name and slug only under __proto__ is refused (422), the team unchanged', async () => {
     const before = await api.call('GET', `/api/teams/${t.slug}`, { token: oA.token });
-    const res = await sendRaw('PUT', `/api/teams/${t.slug}`, oA.token, `{"__proto__":{"name":"Polluted","slug":"${freshSlug('polluted')}"}}`);
+    const res = await sendRaw(
+      'PUT',
+      `/api/teams/${t.slug}`,
+      oA.token,
+      `{"__proto__":{"name":"Polluted","slug":"${freshSlug('polluted')}"}}`,
+    );
     expectError(res, 422, 'validation_failed');
     expect(Object.keys(res.body.error.fields).sort()).toEqual(['name', 'slug']);
     expect((await api.call('GET', `/api/teams/${t.slug}`, { token: oA.token })).body.data).toEqual(before.body.data);
@@ -578,7 +636,12 @@ describe('D6 prototype pollution', () => {
 
   it('team creation and sign-up ignore __proto__ members', async () => {
     const slug = freshSlug('d6-new');
-    const created = await sendRaw('POST', '/api/teams', x.token, `{"name":"Mine","slug":"${slug}","__proto__":{"ownerCount":0,"role":"MEMBER"}}`);
+    const created = await sendRaw(
+      'POST',
+      '/api/teams',
+      x.token,
+      `{"name":"Mine","slug":"${slug}","__proto__":{"ownerCount":0,"role":"MEMBER"}}`,
+    );
     expectOk(created, 201);
     expect((await storedTeam(created.body.data.id))?.ownerCount).toBe(1);
     expect((await membersOf(slug, x)).map((m) => m.role)).toEqual(['OWNER']);

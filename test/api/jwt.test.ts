@@ -13,17 +13,11 @@ import { join } from 'node:path';
 import { type CryptoKey, type JWK, createLocalJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Forgery, forgeToken } from '../helpers/forge.ts';
-import {
-  LEEWAY_SECONDS,
-  PUBLICATION_LEAD_MS,
-  type PrivateKey,
-  forgetCachedKeys,
-  publicKeysOf,
-  publishKeys,
-  readKeysetFile,
-  readPublishedKeys,
-  rotateLocalKeys,
-} from '../../lib/auth/keys.ts';
+import { forgetCachedKeys } from '../../lib/auth/keys/cache.ts';
+import { readKeysetFile } from '../../lib/auth/keys/file-store.ts';
+import { rotateLocalKeys } from '../../lib/auth/keys/local.ts';
+import { LEEWAY_SECONDS, PUBLICATION_LEAD_MS, type PrivateKey, publicKeysOf } from '../../lib/auth/keys/model.ts';
+import { publishKeys, readPublishedKeys } from '../../lib/auth/keys/table-store.ts';
 import { currentSigningKey } from '../../lib/auth/signing.ts';
 import { AUDIENCE, verifyAccessToken } from '../../lib/auth/tokens.ts';
 import { config } from '../../lib/config.ts';
@@ -78,8 +72,27 @@ describe('the tokens we issue', () => {
   it('are EdDSA with our kid, typ at+jwt, and the contract claims; the control forgery is accepted too', async () => {
     const header = decodeProtectedHeader(user.token);
     expect(header).toEqual({ alg: 'EdDSA', typ: 'at+jwt', kid: (await currentSigningKey()).kid });
-    expect(Object.keys(issued).sort()).toEqual(['aal', 'amr', 'aud', 'email', 'exp', 'iat', 'is_anonymous', 'iss', 'role', 'session_id', 'sub']);
-    expect(issued).toMatchObject({ sub: user.uuid, aud: AUDIENCE, iss: config.issuer, email: user.email, aal: 'aal1', is_anonymous: false });
+    expect(Object.keys(issued).sort()).toEqual([
+      'aal',
+      'amr',
+      'aud',
+      'email',
+      'exp',
+      'iat',
+      'is_anonymous',
+      'iss',
+      'role',
+      'session_id',
+      'sub',
+    ]);
+    expect(issued).toMatchObject({
+      sub: user.uuid,
+      aud: AUDIENCE,
+      iss: config.issuer,
+      email: user.email,
+      aal: 'aal1',
+      is_anonymous: false,
+    });
     await expectAccepted(user.token);
     await expectAccepted(await forge());
   });
@@ -111,7 +124,10 @@ describe('G1 alg none', () => {
     const [, payload, signature] = user.token.split('.') as [string, string, string];
     for (const alg of ['none', 'None', 'NONE', 'nOnE']) {
       await expectRefused(`${b64({ alg, typ: 'at+jwt' })}.${payload}.`, `${alg}, no signature`);
-      await expectRefused(`${b64({ alg, typ: 'at+jwt', kid: decodeProtectedHeader(user.token).kid })}.${payload}.${signature}`, `${alg}, signature kept`);
+      await expectRefused(
+        `${b64({ alg, typ: 'at+jwt', kid: decodeProtectedHeader(user.token).kid })}.${payload}.${signature}`,
+        `${alg}, signature kept`,
+      );
     }
   });
 });
@@ -181,6 +197,15 @@ describe('G4 time claims', () => {
     // Inside the leeway still accepted: the refusals above are about the times, not the forging.
     await expectAccepted(await forge({ claims: { exp: epoch() - 10 } }));
   });
+
+  it('refuses a token that lives longer than the configured lifetime (exp - iat), with our key and kid', async () => {
+    const lifetime = config.accessTokenSeconds;
+    // Issued a moment ago (within maxTokenAge) but valid for a day: what a stolen key or a signer's bug would mint.
+    await expectRefused(await forge({ claims: { iat: epoch() - 5, exp: epoch() - 5 + 86_400 } }), 'a day long');
+    await expectRefused(await forge({ claims: { iat: epoch(), exp: epoch() + lifetime + 1 } }), 'one second too long');
+    // Exactly the lifetime is what we issue.
+    await expectAccepted(await forge({ claims: { iat: epoch(), exp: epoch() + lifetime } }));
+  });
 });
 
 describe('G5 audience and issuer', () => {
@@ -204,7 +229,8 @@ describe('G6 token type confusion', () => {
     const refreshed = await api.call('POST', '/api/auth/refresh', { json: { refresh_token: user.token } });
     expect(user.token.length).toBeGreaterThan(512);
     expect([refreshed.status, Object.keys(refreshed.body.error.fields)]).toEqual([422, ['refresh_token']]);
-    for (const typ of ['JWT', 'rt+jwt', 'id+jwt', 'application/jwt', '']) await expectRefused(await forge({ header: { typ } }), `typ ${typ}`);
+    for (const typ of ['JWT', 'rt+jwt', 'id+jwt', 'application/jwt', ''])
+      await expectRefused(await forge({ header: { typ } }), `typ ${typ}`);
     await expectRefused(await forge({ header: { typ: undefined } }), 'no typ');
   });
 });
@@ -243,7 +269,10 @@ describe('G7 untrusted key headers', () => {
     ]) {
       await expectRefused(await forge({ header, key: attacker.key }), JSON.stringify(header).slice(0, 60));
       // Our own kid on the attacker's signature, with the key headers too.
-      await expectRefused(await forge({ header: { ...header, kid }, key: attacker.key }), `${JSON.stringify(header).slice(0, 40)} with our kid`);
+      await expectRefused(
+        await forge({ header: { ...header, kid }, key: attacker.key }),
+        `${JSON.stringify(header).slice(0, 40)} with our kid`,
+      );
     }
     expect(hits, 'the loopback listener was contacted').toBe(0);
   });
@@ -356,7 +385,11 @@ describe('G9 rotation', () => {
     // Time passes: the new key has been published that long. Backdate its publication in the item.
     const published = (await readPublishedKeys(db(), true)) ?? [];
     const ripe = new Date(Date.now() - PUBLICATION_LEAD_MS - 1000).toISOString();
-    await publishKeys(db(), published.map((k) => (k.kid === newKid ? { ...k, publishedAt: ripe } : k)), new Date());
+    await publishKeys(
+      db(),
+      published.map((k) => (k.kid === newKid ? { ...k, publishedAt: ripe } : k)),
+      new Date(),
+    );
     forgetCachedKeys(); // as every process does within its cache age
     const after = await signIn();
     expect(decodeProtectedHeader(after).kid).toBe(newKid);
@@ -387,6 +420,44 @@ describe('G9 rotation', () => {
     expect(await jwksKids()).not.toContain(oldKid);
     await expectRefused(before, 'token of a pruned key');
     await expectAccepted(after);
+  });
+});
+
+describe('cold start (no keys in memory: the signature is checked with the keys read beside the session)', () => {
+  /** As a new function instance: the public keys not loaded yet. */
+  const coldRefused = async (token: string, what: string) => {
+    forgetCachedKeys();
+    await expectRefused(token, `${what} (cold)`);
+  };
+
+  it('refuses a token signed by another key, tampered claims, and an overlong lifetime, as a warm function does', async () => {
+    const { key } = await attackerKey();
+    await coldRefused(await forge({ key }), 'attacker key, our kid');
+    const [header, , signature] = user.token.split('.') as [string, string, string];
+    const other = Buffer.from(JSON.stringify({ ...issued, sub: randomUUID() })).toString('base64url');
+    await coldRefused(`${header}.${other}.${signature}`, 'changed sub');
+    await coldRefused(await forge({ claims: { iat: epoch(), exp: epoch() + config.accessTokenSeconds + 60 } }), 'too long');
+    // A token of the current key (G9 above retired the one `user` got).
+    const fresh = await signUp(api, 'cold');
+    forgetCachedKeys();
+    await expectAccepted(fresh.token);
+  });
+
+  it('answers an invalid path or body only to a token that verifies: a forged one gets 401 first', async () => {
+    const { key } = await attackerKey();
+    const forged = await forge({ key });
+    forgetCachedKeys();
+    const bad = await api.call('POST', '/api/teams', { token: forged, json: { name: '', slug: 'NOT A SLUG' } });
+    expect(bad.status, JSON.stringify(bad.body)).toBe(401);
+    forgetCachedKeys();
+    const noTeam = await api.call('GET', '/api/teams/no-such-team', { token: forged });
+    expect(noTeam.status, JSON.stringify(noTeam.body)).toBe(401);
+    // The same requests with a real token: the errors of the request itself.
+    const real = await signUp(api, 'cold-real');
+    forgetCachedKeys();
+    expect((await api.call('POST', '/api/teams', { token: real.token, json: { name: '', slug: 'NOT A SLUG' } })).status).toBe(422);
+    forgetCachedKeys();
+    expect((await api.call('GET', '/api/teams/no-such-team', { token: real.token })).status).toBe(404);
   });
 });
 

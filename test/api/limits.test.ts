@@ -10,7 +10,8 @@ import { argon2Sync, randomBytes, randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { accountNetworkSubject, accountSubject } from '../../lib/auth/limits.ts';
+import { accountSubject } from '../../lib/limits/account-key.ts';
+import { accountNetworkSubject } from '../../lib/limits/password-backoff.ts';
 import { config } from '../../lib/config.ts';
 import { db } from '../../lib/db/service.ts';
 import { newId } from '../../lib/ids.ts';
@@ -31,7 +32,12 @@ const post = (ip: string, path: string, json: unknown, headers: Record<string, s
     const url = new URL(path, api.url);
     const req = request(
       url,
-      { method: 'POST', localAddress: ip, agent: false, headers: { 'content-type': 'application/json', accept: 'application/json', ...headers } },
+      {
+        method: 'POST',
+        localAddress: ip,
+        agent: false,
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -71,7 +77,7 @@ const tally = (replies: Reply[]): Record<string, number> => {
 };
 
 /** Runs `count` calls, at most `width` at a time. */
-const batched = async <T,>(count: number, width: number, call: (i: number) => Promise<T>): Promise<T[]> => {
+const batched = async <T>(count: number, width: number, call: (i: number) => Promise<T>): Promise<T[]> => {
   const results: T[] = [];
   for (let start = 0; start < count; start += width) {
     results.push(...(await Promise.all(Array.from({ length: Math.min(width, count - start) }, (_, j) => call(start + j)))));
@@ -166,7 +172,7 @@ describe('back-off per account and network, hourly cap per account (A3)', () => 
     expect(outcome(await signIn(ip, victim.email, victim.password))).toBe('200');
   });
 
-  it('lets the owner on another network sign in while a guesser\'s network is backing off', async () => {
+  it("lets the owner on another network sign in while a guesser's network is backing off", async () => {
     const victim = await signUp(api, 'owner');
     const guesser = '127.0.2.5';
     const owner = '127.0.2.6';
@@ -202,7 +208,10 @@ describe('back-off per account and network, hourly cap per account (A3)', () => 
     // 10 addresses × 20 requests: every per-IP bucket has room, so only the account limits bind.
     const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => signIn(`127.0.3.${1 + (i % 10)}`, victim.email, WRONG)));
     const counts = tally(replies);
-    expect(replies.filter((r) => r.status >= 500), JSON.stringify(counts)).toEqual([]);
+    expect(
+      replies.filter((r) => r.status >= 500),
+      JSON.stringify(counts),
+    ).toEqual([]);
     for (let n = 0; n < 10; n++) {
       const fromNetwork = tally(replies.filter((_, i) => i % 10 === n));
       expect(fromNetwork['401 invalid_credentials'] ?? 0, `127.0.3.${1 + n}`).toBeLessThanOrEqual(config.accountFreeFailures);
@@ -219,9 +228,14 @@ describe('back-off per account and network, hourly cap per account (A3)', () => 
     // 40 addresses × 5 requests: within every network's free failures, so only the hourly cap binds.
     const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => signIn(`127.0.7.${1 + (i % 40)}`, victim.email, WRONG)));
     const counts = tally(replies);
-    expect(replies.filter((r) => r.status >= 500), JSON.stringify(counts)).toEqual([]);
+    expect(
+      replies.filter((r) => r.status >= 500),
+      JSON.stringify(counts),
+    ).toEqual([]);
     expect(counts['401 invalid_credentials'], JSON.stringify(counts)).toBe(config.accountHourlyFailures);
-    expect(Object.keys(counts).filter((k) => !['401 invalid_credentials', '429 rate_limited 3600', '429 rate_limited 1'].includes(k))).toEqual([]);
+    expect(
+      Object.keys(counts).filter((k) => !['401 invalid_credentials', '429 rate_limited 3600', '429 rate_limited 1'].includes(k)),
+    ).toEqual([]);
     // The accepted trade-off: the owner, on a network of its own, waits until the first of them is an hour old.
     expect(outcome(await signIn('127.0.7.41', victim.email, victim.password))).toBe('429 rate_limited 3600');
     advance(3_600_000);
@@ -238,12 +252,14 @@ describe('per-IP buckets (A4, A6)', () => {
     expect(outcome(await signIn(ip, freshEmail('stuffing'), WRONG))).toBe('429 rate_limited 10');
 
     // Forwarding headers are the client's word: they change nothing (A6).
-    for (const [i, headers] of ([
-      { 'x-forwarded-for': '198.51.100.1' },
-      { 'x-real-ip': '198.51.100.2' },
-      { forwarded: 'for=198.51.100.3' },
-      { 'x-forwarded-for': '198.51.100.4, 127.0.4.2', 'x-real-ip': '198.51.100.4', forwarded: 'for="[2001:db8::1]"' },
-    ] as Record<string, string>[]).entries()) {
+    for (const [i, headers] of (
+      [
+        { 'x-forwarded-for': '198.51.100.1' },
+        { 'x-real-ip': '198.51.100.2' },
+        { forwarded: 'for=198.51.100.3' },
+        { 'x-forwarded-for': '198.51.100.4, 127.0.4.2', 'x-real-ip': '198.51.100.4', forwarded: 'for="[2001:db8::1]"' },
+      ] as Record<string, string>[]
+    ).entries()) {
       expect(outcome(await signIn(ip, freshEmail(`spoof${i}`), WRONG, headers))).toBe('429 rate_limited 10');
     }
     expect(outcome(await signIn('127.0.4.2', freshEmail('elsewhere'), WRONG))).toBe('401 invalid_credentials');
@@ -253,7 +269,12 @@ describe('per-IP buckets (A4, A6)', () => {
     expect(outcome(await signIn(ip, freshEmail('stuffing'), WRONG))).toBe('429 rate_limited 10');
 
     // Sign-up has its own bucket.
-    const signup = await post(ip, '/api/auth/signup', { email: freshEmail('own-bucket'), password: 'a long enough secret', firstName: 'A', lastName: 'B' });
+    const signup = await post(ip, '/api/auth/signup', {
+      email: freshEmail('own-bucket'),
+      password: 'a long enough secret',
+      firstName: 'A',
+      lastName: 'B',
+    });
     expect(signup.status).toBe(201);
   });
 
@@ -312,7 +333,9 @@ describe('one address, many people (a NAT)', { timeout: 600_000 }, () => {
     const signIns = await batched(500, 10, (i) => signIn(ip, (users[i] as { email: string }).email, PASSWORD));
     expect(tally(signIns)).toEqual({ '200': 500 });
     // Refreshes are limited per session, never per address.
-    const refreshes = await batched(500, 10, (i) => post(ip, '/api/auth/refresh', { refresh_token: signIns[i]?.body.data.session.refresh_token }));
+    const refreshes = await batched(500, 10, (i) =>
+      post(ip, '/api/auth/refresh', { refresh_token: signIns[i]?.body.data.session.refresh_token }),
+    );
     expect(tally(refreshes)).toEqual({ '200': 500 });
     freeze();
     const guesses = await batched(40, 10, () => signIn(ip, freshEmail('stuffing'), WRONG));
@@ -352,25 +375,28 @@ describe('one address, many people (a NAT)', { timeout: 600_000 }, () => {
     const ip = '127.0.9.4';
     const users = await seedUsers(40, 'changer');
     const sessions = await batched(40, 10, (i) => signIn(ip, (users[i] as { email: string }).email, PASSWORD));
-    const changes = await batched(40, 5, (i) =>
-      new Promise<Reply>((resolve, reject) => {
-        const url = new URL('/api/auth/user', api.url);
-        const req = request(
-          url,
-          {
-            method: 'PUT',
-            localAddress: ip,
-            agent: false,
-            headers: { 'content-type': 'application/json', authorization: `Token ${sessions[i]?.body.data.session.access_token}` },
-          },
-          (res) => {
-            res.resume();
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: new Headers(), body: undefined }));
-          },
-        );
-        req.on('error', reject);
-        req.end(JSON.stringify({ currentPassword: PASSWORD, password: 'a brand new passphrase' }));
-      }),
+    const changes = await batched(
+      40,
+      5,
+      (i) =>
+        new Promise<Reply>((resolve, reject) => {
+          const url = new URL('/api/auth/user', api.url);
+          const req = request(
+            url,
+            {
+              method: 'PUT',
+              localAddress: ip,
+              agent: false,
+              headers: { 'content-type': 'application/json', authorization: `Token ${sessions[i]?.body.data.session.access_token}` },
+            },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: new Headers(), body: undefined }));
+            },
+          );
+          req.on('error', reject);
+          req.end(JSON.stringify({ currentPassword: PASSWORD, password: 'a brand new passphrase' }));
+        }),
     );
     expect(changes.map((r) => r.status)).toEqual(Array(40).fill(200));
   });
@@ -389,7 +415,12 @@ describe('when the limiter cannot reach DynamoDB', () => {
     const res = await signIn('127.0.5.1', user.email, user.password);
     expect(outcome(res)).toBe('503 unavailable 1');
     expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|roster|scope/);
-    const signup = await post('127.0.5.1', '/api/auth/signup', { email: freshEmail(), password: 'a long enough secret', firstName: 'A', lastName: 'B' });
+    const signup = await post('127.0.5.1', '/api/auth/signup', {
+      email: freshEmail(),
+      password: 'a long enough secret',
+      firstName: 'A',
+      lastName: 'B',
+    });
     expect(outcome(signup)).toBe('503 unavailable 1');
     vi.restoreAllMocks();
     expect(outcome(await signIn('127.0.5.1', user.email, user.password))).toBe('200');
@@ -405,7 +436,12 @@ describe('common passwords at sign-up', () => {
       expect(res.body.error.code).toBe('validation_failed');
       expect(Object.keys(res.body.error.fields)).toEqual(['password']);
     }
-    const strong = await post(ip, '/api/auth/signup', { email: freshEmail('strong'), password: 'plaid walrus orbits quietly', firstName: 'S', lastName: 'P' });
+    const strong = await post(ip, '/api/auth/signup', {
+      email: freshEmail('strong'),
+      password: 'plaid walrus orbits quietly',
+      firstName: 'S',
+      lastName: 'P',
+    });
     expect(strong.status).toBe(201);
   });
 });

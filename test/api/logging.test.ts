@@ -141,9 +141,17 @@ describe('one request line per API request', () => {
   it('signing up: 201, the new user, DynamoDB writes, and SignUps', async () => {
     const email = freshEmail('signup');
     const password = 'tangerine violin pavement';
-    const { reply, lines } = await during(() => api.call('POST', '/api/auth/signup', { json: { email, password, firstName: 'Sig', lastName: 'Nup' } }));
+    const { reply, lines } = await during(() =>
+      api.call('POST', '/api/auth/signup', { json: { email, password, firstName: 'Sig', lastName: 'Nup' } }),
+    );
     expect(reply.status).toBe(201);
-    users.push({ email, password, token: reply.body.data.session.access_token, refreshToken: reply.body.data.session.refresh_token, uuid: reply.body.data.session.user.id });
+    users.push({
+      email,
+      password,
+      token: reply.body.data.session.access_token,
+      refreshToken: reply.body.data.session.refresh_token,
+      uuid: reply.body.data.session.user.id,
+    });
     const line = requestLine(lines, reply, { name: 'auth-signup', method: 'POST', path: '/api/auth/signup' });
     expect(line.userId).toBe(reply.body.data.session.user.id);
     expect(line[REQUEST_METRICS.dynamodbRequests]).toBeGreaterThan(0);
@@ -164,9 +172,14 @@ describe('one request line per API request', () => {
 
   it('creating a team names it from the body', async () => {
     const created = `logged-${Date.now().toString(36)}`;
-    const { reply, lines } = await during(() => api.call('POST', '/api/teams', { token: owner.token, json: { name: 'Logged', slug: created } }));
+    const { reply, lines } = await during(() =>
+      api.call('POST', '/api/teams', { token: owner.token, json: { name: 'Logged', slug: created } }),
+    );
     expect(reply.status).toBe(201);
-    expect(requestLine(lines, reply, { name: 'teams-create', method: 'POST', path: '/api/teams' })).toMatchObject({ team: created, userId: owner.uuid });
+    expect(requestLine(lines, reply, { name: 'teams-create', method: 'POST', path: '/api/teams' })).toMatchObject({
+      team: created,
+      userId: owner.uuid,
+    });
   });
 
   it('failures carry their error code: 401 without a token, 404 for a team of others', async () => {
@@ -179,16 +192,20 @@ describe('one request line per API request', () => {
     const stranger = await user('stranger');
     const other = await during(() => api.call('GET', `/api/teams/${slug}/members`, { token: stranger.token }));
     expect(other.reply.status).toBeGreaterThanOrEqual(403);
-    expect(requestLine(other.lines, other.reply, { name: 'members-list', method: 'GET', path: '/api/teams/{slug}/members' })).toMatchObject({
-      userId: stranger.uuid,
-      errorCode: other.reply.body.error.code,
-    });
+    expect(requestLine(other.lines, other.reply, { name: 'members-list', method: 'GET', path: '/api/teams/{slug}/members' })).toMatchObject(
+      {
+        userId: stranger.uuid,
+        errorCode: other.reply.body.error.code,
+      },
+    );
   });
 
   it('invalid input: 422 validation_failed, and the password nowhere', async () => {
     const { reply, lines } = await during(() => api.call('POST', '/api/auth/signup', { json: { email: 'not-an-address', password: 'x' } }));
     expect(reply.status).toBe(422);
-    expect(requestLine(lines, reply, { name: 'auth-signup', method: 'POST', path: '/api/auth/signup' }).errorCode).toBe('validation_failed');
+    expect(requestLine(lines, reply, { name: 'auth-signup', method: 'POST', path: '/api/auth/signup' }).errorCode).toBe(
+      'validation_failed',
+    );
   });
 
   it('sign-ins count by outcome: succeeded, failed, then limited (429, RateLimited)', async () => {
@@ -224,7 +241,11 @@ describe('one request line per API request', () => {
 
     const limited = await during(() => api.call('POST', '/api/auth/refresh', { json: { refresh_token: next } }));
     expect(limited.reply.status).toBe(429);
-    expect(requestLine(limited.lines, limited.reply, { name: 'auth-refresh', method: 'POST', path: '/api/auth/refresh' })[REQUEST_METRICS.rateLimited]).toBe(1);
+    expect(
+      requestLine(limited.lines, limited.reply, { name: 'auth-refresh', method: 'POST', path: '/api/auth/refresh' })[
+        REQUEST_METRICS.rateLimited
+      ],
+    ).toBe(1);
 
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const reused = await during(() => api.call('POST', '/api/auth/refresh', { json: { refresh_token: u.refreshToken } }));
@@ -240,7 +261,9 @@ describe('one request line per API request', () => {
       [invitee, 'accept'],
       [decliner, 'decline'],
     ] as const) {
-      const created = await during(() => api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: who.email, role: 'MEMBER' } }));
+      const created = await during(() =>
+        api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: who.email, role: 'MEMBER' } }),
+      );
       expect(created.reply.status).toBe(201);
       const line = requestLine(created.lines, created.reply, { name: 'invites-create', method: 'POST', path: '/api/teams/{slug}/invites' });
       expect(line.team).toBe(slug);
@@ -250,7 +273,11 @@ describe('one request line per API request', () => {
       const uuid = mine.body.data.find((i: { team: { slug: string } }) => i.team.slug === slug).uuid as string;
       const ended = await during(() => api.call('POST', `/api/invites/${uuid}/${outcome}`, { token: who.token }));
       expect(ended.reply.status).toBe(200);
-      const endedLine = requestLine(ended.lines, ended.reply, { name: `invites-${outcome}`, method: 'POST', path: `/api/invites/{uuid}/${outcome}` });
+      const endedLine = requestLine(ended.lines, ended.reply, {
+        name: `invites-${outcome}`,
+        method: 'POST',
+        path: `/api/invites/{uuid}/${outcome}`,
+      });
       expect(endedLine.userId).toBe(who.uuid);
       expect(eventsOf(endedLine)).toEqual({ [outcome === 'accept' ? EVENT_METRICS.invitesAccepted : EVENT_METRICS.invitesDeclined]: 1 });
     }
@@ -259,8 +286,12 @@ describe('one request line per API request', () => {
   it('a cold start is the first request of a function in the process', async () => {
     const first = await during(() => api.call('GET', '/api/auth/sessions', { token: owner.token }));
     const second = await during(() => api.call('GET', '/api/auth/sessions', { token: owner.token }));
-    expect(requestLine(first.lines, first.reply, { name: 'auth-sessions-list', method: 'GET', path: '/api/auth/sessions' }).coldStart).toBe(true);
-    expect(requestLine(second.lines, second.reply, { name: 'auth-sessions-list', method: 'GET', path: '/api/auth/sessions' }).coldStart).toBe(false);
+    expect(requestLine(first.lines, first.reply, { name: 'auth-sessions-list', method: 'GET', path: '/api/auth/sessions' }).coldStart).toBe(
+      true,
+    );
+    expect(
+      requestLine(second.lines, second.reply, { name: 'auth-sessions-list', method: 'GET', path: '/api/auth/sessions' }).coldStart,
+    ).toBe(false);
   });
 
   it('concurrent requests each count their own DynamoDB requests', async () => {
@@ -269,7 +300,9 @@ describe('one request line per API request', () => {
     recent = [];
     const replies = await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
-        i % 2 === 0 ? api.call('GET', '/api/auth/user', { token: owner.token }) : api.call('GET', `/api/teams/${slug}`, { token: owner.token }),
+        i % 2 === 0
+          ? api.call('GET', '/api/auth/user', { token: owner.token })
+          : api.call('GET', `/api/teams/${slug}`, { token: owner.token }),
       ),
     );
     const lines = parse(recent).filter((line) => line.message === 'request');
@@ -277,7 +310,9 @@ describe('one request line per API request', () => {
     expect(new Set(lines.map((line) => line.requestId))).toEqual(new Set(replies.map((r) => r.headers.get('x-request-id'))));
     // docs/data-model.md (test/api/requests.test.ts): one BatchGetItem for the user, two for a team.
     for (const line of lines) {
-      expect(line[REQUEST_METRICS.dynamodbRequests], String(line[FUNCTION_DIMENSION])).toBe(line[FUNCTION_DIMENSION] === 'auth-user' ? 1 : 2);
+      expect(line[REQUEST_METRICS.dynamodbRequests], String(line[FUNCTION_DIMENSION])).toBe(
+        line[FUNCTION_DIMENSION] === 'auth-user' ? 1 : 2,
+      );
     }
   });
 

@@ -12,7 +12,8 @@ describe('invitation mail limit per team', () => {
     const team = await createTeam(api, owner);
     const other = await createTeam(api, owner);
     const email = freshEmail();
-    const send = (slug: string, to: string) => api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: to, role: 'MEMBER' } });
+    const send = (slug: string, to: string) =>
+      api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: to, role: 'MEMBER' } });
     expect((await send(team.slug, email)).status).toBe(201);
     expect((await send(team.slug, email)).status).toBe(201); // re-invite
     const id = (await api.call('GET', `/api/teams/${team.slug}/invites`, { token: owner.token })).body.data[0].id;

@@ -43,7 +43,9 @@ describe('members', () => {
     const [first, second] = [await signUp(api), await signUp(api)];
     const { slug } = await createTeam(api, first);
     const secondId = await addMember(api, slug, first, second, 'MEMBER');
-    expect((await api.call('PUT', `/api/teams/${slug}/members/${secondId}`, { token: first.token, json: { role: 'OWNER' } })).status).toBe(200);
+    expect((await api.call('PUT', `/api/teams/${slug}/members/${secondId}`, { token: first.token, json: { role: 'OWNER' } })).status).toBe(
+      200,
+    );
     const firstId = (await api.call('GET', `/api/teams/${slug}/members`, { token: first.token })).body.data[0].id;
     const down = await api.call('PUT', `/api/teams/${slug}/members/${firstId}`, { token: first.token, json: { role: 'MEMBER' } });
     expect(down.status).toBe(200);

@@ -43,48 +43,56 @@ const redrive = (args: string[], env: Record<string, string | undefined> = {}): 
   });
 
 describe('npm run outbox:redrive', () => {
-  it('delivers what is stuck for longer than N minutes, one line each and a summary; a second run finds nothing', { timeout: 60_000 }, async () => {
-    const live = await seedInvite();
-    const pending = await seedMessage(live.inviteUuid, 'invitation', { createdAt: ago(20 * MINUTE) });
-    const lease = Date.now() - 16 * MINUTE;
-    const abandoned = await seedMessage(live.inviteUuid, 'invitation', {
-      createdAt: ago(17 * MINUTE),
-      status: 'SENDING',
-      leaseUntil: lease,
-      dueAt: new Date(lease).toISOString(),
-      attempts: 3,
-    });
-    const recent = await seedMessage(live.inviteUuid, 'invitation', { createdAt: ago(5 * MINUTE) });
-    const sent = await seedMessage(live.inviteUuid, 'invitation', { createdAt: ago(30 * MINUTE), status: 'SENT', sentAt: ago(29 * MINUTE) });
-    const revoked = await seedInvite({ status: 'REVOKED' });
-    const skipped = await seedMessage(revoked.inviteUuid, 'invitation', { createdAt: ago(40 * MINUTE) });
+  it(
+    'delivers what is stuck for longer than N minutes, one line each and a summary; a second run finds nothing',
+    { timeout: 60_000 },
+    async () => {
+      const live = await seedInvite();
+      const pending = await seedMessage(live.inviteUuid, 'invitation', { createdAt: ago(20 * MINUTE) });
+      const lease = Date.now() - 16 * MINUTE;
+      const abandoned = await seedMessage(live.inviteUuid, 'invitation', {
+        createdAt: ago(17 * MINUTE),
+        status: 'SENDING',
+        leaseUntil: lease,
+        dueAt: new Date(lease).toISOString(),
+        attempts: 3,
+      });
+      const recent = await seedMessage(live.inviteUuid, 'invitation', { createdAt: ago(5 * MINUTE) });
+      const sent = await seedMessage(live.inviteUuid, 'invitation', {
+        createdAt: ago(30 * MINUTE),
+        status: 'SENT',
+        sentAt: ago(29 * MINUTE),
+      });
+      const revoked = await seedInvite({ status: 'REVOKED' });
+      const skipped = await seedMessage(revoked.inviteUuid, 'invitation', { createdAt: ago(40 * MINUTE) });
 
-    const run = await redrive(['--older-than', '15']);
-    expect(run.code).toBe(0);
-    expect(run.lines).toHaveLength(4);
-    // Oldest first within a shard; shards in turn.
-    const line = (id: string) => run.lines.find((l) => l.startsWith(id));
-    expect(line(pending.messageId)).toMatch(/ invitation {2}PENDING due \S+, 0 attempt\(s\) before {2}→ {2}sent$/u);
-    expect(line(abandoned.messageId)).toMatch(/ SENDING due \S+, 3 attempt\(s\) before {2}→ {2}sent$/u);
-    expect(line(skipped.messageId)).toMatch(/→ {2}failed \(skipped: the invite is REVOKED\)$/u);
-    expect(run.lines.at(-1)).toMatch(
-      /^3 message\(s\) of table \S+ unfinished for more than 15 minute\(s\), transport smtp: 2 sent, 0 sent but not recorded, 1 failed \(never sent\), 0 not sent again \(unconfirmed\), 0 held by another mailer, 0 done before, 0 error\(s\) \(16 queries\)\.$/u,
-    );
-    expect(inbox.map((m) => m.messageId).sort()).toEqual([pending, abandoned].map((m) => `<${m.messageId}@roster.example.com>`).sort());
-    expect(await storedMessage(pending)).toMatchObject({ status: 'SENT', attempts: 1 });
-    expect(await storedMessage(abandoned)).toMatchObject({ status: 'SENT', attempts: 4, maybeSent: true });
-    expect(await storedMessage(skipped)).toMatchObject({ status: 'FAILED' });
-    expect((await storedMessage(recent))?.status).toBe('PENDING');
-    expect((await storedMessage(sent))?.status).toBe('SENT');
+      const run = await redrive(['--older-than', '15']);
+      expect(run.code).toBe(0);
+      expect(run.lines).toHaveLength(4);
+      // Oldest first within a shard; shards in turn.
+      const line = (id: string) => run.lines.find((l) => l.startsWith(id));
+      expect(line(pending.messageId)).toMatch(/ invitation {2}PENDING due \S+, 0 attempt\(s\) before {2}→ {2}sent$/u);
+      expect(line(abandoned.messageId)).toMatch(/ SENDING due \S+, 3 attempt\(s\) before {2}→ {2}sent$/u);
+      expect(line(skipped.messageId)).toMatch(/→ {2}failed \(skipped: the invite is REVOKED\)$/u);
+      expect(run.lines.at(-1)).toMatch(
+        /^3 message\(s\) of table \S+ unfinished for more than 15 minute\(s\), transport smtp: 2 sent, 0 sent but not recorded, 1 failed \(never sent\), 0 not sent again \(unconfirmed\), 0 held by another mailer, 0 done before, 0 error\(s\) \(16 queries\)\.$/u,
+      );
+      expect(inbox.map((m) => m.messageId).sort()).toEqual([pending, abandoned].map((m) => `<${m.messageId}@roster.example.com>`).sort());
+      expect(await storedMessage(pending)).toMatchObject({ status: 'SENT', attempts: 1 });
+      expect(await storedMessage(abandoned)).toMatchObject({ status: 'SENT', attempts: 4, maybeSent: true });
+      expect(await storedMessage(skipped)).toMatchObject({ status: 'FAILED' });
+      expect((await storedMessage(recent))?.status).toBe('PENDING');
+      expect((await storedMessage(sent))?.status).toBe('SENT');
 
-    const again = await redrive(['--older-than', '15']);
-    expect(again.code).toBe(0);
-    expect(again.lines).toEqual([expect.stringMatching(/^0 message\(s\) .* 0 error\(s\) \(16 queries\)\.$/u)]);
-    // --older-than 0: everything unfinished, the recent one too.
-    const all = await redrive(['--older-than', '0']);
-    expect(all.lines.find((l) => l.startsWith(recent.messageId))).toMatch(/→ {2}sent$/u);
-    expect(inbox).toHaveLength(3);
-  });
+      const again = await redrive(['--older-than', '15']);
+      expect(again.code).toBe(0);
+      expect(again.lines).toEqual([expect.stringMatching(/^0 message\(s\) .* 0 error\(s\) \(16 queries\)\.$/u)]);
+      // --older-than 0: everything unfinished, the recent one too.
+      const all = await redrive(['--older-than', '0']);
+      expect(all.lines.find((l) => l.startsWith(recent.messageId))).toMatch(/→ {2}sent$/u);
+      expect(inbox).toHaveLength(3);
+    },
+  );
 
   it('exits 1 and says so when a delivery fails; the message stays for the next run', { timeout: 60_000 }, async () => {
     const live = await seedInvite();

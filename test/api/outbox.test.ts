@@ -27,7 +27,6 @@ process.env.PUBLIC_URL = PUBLIC_URL;
 process.env.SMTP_TIMEOUT_MS = '1000';
 process.env.OUTBOX_SWEEP_GRACE_MS = '2000';
 
-
 const { inbox, start: startSmtp, stop: stopSmtp } = testSmtp(() => smtpPort);
 
 /**
@@ -73,7 +72,11 @@ beforeEach(() => {
 
 const outboxOf = async (inviteUuid: string) => {
   const { db } = await import('../../lib/db/service.ts');
-  return (await db().entities.outboxMessage.scan.where((a, { eq }) => eq(a.inviteUuid, inviteUuid)).go({ pages: 'all' })).data;
+  return (
+    await db()
+      .entities.outboxMessage.scan.where((a, { eq }) => eq(a.inviteUuid, inviteUuid))
+      .go({ pages: 'all' })
+  ).data;
 };
 
 const invite = async (target: Api, owner: { token: string }, slug: string, email: string) => {
@@ -183,34 +186,37 @@ describe('account e-mail through the stream', () => {
     ['verification', /^Confirm your e-mail address/u],
     ['recovery', /^Reset your Roster password/u],
     ['email_change', /^Confirm your new e-mail address/u],
-  ] as const)('%s: the mailed link carries a token findToken takes for that purpose only; a second message mails another', async (kind, about) => {
-    const { seedAccountMessage, seedUser } = await helpers();
-    const { findToken } = await tokens();
-    const { db } = await import('../../lib/db/service.ts');
-    const newEmail = freshEmail('new');
-    const user = await seedUser(kind === 'email_change' ? { newEmail, tokenEpoch: 2 } : { tokenEpoch: 2 });
-    const to = kind === 'email_change' ? newEmail : user.email;
-    const what = kind === 'recovery' ? { kind, address: to } : { kind, userUuid: user.userUuid, address: to };
-    const first = await seedAccountMessage(what);
-    const { mail, token } = await tokenMailed(to, LINK[kind], about);
-    expect(mail.to).toEqual([to]);
-    // Only the reset mail greets by name: the others go to addresses nobody has confirmed yet.
-    expect(mail.text).toContain(kind === 'recovery' ? 'Hello Carl Ito,' : 'Hello,');
-    expect(await ended(first.messageId)).toMatchObject({ status: 'SENT', attempts: 1 });
-    const item = await findToken(db(), token, [kind], new Date());
-    expect(item).toMatchObject({ purpose: kind, email: to, userUuid: user.userUuid, epoch: 2 });
-    const minutes = kind === 'recovery' ? 60 : 24 * 60;
-    expect(item.expiresAt - Date.parse(item.createdAt)).toBe(minutes * 60_000);
-    expect(mail.text).toContain(`works for ${minutes === 60 ? '1 hour' : '24 hours'}`);
-    const others = (['verification', 'recovery', 'email_change', 'invitation'] as const).filter((p) => p !== kind);
-    await expect(findToken(db(), token, others, new Date())).rejects.toMatchObject({ code: 'token_expired' });
+  ] as const)(
+    '%s: the mailed link carries a token findToken takes for that purpose only; a second message mails another',
+    async (kind, about) => {
+      const { seedAccountMessage, seedUser } = await helpers();
+      const { findToken } = await tokens();
+      const { db } = await import('../../lib/db/service.ts');
+      const newEmail = freshEmail('new');
+      const user = await seedUser(kind === 'email_change' ? { newEmail, tokenEpoch: 2 } : { tokenEpoch: 2 });
+      const to = kind === 'email_change' ? newEmail : user.email;
+      const what = kind === 'recovery' ? { kind, address: to } : { kind, userUuid: user.userUuid, address: to };
+      const first = await seedAccountMessage(what);
+      const { mail, token } = await tokenMailed(to, LINK[kind], about);
+      expect(mail.to).toEqual([to]);
+      // Only the reset mail greets by name: the others go to addresses nobody has confirmed yet.
+      expect(mail.text).toContain(kind === 'recovery' ? 'Hello Carl Ito,' : 'Hello,');
+      expect(await ended(first.messageId)).toMatchObject({ status: 'SENT', attempts: 1 });
+      const item = await findToken(db(), token, [kind], new Date());
+      expect(item).toMatchObject({ purpose: kind, email: to, userUuid: user.userUuid, epoch: 2 });
+      const minutes = kind === 'recovery' ? 60 : 24 * 60;
+      expect(item.expiresAt - Date.parse(item.createdAt)).toBe(minutes * 60_000);
+      expect(mail.text).toContain(`works for ${minutes === 60 ? '1 hour' : '24 hours'}`);
+      const others = (['verification', 'recovery', 'email_change', 'invitation'] as const).filter((p) => p !== kind);
+      await expect(findToken(db(), token, others, new Date())).rejects.toMatchObject({ code: 'token_expired' });
 
-    inbox.length = 0;
-    await seedAccountMessage(what);
-    const second = await tokenMailed(to, LINK[kind], about);
-    expect(second.token).not.toBe(token);
-    expect((await findToken(db(), second.token, [kind], new Date())).email).toBe(to);
-  });
+      inbox.length = 0;
+      await seedAccountMessage(what);
+      const second = await tokenMailed(to, LINK[kind], about);
+      expect(second.token).not.toBe(token);
+      expect((await findToken(db(), second.token, [kind], new Date())).email).toBe(to);
+    },
+  );
 
   it('email_change_notice: to the old address, naming the new one, no link', async () => {
     const { seedAccountMessage, seedUser } = await helpers();
@@ -244,7 +250,10 @@ describe('account e-mail through the stream', () => {
       [{ kind: 'verification', userUuid: moved.userUuid, address: freshEmail('before') }, 'skipped: the account has another address now'],
       [{ kind: 'verification', userUuid: gone, address: unknown }, 'skipped: the account no longer exists'],
       [{ kind: 'recovery', address: unknown }, 'skipped: no account has this address'],
-      [{ kind: 'email_change', userUuid: settled.userUuid, address: changedTo }, 'skipped: the change to this address is no longer pending'],
+      [
+        { kind: 'email_change', userUuid: settled.userUuid, address: changedTo },
+        'skipped: the change to this address is no longer pending',
+      ],
       [{ kind: 'email_change_notice', userUuid: gone, address: unknown }, 'skipped: the account no longer exists'],
     ] as const;
     const messages = await Promise.all(cases.map(([what]) => seedAccountMessage(what)));

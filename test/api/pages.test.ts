@@ -12,7 +12,8 @@ import { expireInvite } from '../helpers/invites.ts';
  * browser/pages.test.ts.
  */
 const api = useApi();
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'; img-src 'self'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'; img-src 'self'";
 
 const page = (path: string) => api.call('GET', path, { headers: { accept: 'text/html' } });
 
@@ -97,7 +98,9 @@ describe('the pages', () => {
     expect(verify.body).toContain('<button type="button" id="confirm">Confirm my address</button>');
     const reset = await page('/reset?token=abc');
     expectPageHeaders(reset);
-    expect(reset.body).toMatch(/<label for="reset-password">New password<\/label><input id="reset-password" name="reset-password" type="password" autocomplete="new-password" required/u);
+    expect(reset.body).toMatch(
+      /<label for="reset-password">New password<\/label><input id="reset-password" name="reset-password" type="password" autocomplete="new-password" required/u,
+    );
     expect(reset.body).toContain('id="reset-confirm"');
     for (const path of ['/verify', '/reset']) {
       const res = await page(path);
@@ -143,7 +146,9 @@ describe('the pages', () => {
     const owner = await signUp(api, 'owner');
     const { uuid, token } = await invited(owner, 'Twice');
     for (let i = 0; i < 2; i++) expect((await page(`/invites/${uuid}?token=${token}`)).body).toContain('id="signup"');
-    const { data } = await db().entities.accountToken.get({ tokenHash: hashOpaqueToken(token) }).go({ consistent: true });
+    const { data } = await db()
+      .entities.accountToken.get({ tokenHash: hashOpaqueToken(token) })
+      .go({ consistent: true });
     expect(data?.inviteUuid).toBe(uuid);
   });
 });

@@ -142,7 +142,10 @@ const removeMember = (target: Target, roster?: [Person, Role][]): Operation => (
 const createInvite = (role: Role): Operation => ({
   mutates: true,
   run: (t, actor) =>
-    api.call('POST', `${teamPath(t)}/invites`, { token: people[actor].token, json: { email: `${role.toLowerCase()}-${t.slug}@example.com`, role } }),
+    api.call('POST', `${teamPath(t)}/invites`, {
+      token: people[actor].token,
+      json: { email: `${role.toLowerCase()}-${t.slug}@example.com`, role },
+    }),
   effect: async (t, _actor, succeeded) => {
     const list = await api.call('GET', `${teamPath(t)}/invites`, { token: people.owner.token });
     const found = list.body.data.find((i: { email: string }) => i.email === `${role.toLowerCase()}-${t.slug}@example.com`);
@@ -238,36 +241,36 @@ const line = (operation: OperationName, ...statuses: (number | null)[]): Row[] =
 
 //                                            OWNER ADMIN MEMBER  x    oB
 const MATRIX: Row[] = [
-  ...line('read team',                         200,  200,  200,  404, 404),
-  ...line('list members',                      200,  200,  200,  404, 404),
-  ...line('update team',                       200,  200,  403,  404, 404),
-  ...line('delete team',                       200,  403,  403,  404, 404),
-  ...line('list invites',                      200,  200,  403,  404, 404),
-  ...line('read invite',                       200,  200,  403,  404, 404),
-  ...line('create invite as MEMBER',           201,  201,  403,  404, 404),
-  ...line('create invite as ADMIN',            201,  201,  403,  404, 404),
-  ...line('create invite as OWNER',            201,  403,  403,  404, 404),
-  ...line('delete invite',                     200,  200,  403,  404, 404),
-  ...line('change a MEMBER to ADMIN',          200,  200,  403,  404, 404),
-  ...line('change an ADMIN to MEMBER',         200,  200,  403,  404, 404),
-  ...line('change a MEMBER to OWNER',          200,  403,  403,  404, 404),
-  ...line('change an OWNER to ADMIN',          200,  403,  403,  404, 404),
-  ...line('change an OWNER to MEMBER',         200,  403,  403,  404, 404),
-  ...line('promote self to OWNER',             200,  403,  403, null, null),
-  ...line('demote self to MEMBER',             200,  200,  403, null, null),
-  ...line('remove a MEMBER',                   200,  200,  403,  404, 404),
-  ...line('remove an ADMIN',                   200,  200,  403,  404, 404),
-  ...line('remove an OWNER',                   200,  403,  403,  404, 404),
-  ...line('leave (remove self)',               200,  200,  200, null, null),
+  ...line('read team', 200, 200, 200, 404, 404),
+  ...line('list members', 200, 200, 200, 404, 404),
+  ...line('update team', 200, 200, 403, 404, 404),
+  ...line('delete team', 200, 403, 403, 404, 404),
+  ...line('list invites', 200, 200, 403, 404, 404),
+  ...line('read invite', 200, 200, 403, 404, 404),
+  ...line('create invite as MEMBER', 201, 201, 403, 404, 404),
+  ...line('create invite as ADMIN', 201, 201, 403, 404, 404),
+  ...line('create invite as OWNER', 201, 403, 403, 404, 404),
+  ...line('delete invite', 200, 200, 403, 404, 404),
+  ...line('change a MEMBER to ADMIN', 200, 200, 403, 404, 404),
+  ...line('change an ADMIN to MEMBER', 200, 200, 403, 404, 404),
+  ...line('change a MEMBER to OWNER', 200, 403, 403, 404, 404),
+  ...line('change an OWNER to ADMIN', 200, 403, 403, 404, 404),
+  ...line('change an OWNER to MEMBER', 200, 403, 403, 404, 404),
+  ...line('promote self to OWNER', 200, 403, 403, null, null),
+  ...line('demote self to MEMBER', 200, 200, 403, null, null),
+  ...line('remove a MEMBER', 200, 200, 403, 404, 404),
+  ...line('remove an ADMIN', 200, 200, 403, 404, 404),
+  ...line('remove an OWNER', 200, 403, 403, 404, 404),
+  ...line('leave (remove self)', 200, 200, 200, null, null),
 ];
 
 /** "A team always keeps at least one OWNER": the same operations on a team with a single owner. */
 const LAST_OWNER: Row[] = [
-  ...line('sole owner demotes self to ADMIN',  409, null, null, null, null),
+  ...line('sole owner demotes self to ADMIN', 409, null, null, null, null),
   ...line('sole owner demotes self to MEMBER', 409, null, null, null, null),
-  ...line('sole owner leaves',                 409, null, null, null, null),
-  ...line('change the sole OWNER to ADMIN',   null,  403,  403,  404, 404),
-  ...line('remove the sole OWNER',            null,  403,  403,  404, 404),
+  ...line('sole owner leaves', 409, null, null, null, null),
+  ...line('change the sole OWNER to ADMIN', null, 403, 403, 404, 404),
+  ...line('remove the sole OWNER', null, 403, 403, 404, 404),
 ];
 
 const rowName = (r: Row): string => `${r.operation} as ${r.actor} -> ${r.status}${r.code ? ` ${r.code}` : ''}`;
@@ -312,16 +315,26 @@ describe('a team keeps at least one OWNER', () => {
 
   it('lets one of two owners demote themselves, then refuses the remaining one', async () => {
     const t = await buildTeam();
-    const first = await api.call('PUT', `${teamPath(t)}/members/${memberIdOf(t, 'owner')}`, { token: people.owner.token, json: { role: 'ADMIN' } });
+    const first = await api.call('PUT', `${teamPath(t)}/members/${memberIdOf(t, 'owner')}`, {
+      token: people.owner.token,
+      json: { role: 'ADMIN' },
+    });
     expectAnswer(first, 200, undefined);
-    const second = await api.call('PUT', `${teamPath(t)}/members/${memberIdOf(t, 'owner2')}`, { token: people.owner2.token, json: { role: 'MEMBER' } });
+    const second = await api.call('PUT', `${teamPath(t)}/members/${memberIdOf(t, 'owner2')}`, {
+      token: people.owner2.token,
+      json: { role: 'MEMBER' },
+    });
     expectError(second, 409, 'last_owner');
     expect(await roleOf(t, 'owner2')).toBe('OWNER');
   });
 
   it('lets one of two owners leave, then refuses the remaining one', async () => {
     const t = await buildTeam();
-    expectAnswer(await api.call('DELETE', `${teamPath(t)}/members/${memberIdOf(t, 'owner')}`, { token: people.owner.token }), 200, undefined);
+    expectAnswer(
+      await api.call('DELETE', `${teamPath(t)}/members/${memberIdOf(t, 'owner')}`, { token: people.owner.token }),
+      200,
+      undefined,
+    );
     const second = await api.call('DELETE', `${teamPath(t)}/members/${memberIdOf(t, 'owner2')}`, { token: people.owner2.token });
     expectError(second, 409, 'last_owner');
     expect(await roleOf(t, 'owner2')).toBe('OWNER');

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { config } from '../../lib/config.ts';
 import { createDocumentClient } from '../../lib/db/client.ts';
-import { verifyAccessToken } from '../../lib/auth/tokens.ts';
+import { claimsOf } from '../../lib/auth/session-items.ts';
 import { db } from '../../lib/db/service.ts';
 import { AppError } from '../../lib/errors.ts';
 import { acceptInvite } from '../../lib/invites.ts';
@@ -163,7 +163,8 @@ const invariantViolations = async (): Promise<string[]> => {
     const mine = memberships.filter((m) => m.teamId === t.teamId);
     const owners = mine.filter((m) => m.role === 'OWNER').length;
     if (owners < 1) problems.push(`I1: team ${String(t.slug)} has no OWNER`);
-    if (t.ownerCount !== owners) problems.push(`I1: team ${String(t.slug)} ownerCount ${String(t.ownerCount)} but ${owners} OWNER memberships`);
+    if (t.ownerCount !== owners)
+      problems.push(`I1: team ${String(t.slug)} ownerCount ${String(t.ownerCount)} but ${owners} OWNER memberships`);
   }
 
   const pairs = new Set<string>();
@@ -179,18 +180,13 @@ const invariantViolations = async (): Promise<string[]> => {
     if (!ROLES.has(String(m.role))) problems.push(`I2: membership ${pair} has role ${String(m.role)}`);
   }
 
-  const claimsOneToOne = (
-    label: string,
-    claims: Item[],
-    owners: Item[],
-    key: string,
-    claimRef: string,
-    ownerRef: string,
-  ): void => {
+  const claimsOneToOne = (label: string, claims: Item[], owners: Item[], key: string, claimRef: string, ownerRef: string): void => {
     for (const o of owners) {
       const found = claims.filter((c) => c[key] === o[key]);
       if (found.length !== 1 || found[0]?.[claimRef] !== o[ownerRef]) {
-        problems.push(`I3: ${label} ${String(o[key])} has ${found.length} claim(s) pointing at ${found.map((c) => String(c[claimRef])).join(', ')}`);
+        problems.push(
+          `I3: ${label} ${String(o[key])} has ${found.length} claim(s) pointing at ${found.map((c) => String(c[claimRef])).join(', ')}`,
+        );
       }
     }
     for (const c of claims) {
@@ -224,8 +220,10 @@ const invariantViolations = async (): Promise<string[]> => {
   }
 
   for (const job of of('teamCleanup')) problems.push(`I5: the cleanup of team ${String(job.teamId)} has not drained`);
-  for (const c of claims.filter((c) => !teamIds.has(c.teamId))) problems.push(`I5: pending-invite claim ${String(c.teamId)}/${String(c.email)} of a deleted team`);
-  for (const i of invites.filter((i) => !teamIds.has(i.teamId))) problems.push(`I5: ${String(i.status)} invite ${String(i.inviteUuid)} of a deleted team`);
+  for (const c of claims.filter((c) => !teamIds.has(c.teamId)))
+    problems.push(`I5: pending-invite claim ${String(c.teamId)}/${String(c.email)} of a deleted team`);
+  for (const i of invites.filter((i) => !teamIds.has(i.teamId)))
+    problems.push(`I5: ${String(i.status)} invite ${String(i.inviteUuid)} of a deleted team`);
   return problems;
 };
 
@@ -271,7 +269,8 @@ const storedMembership = async (teamId: number, userUuid: string) =>
 
 const role = (token: string, slug: string, memberId: number, to: string) => () =>
   api.call('PUT', `/api/teams/${slug}/members/${memberId}`, { token, json: { role: to } });
-const remove = (token: string, slug: string, memberId: number) => () => api.call('DELETE', `/api/teams/${slug}/members/${memberId}`, { token });
+const remove = (token: string, slug: string, memberId: number) => () =>
+  api.call('DELETE', `/api/teams/${slug}/members/${memberId}`, { token });
 
 // ---------------------------------------------------------------------------------------------
 
@@ -306,8 +305,10 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
     for (let round = 0; round < 3; round++) {
       const slug = freshSlug('h1');
       const replies = await race(
-        Array.from({ length: 24 }, (_, i) => () =>
-          api.call('POST', '/api/teams', { token: (creators[i % creators.length] as TestUser).token, json: { name: `H1 ${i}`, slug } }),
+        Array.from(
+          { length: 24 },
+          (_, i) => () =>
+            api.call('POST', '/api/teams', { token: (creators[i % creators.length] as TestUser).token, json: { name: `H1 ${i}`, slug } }),
         ),
       );
       tally.add(replies);
@@ -389,8 +390,11 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
         return [cased, ` ${cased}`, `${cased}\t`, `\n ${cased} `][i % 4] as string;
       });
       const replies = await race(
-        spellings.map((email) => () =>
-          api.call('POST', '/api/auth/signup', { json: { email, password: 'correct horse battery staple', firstName: 'H', lastName: 'Eight' } }),
+        spellings.map(
+          (email) => () =>
+            api.call('POST', '/api/auth/signup', {
+              json: { email, password: 'correct horse battery staple', firstName: 'H', lastName: 'Eight' },
+            }),
         ),
       );
       tally.add(replies);
@@ -413,7 +417,8 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
   /** `count` users, each with a pending MEMBER invite to `teamId` written as createInvite writes it; returns [user, invite uuid] pairs. */
   const invitees = async (teamId: number, count: number, name: string): Promise<[TestUser, string][]> => {
     const users: TestUser[] = [];
-    for (let i = 0; i < count; i += 10) users.push(...(await Promise.all(Array.from({ length: Math.min(10, count - i) }, () => signUp(api, name)))));
+    for (let i = 0; i < count; i += 10)
+      users.push(...(await Promise.all(Array.from({ length: Math.min(10, count - i) }, () => signUp(api, name)))));
     const inviter = await storedUser(p.uuid);
     const writer = bulkWriter(process.env.DYNAMODB_ENDPOINT as string, config.tableName);
     try {
@@ -425,53 +430,82 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
     }
   };
 
-  it('H10: 300 concurrent accepts of 300 invites to one team all succeed: no hot team item, no 409 or 503', { timeout: 180_000 }, async ({ annotate }) => {
-    const team = await createTeam(api, p);
-    const pairs = await invitees(team.id, 300, 'h10');
-    const started = Date.now();
-    const replies = await race(pairs.map(([u, uuid]) => () => api.call('POST', `/api/invites/${uuid}/accept`, { token: u.token })));
-    const ms = Date.now() - started;
-    const tally = new Tally();
-    tally.add(replies);
-    const refused = replies.filter((r) => r.status !== 200).slice(0, 5).map((r) => JSON.stringify(r.body));
-    expect(tally.toString(), refused.join('\n')).toBe('200: 300');
-    const stored = await db().entities.membership.query.primary({ teamId: team.id }).go({ consistent: true, pages: 'all' });
-    expect(stored.data).toHaveLength(301);
-    await expectInvariants();
-    await annotate(`H10 300 accepts into one team: ${tally} in ${ms} ms`);
-  });
-
-  it('H9: a team deleted while its invitees accept: each accept 200 or 404, and once cleanup drains nothing of the team is left', { timeout: 180_000 }, async ({ annotate }) => {
-    const tally = new Tally();
-    for (let round = 0; round < 3; round++) {
+  it(
+    'H10: 300 concurrent accepts of 300 invites to one team all succeed: no hot team item, no 409 or 503',
+    { timeout: 180_000 },
+    async ({ annotate }) => {
       const team = await createTeam(api, p);
-      const pairs = await invitees(team.id, 20, 'h9');
-      const hops = [...pairs.map((_, i) => i % 6), 2 * round];
+      const pairs = await invitees(team.id, 300, 'h10');
+      const started = Date.now();
       const replies = await race(
-        [...pairs.map(([u, uuid]) => () => api.call('POST', `/api/invites/${uuid}/accept`, { token: u.token })), () => api.call('DELETE', `/api/teams/${team.slug}`, { token: p.token })],
-        hops,
+        pairs.map(
+          ([u, uuid]) =>
+            () =>
+              api.call('POST', `/api/invites/${uuid}/accept`, { token: u.token }),
+        ),
       );
+      const ms = Date.now() - started;
+      const tally = new Tally();
       tally.add(replies);
-      expectNo5xx(replies);
-      expect(outcome(replies.at(-1) as Reply)).toBe('200');
-      for (const r of replies.slice(0, -1)) expect(['200', '404 not_found']).toContain(outcome(r));
-      // Whatever the accepts did, the invites now answer 404, and I2/I5 hold once the cleanup is done.
-      const [u, uuid] = pairs[0] as [TestUser, string];
-      expect(outcome(await api.call('POST', `/api/invites/${uuid}/accept`, { token: u.token }))).toBe('404 not_found');
+      const refused = replies
+        .filter((r) => r.status !== 200)
+        .slice(0, 5)
+        .map((r) => JSON.stringify(r.body));
+      expect(tally.toString(), refused.join('\n')).toBe('200: 300');
+      const stored = await db().entities.membership.query.primary({ teamId: team.id }).go({ consistent: true, pages: 'all' });
+      expect(stored.data).toHaveLength(301);
       await expectInvariants();
-    }
-    await annotate(`H9 x3 rounds (20 accepts + 1 delete): ${tally}`);
-  });
+      await annotate(`H10 300 accepts into one team: ${tally} in ${ms} ms`);
+    },
+  );
+
+  it(
+    'H9: a team deleted while its invitees accept: each accept 200 or 404, and once cleanup drains nothing of the team is left',
+    { timeout: 180_000 },
+    async ({ annotate }) => {
+      const tally = new Tally();
+      for (let round = 0; round < 3; round++) {
+        const team = await createTeam(api, p);
+        const pairs = await invitees(team.id, 20, 'h9');
+        const hops = [...pairs.map((_, i) => i % 6), 2 * round];
+        const replies = await race(
+          [
+            ...pairs.map(
+              ([u, uuid]) =>
+                () =>
+                  api.call('POST', `/api/invites/${uuid}/accept`, { token: u.token }),
+            ),
+            () => api.call('DELETE', `/api/teams/${team.slug}`, { token: p.token }),
+          ],
+          hops,
+        );
+        tally.add(replies);
+        expectNo5xx(replies);
+        expect(outcome(replies.at(-1) as Reply)).toBe('200');
+        for (const r of replies.slice(0, -1)) expect(['200', '404 not_found']).toContain(outcome(r));
+        // Whatever the accepts did, the invites now answer 404, and I2/I5 hold once the cleanup is done.
+        const [u, uuid] = pairs[0] as [TestUser, string];
+        expect(outcome(await api.call('POST', `/api/invites/${uuid}/accept`, { token: u.token }))).toBe('404 not_found');
+        await expectInvariants();
+      }
+      await annotate(`H9 x3 rounds (20 accepts + 1 delete): ${tally}`);
+    },
+  );
 
   it('H2: 16 concurrent accepts of one invite give one 200, the rest 409, and one membership', async ({ annotate }) => {
     const tally = new Tally();
     for (let round = 0; round < 3; round++) {
       const team = await createTeam(api, p);
-      const invited = await api.call('POST', `/api/teams/${team.slug}/invites`, { token: p.token, json: { email: e.email, role: 'ADMIN' } });
+      const invited = await api.call('POST', `/api/teams/${team.slug}/invites`, {
+        token: p.token,
+        json: { email: e.email, role: 'ADMIN' },
+      });
       expect(invited.status).toBe(201);
       const uuid = await inviteUuidFor(e, team.slug);
 
-      const replies = await race(Array.from({ length: 16 }, () => () => api.call('POST', `/api/invites/${uuid}/accept`, { token: e.token })));
+      const replies = await race(
+        Array.from({ length: 16 }, () => () => api.call('POST', `/api/invites/${uuid}/accept`, { token: e.token })),
+      );
       tally.add(replies);
       expectNo5xx(replies);
       expect(count(replies, 200)).toBe(1);
@@ -493,10 +527,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
    * one of the pair succeeds, the other is refused with 409 (last_owner, or conflict when its own
    * role changed under it), 403 (it read its demoted role) or 404 (it was removed first), and I1 holds.
    */
-  const lastOwnerRace = (
-    name: string,
-    build: (t: { slug: string; pId: number; qId: number }) => (() => Promise<Reply>)[],
-  ) =>
+  const lastOwnerRace = (name: string, build: (t: { slug: string; pId: number; qId: number }) => (() => Promise<Reply>)[]) =>
     it(`H4: ${name}: one succeeds, at least one OWNER remains, ownerCount stays exact`, async ({ annotate }) => {
       const tally = new Tally();
       for (let round = 0; round < ROUNDS; round++) {
@@ -532,7 +563,10 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
       // Each round holds back a different one of the four requests, by a growing number of hops.
       const hops = [0, 0, 0, 0];
       hops[round % 4] = 2 * Math.floor(round / 4);
-      const replies = await race([...edits.map((to) => role(p.token, team.slug, memberId, to)), remove(p.token, team.slug, memberId)], hops);
+      const replies = await race(
+        [...edits.map((to) => role(p.token, team.slug, memberId, to)), remove(p.token, team.slug, memberId)],
+        hops,
+      );
       tally.add(replies);
       expectNo5xx(replies);
       for (const r of replies) expect(['200', '404 not_found', '409 conflict']).toContain(outcome(r));
@@ -544,7 +578,12 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
         expect(stored).toBeNull();
       } else {
         // Still there, whole, with a role one of the successful edits asked for (or the one it had).
-        expect(stored).toMatchObject({ memberId, userId: expect.any(Number), createdAt: expect.any(String), updatedAt: expect.any(String) });
+        expect(stored).toMatchObject({
+          memberId,
+          userId: expect.any(Number),
+          createdAt: expect.any(String),
+          updatedAt: expect.any(String),
+        });
         expect([...granted, 'MEMBER']).toContain(stored?.role);
       }
       finals.addKey(removed ? 'removed' : String(stored?.role));
@@ -560,7 +599,10 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
     const wrongRole: string[] = [];
     for (let round = 0; round < H6_ROUNDS; round++) {
       const team = await createTeam(api, p);
-      const invited = await api.call('POST', `/api/teams/${team.slug}/invites`, { token: p.token, json: { email: e.email, role: 'MEMBER' } });
+      const invited = await api.call('POST', `/api/teams/${team.slug}/invites`, {
+        token: p.token,
+        json: { email: e.email, role: 'MEMBER' },
+      });
       expect(invited.status).toBe(201);
       const uuid = await inviteUuidFor(e, team.slug);
 
@@ -596,7 +638,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
     expect(wrongRole).toEqual([]);
   });
 
-  it('H6 pinned: a re-invite that commits between the accept\'s read and its write is not lost', async () => {
+  it("H6 pinned: a re-invite that commits between the accept's read and its write is not lost", async () => {
     const team = await createTeam(api, p);
     const invited = await api.call('POST', `/api/teams/${team.slug}/invites`, { token: p.token, json: { email: e.email, role: 'MEMBER' } });
     expect(invited.status).toBe(201);
@@ -608,7 +650,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
     const paused = pausedBeforeFirstWrite(async () => {
       reinvite = await api.call('POST', `/api/teams/${team.slug}/invites`, { token: p.token, json: { email: e.email, role: 'ADMIN' } });
     });
-    const accepted = await acceptInvite(paused, await verifyAccessToken(e.token), uuid, new Date()).then(
+    const accepted = await acceptInvite(paused, (await claimsOf(e.token)).claims, uuid, new Date()).then(
       () => null,
       (error: unknown) => error,
     );

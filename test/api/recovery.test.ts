@@ -20,7 +20,11 @@ const tokenFor = async (user: TestUser, purpose: Exclude<TokenPurpose, 'invitati
 };
 
 const recoveryMessages = async (address: string) =>
-  (await db().entities.outboxMessage.scan.where((a, op) => op.eq(a.address, address)).go({ pages: 'all' })).data.filter((m) => m.kind === 'recovery');
+  (
+    await db()
+      .entities.outboxMessage.scan.where((a, op) => op.eq(a.address, address))
+      .go({ pages: 'all' })
+  ).data.filter((m) => m.kind === 'recovery');
 
 const NEW_PASSWORD = 'a brand new passphrase 42';
 
@@ -129,9 +133,20 @@ describe('POST /api/auth/reset', () => {
       { purpose: 'invitation', email: user.email, inviteUuid: randomUUID(), expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
       new Date(),
     );
-    const expired = await issueToken(db(), { purpose: 'recovery', email: user.email, user: { userUuid: user.uuid } }, new Date(Date.now() - 2 * 3_600_000));
+    const expired = await issueToken(
+      db(),
+      { purpose: 'recovery', email: user.email, user: { userUuid: user.uuid } },
+      new Date(Date.now() - 2 * 3_600_000),
+    );
     const real = await tokenFor(user);
-    const tokens = [await tokenFor(user, 'verification'), await tokenFor(user, 'email_change'), invitation, expired, real.slice(0, -1), 'x'.repeat(43)];
+    const tokens = [
+      await tokenFor(user, 'verification'),
+      await tokenFor(user, 'email_change'),
+      invitation,
+      expired,
+      real.slice(0, -1),
+      'x'.repeat(43),
+    ];
     const answers = await Promise.all(tokens.map((t) => reset(t, NEW_PASSWORD)));
     for (const a of answers) {
       expect(a.status).toBe(410);
@@ -145,7 +160,10 @@ describe('POST /api/auth/reset', () => {
   it('refuses a token of an address the account no longer has', async () => {
     const user = await signUp(api, 'moved');
     const token = await tokenFor(user);
-    await db().entities.user.patch({ userUuid: user.uuid }).set({ email: freshEmail('elsewhere') }).go();
+    await db()
+      .entities.user.patch({ userUuid: user.uuid })
+      .set({ email: freshEmail('elsewhere') })
+      .go();
     expect((await reset(token, NEW_PASSWORD)).status).toBe(410);
   });
 

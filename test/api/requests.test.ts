@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { forgetCachedKeys } from '../../lib/auth/keys/cache.ts';
 import { db } from '../../lib/db/service.ts';
 import { type TestUser, addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
@@ -52,30 +53,70 @@ describe('DynamoDB requests per endpoint (warm)', () => {
     ['GET /api/auth/user', () => api.call('GET', '/api/auth/user', { token: owner.token }), ['BatchGetItem']],
     ['GET /api/teams', () => api.call('GET', '/api/teams', { token: owner.token }), ['Query', 'BatchGetItem']],
     ['GET /api/teams/{slug}', () => api.call('GET', `/api/teams/${slug}`, { token: owner.token }), ['BatchGetItem', 'BatchGetItem']],
-    ['GET /api/teams/{slug}/members', () => api.call('GET', `/api/teams/${slug}/members`, { token: owner.token }), ['BatchGetItem', 'Query', 'BatchGetItem']],
-    ['GET /api/teams/{slug}/invites', () => api.call('GET', `/api/teams/${slug}/invites`, { token: owner.token }), ['BatchGetItem', 'Query', 'BatchGetItem']],
-    ['GET /api/teams/{slug}/invites/{id}', () => api.call('GET', `/api/teams/${slug}/invites/${inviteId}`, { token: owner.token }), ['BatchGetItem', 'Query', 'BatchGetItem']],
+    [
+      'GET /api/teams/{slug}/members',
+      () => api.call('GET', `/api/teams/${slug}/members`, { token: owner.token }),
+      ['BatchGetItem', 'Query', 'BatchGetItem'],
+    ],
+    [
+      'GET /api/teams/{slug}/invites',
+      () => api.call('GET', `/api/teams/${slug}/invites`, { token: owner.token }),
+      ['BatchGetItem', 'Query', 'BatchGetItem'],
+    ],
+    [
+      'GET /api/teams/{slug}/invites/{id}',
+      () => api.call('GET', `/api/teams/${slug}/invites/${inviteId}`, { token: owner.token }),
+      ['BatchGetItem', 'Query', 'BatchGetItem'],
+    ],
     // The session and the user (its address, confirmed?) first; that member has no pending invites, so no third read.
     ['GET /api/invites', () => api.call('GET', '/api/invites', { token: member.token }), ['BatchGetItem', 'Query']],
     ['GET /api/auth/sessions', () => api.call('GET', '/api/auth/sessions', { token: owner.token }), ['BatchGetItem', 'Query']],
-    ['PUT /api/teams/{slug} (name)', () => api.call('PUT', `/api/teams/${slug}`, { token: owner.token, json: { name: 'Renamed', slug } }), ['BatchGetItem', 'BatchGetItem', 'TransactWriteItems']],
-    ['PUT …/members/{memberId}', () => api.call('PUT', `/api/teams/${slug}/members/${memberId}`, { token: owner.token, json: { role: 'ADMIN' } }), ['BatchGetItem', 'BatchGetItem', 'Query', 'TransactWriteItems']],
+    [
+      'PUT /api/teams/{slug} (name)',
+      () => api.call('PUT', `/api/teams/${slug}`, { token: owner.token, json: { name: 'Renamed', slug } }),
+      ['BatchGetItem', 'BatchGetItem', 'TransactWriteItems'],
+    ],
+    [
+      'PUT …/members/{memberId}',
+      () => api.call('PUT', `/api/teams/${slug}/members/${memberId}`, { token: owner.token, json: { role: 'ADMIN' } }),
+      ['BatchGetItem', 'BatchGetItem', 'Query', 'TransactWriteItems'],
+    ],
   ] as const)('%s', async (_, call, expected) => {
     expect(await requestsOf(call)).toEqual(expected);
   });
 
-  it('POST /api/teams: the user and the session in one read, then one transaction', async () => {
-    expect(await requestsOf(() => api.call('POST', '/api/teams', { token: owner.token, json: { name: 'N', slug: `${slug}-x` } }), 201)).toEqual([
+  it('a paged list: the cursor key is read once per container (GetItem), then no request of its own', async () => {
+    const page = () => api.call('GET', `/api/teams/${slug}/members?limit=1`, { token: owner.token });
+    // This file's first cursor: the key item is read (and, on a fresh table, made: PutItem).
+    const first = await requestsOf(page);
+    expect(first.filter((r) => r !== 'GetItem' && r !== 'PutItem')).toEqual(['BatchGetItem', 'Query', 'BatchGetItem']);
+    expect(first.filter((r) => r === 'GetItem')).toEqual(['GetItem']);
+    const cursor = new URL(/<([^>]+)>/.exec((await page()).headers.get('link') as string)?.[1] as string).searchParams.get(
+      'cursor',
+    ) as string;
+    expect(await requestsOf(page)).toEqual(['BatchGetItem', 'Query', 'BatchGetItem']);
+    expect(await requestsOf(() => api.call('GET', `/api/teams/${slug}/members?limit=1&cursor=${cursor}`, { token: owner.token }))).toEqual([
       'BatchGetItem',
-      'TransactWriteItems',
+      'Query',
+      'BatchGetItem',
     ]);
+  });
+
+  it('POST /api/teams: the user and the session in one read, then one transaction', async () => {
+    expect(
+      await requestsOf(() => api.call('POST', '/api/teams', { token: owner.token, json: { name: 'N', slug: `${slug}-x` } }), 201),
+    ).toEqual(['BatchGetItem', 'TransactWriteItems']);
   });
 
   it('accept: the invite, the user and the session in one read, then its team (named by the invite), then one transaction', async () => {
     const guest = await signUp(api);
     await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: guest.email, role: 'MEMBER' } });
     const uuid = (await api.call('GET', '/api/invites', { token: guest.token })).body.data[0].uuid;
-    expect(await requestsOf(() => api.call('POST', `/api/invites/${uuid}/accept`, { token: guest.token }))).toEqual(['BatchGetItem', 'GetItem', 'TransactWriteItems']);
+    expect(await requestsOf(() => api.call('POST', `/api/invites/${uuid}/accept`, { token: guest.token }))).toEqual([
+      'BatchGetItem',
+      'GetItem',
+      'TransactWriteItems',
+    ]);
   });
 
   it('refresh: the token, then its session and user, then one transaction (the session item carries its rotation limit)', async () => {
@@ -100,13 +141,54 @@ describe('DynamoDB requests per endpoint (warm)', () => {
     expect(requests.slice(5).sort()).toEqual(['Query', 'TransactWriteItems', 'UpdateItem', 'UpdateItem', 'UpdateItem']);
   });
 
-  it('sign-up: the source network\'s bucket and the address\'s mail allowance, then one transaction', async () => {
+  it("sign-up: the source network's bucket and the address's mail allowance, then one transaction", async () => {
     const json = { email: freshEmail(), password: 'a sound passphrase', firstName: 'S', lastName: 'U' };
-    expect(await requestsOf(() => api.call('POST', '/api/auth/signup', { json }), 201)).toEqual(['UpdateItem', 'UpdateItem', 'TransactWriteItems']);
+    expect(await requestsOf(() => api.call('POST', '/api/auth/signup', { json }), 201)).toEqual([
+      'UpdateItem',
+      'UpdateItem',
+      'TransactWriteItems',
+    ]);
   });
 
   it('sign-out: one conditional delete is both the session check and the sign-out', async () => {
     const user = await signUp(api);
     expect(await requestsOf(() => api.call('POST', '/api/auth/signout', { token: user.token }))).toEqual(['DeleteItem']);
+  });
+});
+
+describe('DynamoDB requests on a cold start (the signing keys not yet in memory)', () => {
+  let owner: TestUser;
+  let slug: string;
+
+  beforeAll(async () => {
+    owner = await signUp(api);
+    slug = (await createTeam(api, owner)).slug;
+  });
+
+  /** As a new function instance: its public keys not loaded yet (the handler modules stay imported). */
+  const cold =
+    <T>(call: () => Promise<T>) =>
+    () => {
+      forgetCachedKeys();
+      return call();
+    };
+
+  it('GET /api/teams/{slug}: the public keys ride in the first BatchGetItem, no GetItem of their own', async () => {
+    expect(await requestsOf(cold(() => api.call('GET', `/api/teams/${slug}`, { token: owner.token })))).toEqual([
+      'BatchGetItem',
+      'BatchGetItem',
+    ]);
+    // The keys read that way are kept: the next request verifies from memory.
+    expect(await requestsOf(() => api.call('GET', `/api/teams/${slug}`, { token: owner.token }))).toEqual(['BatchGetItem', 'BatchGetItem']);
+  });
+
+  it('GET /api/auth/user and GET /api/teams: one BatchGetItem with the keys; the Query before it is keyed by the claimed user only', async () => {
+    expect(await requestsOf(cold(() => api.call('GET', '/api/auth/user', { token: owner.token })))).toEqual(['BatchGetItem']);
+    expect(await requestsOf(cold(() => api.call('GET', '/api/teams', { token: owner.token })))).toEqual(['Query', 'BatchGetItem']);
+  });
+
+  it('sign-out, which reads nothing before its conditional delete, still verifies first (one GetItem of the keys)', async () => {
+    const user = await signUp(api);
+    expect(await requestsOf(cold(() => api.call('POST', '/api/auth/signout', { token: user.token })))).toEqual(['GetItem', 'DeleteItem']);
   });
 });

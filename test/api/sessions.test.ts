@@ -84,7 +84,10 @@ describe('POST /api/auth/refresh', () => {
     // The refused token was not rotated: it still works once the bucket refills; other sessions never noticed.
     expect((await refresh(other.refreshToken)).status).toBe(200);
     // As if a minute had gone by: the session's bucket is full again.
-    await db().entities.session.patch({ userUuid: user.uuid, sessionId: sessionOf(user.token) }).set({ refreshTat: Date.now() }).go();
+    await db()
+      .entities.session.patch({ userUuid: user.uuid, sessionId: sessionOf(user.token) })
+      .set({ refreshTat: Date.now() })
+      .go();
     expect((await refresh(current)).status).toBe(200);
   });
 
@@ -117,7 +120,11 @@ describe('POST /api/auth/refresh', () => {
 
   it('refuses a refresh after the idle timeout or the absolute lifetime', async () => {
     const idle = await signUp(api);
-    const session = (await db().entities.refreshToken.get({ tokenHash: hashOpaqueToken(idle.refreshToken) }).go()).data;
+    const session = (
+      await db()
+        .entities.refreshToken.get({ tokenHash: hashOpaqueToken(idle.refreshToken) })
+        .go()
+    ).data;
     await db()
       .entities.session.patch({ userUuid: idle.uuid, sessionId: session?.sessionId as string })
       .set({ lastUsedAt: new Date(Date.now() - 8 * 86_400_000).toISOString() })
@@ -125,7 +132,11 @@ describe('POST /api/auth/refresh', () => {
     expect((await refresh(idle.refreshToken)).status).toBe(401);
 
     const old = await signUp(api);
-    const oldSession = (await db().entities.refreshToken.get({ tokenHash: hashOpaqueToken(old.refreshToken) }).go()).data;
+    const oldSession = (
+      await db()
+        .entities.refreshToken.get({ tokenHash: hashOpaqueToken(old.refreshToken) })
+        .go()
+    ).data;
     await db()
       .entities.session.patch({ userUuid: old.uuid, sessionId: oldSession?.sessionId as string })
       .set({ expiresAt: Math.floor(Date.now() / 1000) - 1 })
@@ -234,7 +245,11 @@ describe('sessions: paged, oldest first, capped', () => {
     const user = await signUp(api);
     const later = [];
     for (let i = 0; i < 4; i++) later.push(await signIn(user));
-    const everything = (await api.call('GET', '/api/auth/sessions', { token: user.token })).body.data as { id: string; createdAt: string; current: boolean }[];
+    const everything = (await api.call('GET', '/api/auth/sessions', { token: user.token })).body.data as {
+      id: string;
+      createdAt: string;
+      current: boolean;
+    }[];
     expect(everything).toHaveLength(5);
     expect(everything.map((s) => s.createdAt)).toEqual(everything.map((s) => s.createdAt).sort());
     for (const s of everything) expect(s.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -264,7 +279,10 @@ describe('sessions: paged, oldest first, capped', () => {
     // A session from before UUIDv7 ids (a random v4, which sorts anywhere), the oldest of all, and
     // enough time-ordered ones to reach the cap with the sign-up's session.
     const legacy = { sessionId: randomUUID(), createdAt: new Date(start).toISOString() };
-    const seeded = Array.from({ length: cap - 2 }, (_, i) => ({ sessionId: randomUUIDv7(), createdAt: new Date(start + 1000 * (i + 1)).toISOString() }));
+    const seeded = Array.from({ length: cap - 2 }, (_, i) => ({
+      sessionId: randomUUIDv7(),
+      createdAt: new Date(start + 1000 * (i + 1)).toISOString(),
+    }));
     await seedSessions(user.uuid, [legacy, ...seeded]);
     expect((await allPages(user.token, 1000)).flat()).toHaveLength(cap);
 
@@ -287,7 +305,10 @@ describe('sessions: paged, oldest first, capped', () => {
     const start = Date.now() - 3_600_000;
     await seedSessions(
       user.uuid,
-      Array.from({ length: config.maxSessionsPerUser - 1 }, (_, i) => ({ sessionId: randomUUIDv7(), createdAt: new Date(start + i).toISOString() })),
+      Array.from({ length: config.maxSessionsPerUser - 1 }, (_, i) => ({
+        sessionId: randomUUIDv7(),
+        createdAt: new Date(start + i).toISOString(),
+      })),
     );
     const other = await signIn(user);
     expect((await api.call('POST', '/api/auth/signout?scope=global', { token: user.token })).status).toBe(200);
@@ -326,7 +347,10 @@ describe('PUT /api/auth/user', () => {
   it('leaves no session opened with the old password, even by sign-ins racing the change', async () => {
     const user = await signUp(api);
     const [change, ...signIns] = await Promise.all([
-      api.call('PUT', '/api/auth/user', { token: user.token, json: { password: 'a raced new passphrase', currentPassword: user.password } }),
+      api.call('PUT', '/api/auth/user', {
+        token: user.token,
+        json: { password: 'a raced new passphrase', currentPassword: user.password },
+      }),
       ...Array.from({ length: 4 }, () => api.call('POST', '/api/auth/signin', { json: { email: user.email, password: user.password } })),
     ]);
     expect(change?.status).toBe(200);

@@ -17,10 +17,21 @@ const sesEvent = (eventType: 'Bounce' | 'Complaint', email: string, bounceType =
   const timestamp = new Date().toISOString();
   const body =
     eventType === 'Bounce'
-      ? { bounce: { bounceType, bounceSubType: 'General', bouncedRecipients: [{ emailAddress: email, status: '5.1.1', diagnosticCode: 'smtp; 550 5.1.1 user unknown' }], timestamp } }
+      ? {
+          bounce: {
+            bounceType,
+            bounceSubType: 'General',
+            bouncedRecipients: [{ emailAddress: email, status: '5.1.1', diagnosticCode: 'smtp; 550 5.1.1 user unknown' }],
+            timestamp,
+          },
+        }
       : { complaint: { complainedRecipients: [{ emailAddress: email }], complaintFeedbackType: 'abuse', timestamp } };
   const message = { eventType, ...body, mail: { timestamp, messageId: randomUUID(), source: 'roster@example.com', destination: [email] } };
-  return { Records: [{ Sns: { MessageId: randomUUID(), TopicArn: 'arn:aws:sns:us-east-1:123456789012:ses-events', Message: JSON.stringify(message) } }] } as unknown as SNSEvent;
+  return {
+    Records: [
+      { Sns: { MessageId: randomUUID(), TopicArn: 'arn:aws:sns:us-east-1:123456789012:ses-events', Message: JSON.stringify(message) } },
+    ],
+  } as unknown as SNSEvent;
 };
 
 const feed = (event: SNSEvent) => handler(event);
@@ -28,7 +39,9 @@ const feed = (event: SNSEvent) => handler(event);
 const invite = (by: TestUser, slug: string, email: string, role = 'MEMBER') =>
   api.call('POST', `/api/teams/${slug}/invites`, { token: by.token, json: { email, role } });
 
-const SUPPRESSED = { error: { code: 'validation_failed', message: 'Some fields are missing or invalid.', fields: { email: SUPPRESSED_MESSAGE } } };
+const SUPPRESSED = {
+  error: { code: 'validation_failed', message: 'Some fields are missing or invalid.', fields: { email: SUPPRESSED_MESSAGE } },
+};
 
 describe('invites to suppressed addresses', () => {
   it('answer 422 on `email`, for a bounced and for a complained address, and write nothing, the mail allowance included', async () => {
@@ -47,7 +60,13 @@ describe('invites to suppressed addresses', () => {
     const list = await api.call('GET', `/api/teams/${team.slug}/invites`, { token: owner.token });
     expect(list.body.data).toEqual([]);
     // Refused before the team's mail allowance is touched: its bucket was never written.
-    expect((await db().entities.rateLimit.get({ scope: 'team-mail', subject: String(team.id) }).go({ consistent: true })).data).toBeNull();
+    expect(
+      (
+        await db()
+          .entities.rateLimit.get({ scope: 'team-mail', subject: String(team.id) })
+          .go({ consistent: true })
+      ).data,
+    ).toBeNull();
   });
 
   it('match addresses case-insensitively, whichever side has the capitals', async () => {

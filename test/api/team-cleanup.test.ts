@@ -96,109 +96,134 @@ describe('team deletion with its cleanup on the stream', () => {
     expect(answers.map(outcome), stage).toEqual(['404 not_found', '404 not_found', '404 not_found']);
   };
 
-  it('deletes a 20,000-member team at once, cleans up in the background (cut short, crashed, resumed) to 0 rows, and frees the slug', { timeout: 1_500_000 }, async ({ annotate }) => {
-    const team = await createTeam(api, owner);
-    // Through the API: the invitee's pending invite, and an ended (declined) one with its outbox notice.
-    const invited = await api.call('POST', `/api/teams/${team.slug}/invites`, { token: owner.token, json: { email: invitee.email, role: 'ADMIN' } });
-    expect(invited.status).toBe(201);
-    const uuid = (await api.call('GET', '/api/invites', { token: invitee.token })).body.data[0].uuid as string;
-    await api.call('POST', `/api/teams/${team.slug}/invites`, { token: owner.token, json: { email: other.email, role: 'MEMBER' } });
-    const declined = (await api.call('GET', '/api/invites', { token: other.token })).body.data[0].uuid as string;
-    expect((await api.call('POST', `/api/invites/${declined}/decline`, { token: other.token })).status).toBe(200);
+  it(
+    'deletes a 20,000-member team at once, cleans up in the background (cut short, crashed, resumed) to 0 rows, and frees the slug',
+    { timeout: 1_500_000 },
+    async ({ annotate }) => {
+      const team = await createTeam(api, owner);
+      // Through the API: the invitee's pending invite, and an ended (declined) one with its outbox notice.
+      const invited = await api.call('POST', `/api/teams/${team.slug}/invites`, {
+        token: owner.token,
+        json: { email: invitee.email, role: 'ADMIN' },
+      });
+      expect(invited.status).toBe(201);
+      const uuid = (await api.call('GET', '/api/invites', { token: invitee.token })).body.data[0].uuid as string;
+      await api.call('POST', `/api/teams/${team.slug}/invites`, { token: owner.token, json: { email: other.email, role: 'MEMBER' } });
+      const declined = (await api.call('GET', '/api/invites', { token: other.token })).body.data[0].uuid as string;
+      expect((await api.call('POST', `/api/invites/${declined}/decline`, { token: other.token })).status).toBe(200);
 
-    // As items: 20,000 memberships and 500 pending invites (claim, id claim, invite), as the use cases write them.
-    const seeded = Date.now();
-    const writer = bulkWriter(process.env.DYNAMODB_ENDPOINT as string, config.tableName);
-    const inviter = await storedUser(owner.uuid);
-    const now = isoMillis(new Date());
-    const members = Array.from({ length: MEMBERS }, (_, n) =>
-      membershipItem({ teamId: team.id, userUuid: syntheticUuid(n), memberId: SYNTHETIC.memberId + n, userId: SYNTHETIC.userId + n, role: 'MEMBER', createdAt: now, updatedAt: now }),
-    );
-    const invites = Array.from({ length: PENDING }, (_, n) => inviteItems(team.id, `pending-${n}@example.com`, inviter, new Date()).items);
-    await writer.write([...members, ...invites.flat()]);
-    writer.close();
-    const before = countBy(await rowsOf(team.id));
-    expect(before).toMatchObject({ team: 1, membership: MEMBERS + 1, pendingInvite: PENDING + 1, invite: PENDING + 2 });
-    const seedMs = Date.now() - seeded;
+      // As items: 20,000 memberships and 500 pending invites (claim, id claim, invite), as the use cases write them.
+      const seeded = Date.now();
+      const writer = bulkWriter(process.env.DYNAMODB_ENDPOINT as string, config.tableName);
+      const inviter = await storedUser(owner.uuid);
+      const now = isoMillis(new Date());
+      const members = Array.from({ length: MEMBERS }, (_, n) =>
+        membershipItem({
+          teamId: team.id,
+          userUuid: syntheticUuid(n),
+          memberId: SYNTHETIC.memberId + n,
+          userId: SYNTHETIC.userId + n,
+          role: 'MEMBER',
+          createdAt: now,
+          updatedAt: now,
+        }),
+      );
+      const invites = Array.from(
+        { length: PENDING },
+        (_, n) => inviteItems(team.id, `pending-${n}@example.com`, inviter, new Date()).items,
+      );
+      await writer.write([...members, ...invites.flat()]);
+      writer.close();
+      const before = countBy(await rowsOf(team.id));
+      expect(before).toMatchObject({ team: 1, membership: MEMBERS + 1, pendingInvite: PENDING + 1, invite: PENDING + 2 });
+      const seedMs = Date.now() - seeded;
 
-    // The request: the team and its slug go in one transaction with the job; it answers at once.
-    const asked = Date.now();
-    const deleted = await api.call('DELETE', `/api/teams/${team.slug}`, { token: owner.token });
-    const deleteMs = Date.now() - asked;
-    expect(outcome(deleted)).toBe('200');
-    expect(await job(team.id)).toMatchObject({ teamId: team.id, slug: team.slug, deletedAt: expect.any(String) });
-    expect(outcome(await api.call('GET', `/api/teams/${team.slug}`, { token: owner.token }))).toBe('404 not_found');
+      // The request: the team and its slug go in one transaction with the job; it answers at once.
+      const asked = Date.now();
+      const deleted = await api.call('DELETE', `/api/teams/${team.slug}`, { token: owner.token });
+      const deleteMs = Date.now() - asked;
+      expect(outcome(deleted)).toBe('200');
+      expect(await job(team.id)).toMatchObject({ teamId: team.id, slug: team.slug, deletedAt: expect.any(String) });
+      expect(outcome(await api.call('GET', `/api/teams/${team.slug}`, { token: owner.token }))).toBe('404 not_found');
 
-    // The slug is free at once; the new team is another team, which the old cleanup must not touch.
-    const reused = await createTeam(api, other, team.slug);
-    expect(reused.id).not.toBe(team.id);
-    await addMember(api, reused.slug, other, owner, 'MEMBER');
-    expect((await api.call('POST', `/api/teams/${reused.slug}/invites`, { token: other.token, json: { email: invitee.email, role: 'MEMBER' } })).status).toBe(201);
-    const reusedRows = countBy(await rowsOf(reused.id));
+      // The slug is free at once; the new team is another team, which the old cleanup must not touch.
+      const reused = await createTeam(api, other, team.slug);
+      expect(reused.id).not.toBe(team.id);
+      await addMember(api, reused.slug, other, owner, 'MEMBER');
+      expect(
+        (
+          await api.call('POST', `/api/teams/${reused.slug}/invites`, {
+            token: other.token,
+            json: { email: invitee.email, role: 'MEMBER' },
+          })
+        ).status,
+      ).toBe(201);
+      const reusedRows = countBy(await rowsOf(reused.id));
 
-    // Before the cleanup has started.
-    await expectInviteGone(uuid, 'before the cleanup');
+      // Before the cleanup has started.
+      await expectInviteGone(uuid, 'before the cleanup');
 
-    // A run whose time runs out: it stops with work left and records its progress on the job.
-    const deadline = Date.now() + RESERVE_MS + 1_000;
-    const cut = await runCleanupJobs(db(), [insertRecord(team.id)], () => deadline - Date.now());
-    expect(cut.batchItemFailures).toEqual([]);
-    const afterCut = await job(team.id);
-    expect(afterCut).toMatchObject({ runs: 1, deleted: expect.any(Number), updatedAt: expect.any(String) });
-    const leftAfterCut = await leftInPartition(team.id);
-    expect(leftAfterCut).toBeGreaterThan(0);
-    expect(leftAfterCut).toBeLessThan(MEMBERS + PENDING + 2);
+      // A run whose time runs out: it stops with work left and records its progress on the job.
+      const deadline = Date.now() + RESERVE_MS + 1_000;
+      const cut = await runCleanupJobs(db(), [insertRecord(team.id)], () => deadline - Date.now());
+      expect(cut.batchItemFailures).toEqual([]);
+      const afterCut = await job(team.id);
+      expect(afterCut).toMatchObject({ runs: 1, deleted: expect.any(Number), updatedAt: expect.any(String) });
+      const leftAfterCut = await leftInPartition(team.id);
+      expect(leftAfterCut).toBeGreaterThan(0);
+      expect(leftAfterCut).toBeLessThan(MEMBERS + PENDING + 2);
 
-    // A run that crashes mid-way (its BatchWriteItems fail after three): reported to the stream for a retry.
-    const failing = createDocumentClient();
-    let writes = 0;
-    failing.middlewareStack.add(
-      (next, context) => (args) => {
-        if (context.commandName === 'BatchWriteItemCommand' && ++writes > 3) throw new Error('simulated crash');
-        return next(args);
-      },
-      { step: 'initialize', name: 'crashAfterThreeWrites' },
-    );
-    const crashed = await runCleanupJobs(createDb(failing, config.tableName), [insertRecord(team.id)], () => 60_000);
-    failing.destroy();
-    expect(crashed.batchItemFailures).toEqual([{ itemIdentifier: '100' }]);
-    expect((await job(team.id))?.runs).toBe(1);
-    const leftHalfway = await leftInPartition(team.id);
-    expect(leftHalfway).toBeGreaterThan(0);
-    expect(leftHalfway).toBeLessThan(leftAfterCut);
-    await expectInviteGone(uuid, 'half-way');
+      // A run that crashes mid-way (its BatchWriteItems fail after three): reported to the stream for a retry.
+      const failing = createDocumentClient();
+      let writes = 0;
+      failing.middlewareStack.add(
+        (next, context) => (args) => {
+          if (context.commandName === 'BatchWriteItemCommand' && ++writes > 3) throw new Error('simulated crash');
+          return next(args);
+        },
+        { step: 'initialize', name: 'crashAfterThreeWrites' },
+      );
+      const crashed = await runCleanupJobs(createDb(failing, config.tableName), [insertRecord(team.id)], () => 60_000);
+      failing.destroy();
+      expect(crashed.batchItemFailures).toEqual([{ itemIdentifier: '100' }]);
+      expect((await job(team.id))?.runs).toBe(1);
+      const leftHalfway = await leftInPartition(team.id);
+      expect(leftHalfway).toBeGreaterThan(0);
+      expect(leftHalfway).toBeLessThan(leftAfterCut);
+      await expectInviteGone(uuid, 'half-way');
 
-    // Now the stream delivers the job's records (its INSERT, then the cut run's MODIFY), as Lambda would.
-    const invocations: number[] = [];
-    const { handler } = await import('../../functions/team-cleanup.ts');
-    const { startStreamPoller } = await import('../../infra/stream-poller.ts');
-    const drainStart = Date.now();
-    poller = await startStreamPoller({
-      endpoint: process.env.DYNAMODB_ENDPOINT as string,
-      tableName: config.tableName,
-      dataDir: process.env.DATA_DIR as string,
-      function: 'team-cleanup',
-      handler: (event) => {
-        invocations.push(event.Records.length);
-        return handler(event, lambdaContext('roster-team-cleanup', 120_000, 'test'));
-      },
-    });
-    // Patient: DynamoDB Local on two shared cores reads its stream far slower than DynamoDB.
-    for (let i = 0; i < 6000 && (await job(team.id)); i++) await sleep(100);
-    const drainMs = Date.now() - drainStart;
-    expect(await job(team.id)).toBeNull();
+      // Now the stream delivers the job's records (its INSERT, then the cut run's MODIFY), as Lambda would.
+      const invocations: number[] = [];
+      const { handler } = await import('../../functions/team-cleanup.ts');
+      const { startStreamPoller } = await import('../../infra/stream-poller.ts');
+      const drainStart = Date.now();
+      poller = await startStreamPoller({
+        endpoint: process.env.DYNAMODB_ENDPOINT as string,
+        tableName: config.tableName,
+        dataDir: process.env.DATA_DIR as string,
+        function: 'team-cleanup',
+        handler: (event) => {
+          invocations.push(event.Records.length);
+          return handler(event, lambdaContext('roster-team-cleanup', 120_000, 'test'));
+        },
+      });
+      // Patient: DynamoDB Local on two shared cores reads its stream far slower than DynamoDB.
+      for (let i = 0; i < 6000 && (await job(team.id)); i++) await sleep(100);
+      const drainMs = Date.now() - drainStart;
+      expect(await job(team.id)).toBeNull();
 
-    expect(await rowsOf(team.id)).toEqual([]);
-    expect(countBy(await rowsOf(reused.id))).toEqual(reusedRows);
-    expect(reusedRows).toEqual({ team: 1, slugClaim: 1, membership: 2, pendingInvite: 1, invite: 2 });
-    await expectInviteGone(uuid, 'after the cleanup');
-    const members2 = await api.call('GET', `/api/teams/${reused.slug}/members`, { token: other.token });
-    expect(members2.body.data).toHaveLength(2);
+      expect(await rowsOf(team.id)).toEqual([]);
+      expect(countBy(await rowsOf(reused.id))).toEqual(reusedRows);
+      expect(reusedRows).toEqual({ team: 1, slugClaim: 1, membership: 2, pendingInvite: 1, invite: 2 });
+      await expectInviteGone(uuid, 'after the cleanup');
+      const members2 = await api.call('GET', `/api/teams/${reused.slug}/members`, { token: other.token });
+      expect(members2.body.data).toHaveLength(2);
 
-    await annotate(
-      `${MEMBERS} members + ${PENDING + 2} invites seeded in ${seedMs} ms; DELETE answered in ${deleteMs} ms; ` +
-        `cut-short run left ${leftAfterCut} of the partition's ${MEMBERS + PENDING + 2} items (job progress: ${afterCut?.deleted} deleted), crashed run left ${leftHalfway}; ` +
-        `the stream drained the rest in ${drainMs} ms over ${invocations.length} invocation(s) of ${invocations.join(', ')} record(s)`,
-    );
-  });
+      await annotate(
+        `${MEMBERS} members + ${PENDING + 2} invites seeded in ${seedMs} ms; DELETE answered in ${deleteMs} ms; ` +
+          `cut-short run left ${leftAfterCut} of the partition's ${MEMBERS + PENDING + 2} items (job progress: ${afterCut?.deleted} deleted), crashed run left ${leftHalfway}; ` +
+          `the stream drained the rest in ${drainMs} ms over ${invocations.length} invocation(s) of ${invocations.join(', ')} record(s)`,
+      );
+    },
+  );
 });

@@ -12,7 +12,14 @@ describe('teams', () => {
     const res = await api.call('POST', '/api/teams', { token: owner.token, json: { name: '  Acme  ', slug } });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
-      data: { id: expect.any(Number), name: 'Acme', slug, logo: null, createdAt: expect.stringMatching(MILLIS), updatedAt: expect.stringMatching(MILLIS) },
+      data: {
+        id: expect.any(Number),
+        name: 'Acme',
+        slug,
+        logo: null,
+        createdAt: expect.stringMatching(MILLIS),
+        updatedAt: expect.stringMatching(MILLIS),
+      },
     });
     expect(Number.isSafeInteger(res.body.data.id)).toBe(true);
     const members = await api.call('GET', `/api/teams/${slug}/members`, { token: owner.token });
@@ -112,7 +119,11 @@ describe('teams', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ data: {} });
     // The rest is left to the background cleanup (test/api/team-cleanup.test.ts), whose job the deletion wrote in its transaction.
-    expect((await db().entities.teamCleanup.get({ teamId: id }).go({ consistent: true })).data).toMatchObject({ teamId: id, slug, deletedAt: expect.any(String) });
+    expect((await db().entities.teamCleanup.get({ teamId: id }).go({ consistent: true })).data).toMatchObject({
+      teamId: id,
+      slug,
+      deletedAt: expect.any(String),
+    });
     expect((await api.call('GET', `/api/teams/${slug}`, { token: owner.token })).status).toBe(404);
     expect((await api.call('GET', '/api/teams', { token: member.token })).body.data).toEqual([]);
     expect((await api.call('GET', '/api/invites', { token: invitee.token })).body.data).toEqual([]);

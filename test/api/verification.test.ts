@@ -16,7 +16,11 @@ const resend = (token: string) => api.call('POST', '/api/auth/verify/resend', { 
 const me = (token: string) => api.call('GET', '/api/auth/user', { token });
 
 /** A token as the mailer would make it for `user` (its current address and tokenEpoch), issued at `at`. */
-const tokenFor = async (user: TestUser, purpose: Exclude<TokenPurpose, 'invitation'> = 'verification', at = new Date()): Promise<string> => {
+const tokenFor = async (
+  user: TestUser,
+  purpose: Exclude<TokenPurpose, 'invitation'> = 'verification',
+  at = new Date(),
+): Promise<string> => {
   const u = (await db().entities.user.get({ userUuid: user.uuid }).go({ consistent: true })).data;
   if (!u) throw new Error('no such user');
   return issueToken(db(), { purpose, email: u.email, user: u }, at);
@@ -30,7 +34,11 @@ const unconfirmed = async (name: string): Promise<TestUser> => {
 };
 
 const messagesTo = async (address: string, kind = 'verification') =>
-  (await db().entities.outboxMessage.scan.where((a, op) => op.eq(a.address, address)).go({ pages: 'all' })).data.filter((m) => m.kind === kind);
+  (
+    await db()
+      .entities.outboxMessage.scan.where((a, op) => op.eq(a.address, address))
+      .go({ pages: 'all' })
+  ).data.filter((m) => m.kind === kind);
 
 describe('POST /api/auth/verify', () => {
   it('confirms the address: email_confirmed_at and confirmed_at, ms-precision Z, in the answer and afterwards', async () => {
@@ -65,7 +73,12 @@ describe('POST /api/auth/verify', () => {
     const recovery = await tokenFor(user, 'recovery');
     const invitation = await issueToken(
       db(),
-      { purpose: 'invitation', email: user.email, inviteUuid: '0190a0a0-0000-7000-8000-000000000000', expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+      {
+        purpose: 'invitation',
+        email: user.email,
+        inviteUuid: '0190a0a0-0000-7000-8000-000000000000',
+        expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+      },
       new Date(),
     );
     const refusals = {
@@ -87,7 +100,13 @@ describe('POST /api/auth/verify', () => {
     expect(messages.size).toBe(1);
     // A refused token was not used up: the cross-purpose ones still exist.
     for (const token of [recovery, invitation]) {
-      expect((await db().entities.accountToken.get({ tokenHash: hashOpaqueToken(token) }).go({ consistent: true })).data).not.toBeNull();
+      expect(
+        (
+          await db()
+            .entities.accountToken.get({ tokenHash: hashOpaqueToken(token) })
+            .go({ consistent: true })
+        ).data,
+      ).not.toBeNull();
     }
     // The live one still works.
     expect((await verify(live)).status).toBe(200);
@@ -166,7 +185,12 @@ describe('sign-up and verification', () => {
   const invitationToken = (email: string) =>
     issueToken(
       db(),
-      { purpose: 'invitation', email, inviteUuid: '0190a0a0-0000-7000-8000-000000000001', expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+      {
+        purpose: 'invitation',
+        email,
+        inviteUuid: '0190a0a0-0000-7000-8000-000000000001',
+        expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+      },
       new Date(),
     );
 
@@ -191,7 +215,13 @@ describe('sign-up and verification', () => {
     expect(res.body.data.session.user.email_confirmed_at).toMatch(MS_Z);
     expect(res.body.data.session.user.confirmed_at).toBe(res.body.data.session.user.email_confirmed_at);
     expect(await messagesTo(email)).toHaveLength(0);
-    expect((await db().entities.accountToken.get({ tokenHash: hashOpaqueToken(token) }).go({ consistent: true })).data).toBeNull();
+    expect(
+      (
+        await db()
+          .entities.accountToken.get({ tokenHash: hashOpaqueToken(token) })
+          .go({ consistent: true })
+      ).data,
+    ).toBeNull();
   });
 
   it('with a token that does not fit (another address, unknown, another purpose): an ordinary sign-up', async () => {
@@ -206,6 +236,12 @@ describe('sign-up and verification', () => {
       expect(await messagesTo(email)).toHaveLength(1);
     }
     // Not used up by a sign-up it did not fit.
-    expect((await db().entities.accountToken.get({ tokenHash: hashOpaqueToken(other) }).go({ consistent: true })).data).not.toBeNull();
+    expect(
+      (
+        await db()
+          .entities.accountToken.get({ tokenHash: hashOpaqueToken(other) })
+          .go({ consistent: true })
+      ).data,
+    ).not.toBeNull();
   });
 });

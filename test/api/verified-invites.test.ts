@@ -72,22 +72,34 @@ describe('invites need a confirmed address', () => {
     expect((await resend()).status).toBe(200);
   });
 
-  it('an unconfirmed invitee cannot preview, accept or decline (403); 404 and a stranger\'s 403 invite_email_mismatch come first', async () => {
+  it("an unconfirmed invitee cannot preview, accept or decline (403); 404 and a stranger's 403 invite_email_mismatch come first", async () => {
     const owner = await signUp(api, 'owner');
     const [guest, stranger] = [await signUp(api, 'guest', { confirmed: false }), await signUp(api, 'stranger', { confirmed: false })];
     const { slug } = await createTeam(api, owner);
     expect((await invite(api, owner, slug, guest.email)).status).toBe(201);
     const pending = await teamInviteTo(owner, slug, guest.email);
-    for (const [method, action] of [['GET', ''], ['POST', '/accept'], ['POST', '/decline']] as const) {
+    for (const [method, action] of [
+      ['GET', ''],
+      ['POST', '/accept'],
+      ['POST', '/decline'],
+    ] as const) {
       const res = await api.call(method, `/api/invites/${pending.uuid}${action}`, { token: guest.token });
       expect([res.status, res.body.error.code], action).toEqual([403, 'email_not_verified']);
       expect(res.body.error.message, action).toMatch(/confirm/i);
-      expect(answer(await api.call(method, `/api/invites/${pending.uuid}${action}`, { token: stranger.token })), action).toBe('403 invite_email_mismatch');
-      expect(answer(await api.call(method, `/api/invites/00000000-0000-4000-8000-000000000000${action}`, { token: guest.token })), action).toBe('404 not_found');
+      expect(answer(await api.call(method, `/api/invites/${pending.uuid}${action}`, { token: stranger.token })), action).toBe(
+        '403 invite_email_mismatch',
+      );
+      expect(
+        answer(await api.call(method, `/api/invites/00000000-0000-4000-8000-000000000000${action}`, { token: guest.token })),
+        action,
+      ).toBe('404 not_found');
     }
     expect((await api.call('GET', `/api/teams/${slug}`, { token: guest.token })).status).toBe(404);
     await confirm(api, guest);
-    expect((await api.call('GET', `/api/invites/${pending.uuid}`, { token: guest.token })).body.data).toMatchObject({ uuid: pending.uuid, team: { slug } });
+    expect((await api.call('GET', `/api/invites/${pending.uuid}`, { token: guest.token })).body.data).toMatchObject({
+      uuid: pending.uuid,
+      team: { slug },
+    });
     expect((await api.call('POST', `/api/invites/${pending.uuid}/decline`, { token: guest.token })).status).toBe(200);
   });
 
@@ -110,16 +122,20 @@ describe('invites need a confirmed address', () => {
   });
 
   it('INVITES_REQUIRE_VERIFIED_EMAIL=false: unconfirmed accounts invite, resend, list, preview, accept and decline as before', async () => {
-    const [{ config }, invites, { verifyAccessToken }, { db }] = await Promise.all([
+    const [{ config }, invites, { claimsOf }, { db }] = await Promise.all([
       import('../../lib/config.ts'),
       import('../../lib/invites.ts'),
-      import('../../lib/auth/tokens.ts'),
+      import('../../lib/auth/session-items.ts'),
       import('../../lib/db/service.ts'),
     ]);
     const owner = await signUp(api, 'owner', { confirmed: false });
     const [guest, other] = [await signUp(api, 'guest', { confirmed: false }), await signUp(api, 'other', { confirmed: false })];
     const { slug } = await createTeam(api, owner);
-    const [asOwner, asGuest, asOther] = await Promise.all([verifyAccessToken(owner.token), verifyAccessToken(guest.token), verifyAccessToken(other.token)]);
+    const [{ claims: asOwner }, { claims: asGuest }, { claims: asOther }] = await Promise.all([
+      claimsOf(owner.token),
+      claimsOf(guest.token),
+      claimsOf(other.token),
+    ]);
     // The environment is read once per process (this file's server has it true); the use cases
     // read the setting on each call, so it is overridden here, around direct calls only.
     const settings = config as { invitesRequireVerifiedEmail: boolean };
@@ -172,7 +188,9 @@ describe('only mail sent counts', () => {
     expect(answer(limited)).toBe('429 rate_limited');
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     const [pending] = (await api.call('GET', `/api/teams/${first}/invites`, { token: owner.token })).body.data;
-    expect(answer(await api.call('POST', `/api/teams/${first}/invites/${pending.id}/resend`, { token: owner.token }))).toBe('429 rate_limited');
+    expect(answer(await api.call('POST', `/api/teams/${first}/invites/${pending.id}/resend`, { token: owner.token }))).toBe(
+      '429 rate_limited',
+    );
     // The teams have allowance left (2 of 5 used in each): the limit is the sender's.
     expect((await invite(api, coOwner, first, freshEmail())).status).toBe(201);
   });

@@ -1,19 +1,24 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../lib/http/routes.ts';
-import { type Reply, type TestUser, addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
+import { type Reply, type TestUser, addMember, createTeam, freshEmail, freshSlug, signUp, useApi } from '../helpers/api.ts';
 
 const api = useApi();
 
 const expectEnvelope = (res: Reply, status: number, code: string) => {
   expect(res.status).toBe(status);
   expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
-  expect(res.body).toEqual({ error: { code, message: expect.any(String), ...(res.body?.error?.fields ? { fields: expect.any(Object) } : {}) } });
+  expect(res.body).toEqual({
+    error: { code, message: expect.any(String), ...(res.body?.error?.fields ? { fields: expect.any(Object) } : {}) },
+  });
 };
 
 describe('routing', () => {
-  it.each(['/api/v1/teams', '/api/admin', '/swagger', '/.env', '/metrics', '/', '/api/teams/a/b/c/d'])('answers %s with 404 in the envelope', async (path) => {
-    expectEnvelope(await api.call('GET', path), 404, 'not_found');
-  });
+  it.each(['/api/v1/teams', '/api/admin', '/swagger', '/.env', '/metrics', '/', '/api/teams/a/b/c/d'])(
+    'answers %s with 404 in the envelope',
+    async (path) => {
+      expectEnvelope(await api.call('GET', path), 404, 'not_found');
+    },
+  );
 
   it('answers a known path with another method with 405 and Allow', async () => {
     const res = await api.call('PATCH', '/api/teams/acme');
@@ -28,7 +33,7 @@ describe('routing', () => {
     expect(page.headers.get('allow')).toBe('GET');
   });
 
-  it('asks every route but sign-up, sign-in, refresh, the mailed links\' (verify, recover, reset), the JWKS, the documentation and the pages for a token (401 with WWW-Authenticate)', async () => {
+  it("asks every route but sign-up, sign-in, refresh, the mailed links' (verify, recover, reset), the JWKS, the documentation and the pages for a token (401 with WWW-Authenticate)", async () => {
     for (const route of ROUTES.filter((r) => r.auth)) {
       const path = route.path
         .replace('{slug}', 'acme')
@@ -60,7 +65,9 @@ describe('routing', () => {
 
   it('answers the other routes without a token: never 401, never WWW-Authenticate', async () => {
     for (const route of ROUTES.filter((r) => !r.auth)) {
-      const path = route.path.replace('{uuid}', '00000000-0000-4000-8000-000000000000').replace('{asset}', route.name === 'docs-assets' ? 'start.js' : 'page.css');
+      const path = route.path
+        .replace('{uuid}', '00000000-0000-4000-8000-000000000000')
+        .replace('{asset}', route.name === 'docs-assets' ? 'start.js' : 'page.css');
       const res = await api.call(route.method, path, route.body ? { json: {} } : {});
       expect(res.status, route.name).not.toBe(401);
       expect(res.headers.get('www-authenticate'), route.name).toBeNull();
@@ -73,11 +80,20 @@ describe('request bodies', () => {
 
   it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml'])(
     'refuses a %s body with 415',
-    async (type) => expectEnvelope(await post({ raw: '{"email":"a@b.co","password":"x"}', headers: { 'content-type': type } }), 415, 'unsupported_media_type'),
+    async (type) =>
+      expectEnvelope(
+        await post({ raw: '{"email":"a@b.co","password":"x"}', headers: { 'content-type': type } }),
+        415,
+        'unsupported_media_type',
+      ),
   );
 
   it('takes JSON with or without a charset, +json types, and no content type at all', async () => {
-    for (const headers of [{ 'content-type': 'application/json; charset=utf-8' }, { 'content-type': 'application/merge-patch+json' }, {}] as Record<string, string>[]) {
+    for (const headers of [
+      { 'content-type': 'application/json; charset=utf-8' },
+      { 'content-type': 'application/merge-patch+json' },
+      {},
+    ] as Record<string, string>[]) {
       // A Buffer body, because fetch labels a string body text/plain on its own.
       const res = await post({ raw: Buffer.from(JSON.stringify({ email: freshEmail(), password: 'wrong password' })), headers });
       expect(res.status).toBe(401);
@@ -112,13 +128,73 @@ describe('request bodies', () => {
     expect(Buffer.byteLength(pad(65_536))).toBe(65_536);
     expect((await post({ raw: pad(65_536), headers: { 'content-type': 'application/json' } })).status).toBe(401);
     expectEnvelope(await post({ raw: pad(65_537), headers: { 'content-type': 'application/json' } }), 413, 'body_too_large');
-    expectEnvelope(await post({ raw: 'x'.repeat(5 * 1024 * 1024), headers: { 'content-type': 'application/json' } }), 413, 'body_too_large');
+    expectEnvelope(
+      await post({ raw: 'x'.repeat(5 * 1024 * 1024), headers: { 'content-type': 'application/json' } }),
+      413,
+      'body_too_large',
+    );
   });
 
   it('ignores unknown fields', async () => {
     const user = await signUp(api);
     const res = await post({ json: { email: user.email, password: user.password, admin: true, role: 'OWNER' } });
     expect(res.status).toBe(200);
+  });
+});
+
+describe('body encoding', () => {
+  let owner: TestUser;
+  beforeAll(async () => {
+    owner = await signUp(api);
+  });
+
+  /** A team-creation body with `bytes` inside the name, sent as given. */
+  const createWith = (bytes: number[], headers: Record<string, string>, token = owner.token) => {
+    const slug = freshSlug('enc');
+    const body = Buffer.concat([Buffer.from(`{"name":"A`), Buffer.from(bytes), Buffer.from(`","slug":"${slug}"}`)]);
+    return { slug, res: api.call('POST', '/api/teams', { token, raw: body, headers }) };
+  };
+
+  it.each([
+    ['a stray byte', [0xff]],
+    ['a truncated sequence', [0xe2, 0x82]],
+    ['an overlong "/"', [0xc0, 0xaf]],
+    ['an encoded surrogate', [0xed, 0xa0, 0x80]],
+  ])('refuses invalid UTF-8 (%s) with 400 invalid_json, never U+FFFD, and writes nothing', async (_, bytes) => {
+    for (const headers of [{ 'content-type': 'application/json' }, {}] as Record<string, string>[]) {
+      const { slug, res } = createWith(bytes, headers);
+      expectEnvelope(await res, 400, 'invalid_json');
+      expectEnvelope(await api.call('GET', `/api/teams/${slug}`, { token: owner.token }), 404, 'not_found');
+    }
+  });
+
+  it('answers an anonymous caller 401 before judging the bytes of its body', async () => {
+    expectEnvelope(await createWith([0xff], { 'content-type': 'application/json' }, '').res, 401, 'unauthorized');
+  });
+
+  it.each([
+    'application/json; charset=latin1',
+    'application/json; charset=ISO-8859-1',
+    'application/json;charset="utf-16"',
+    'application/merge-patch+json; charset=us-ascii',
+  ])('refuses %s with 415, before authentication', async (type) => {
+    const { slug, res } = createWith([], { 'content-type': type });
+    expectEnvelope(await res, 415, 'unsupported_media_type');
+    expectEnvelope(await createWith([], { 'content-type': type }, '').res, 415, 'unsupported_media_type');
+    expectEnvelope(await api.call('GET', `/api/teams/${slug}`, { token: owner.token }), 404, 'not_found');
+  });
+
+  it.each([
+    'application/json; charset=UTF-8',
+    'application/json; charset=utf-8',
+    'application/json;charset="Utf-8"',
+    'application/json; Charset=UTF-8; profile=x',
+    undefined,
+  ])('takes UTF-8 declared as %s (or no type at all) and stores it as sent', async (type) => {
+    const { slug, res } = createWith([...Buffer.from('ü€😀')], type === undefined ? {} : { 'content-type': type });
+    expect((await res).status).toBe(201);
+    const team = await api.call('GET', `/api/teams/${slug}`, { token: owner.token });
+    expect(team.body.data.name).toBe('Aü€😀');
   });
 });
 
@@ -172,7 +248,8 @@ describe('pagination', () => {
       await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: freshEmail(), role: 'MEMBER' } });
     }
 
-    const all = async (path: string, user: TestUser) => (await api.call('GET', `${path}?limit=1000`, { token: user.token })).body.data.map((x: { id: number }) => x.id);
+    const all = async (path: string, user: TestUser) =>
+      (await api.call('GET', `${path}?limit=1000`, { token: user.token })).body.data.map((x: { id: number }) => x.id);
     for (const [path, user, count] of [
       [`/api/teams/${slug}/members`, owner, 5],
       [`/api/teams/${slug}/invites`, owner, 5],
@@ -204,10 +281,13 @@ describe('pagination', () => {
     for (const team of [a, b]) {
       for (const m of [await signUp(api), await signUp(api)]) await addMember(api, team.slug, owner, m, 'MEMBER');
     }
-    const page = await api.call('GET', `/api/teams/${a.slug}/members?limit=1`, { token: owner.token });
-    const cursor = new URL(/<([^>]+)>/.exec(page.headers.get('link') as string)?.[1] as string).searchParams.get('cursor') as string;
-    const decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString());
-    const foreign = Buffer.from(JSON.stringify(Object.fromEntries(Object.entries(decoded).map(([k, v]) => [k, String(v).replace(String(a.id), String(b.id))])))).toString('base64url');
+    // Cursors are sealed (lib/db/cursors.ts): a foreign one is a real cursor of another team's list.
+    const cursorOf = async (slug: string) => {
+      const page = await api.call('GET', `/api/teams/${slug}/members?limit=1`, { token: owner.token });
+      return new URL(/<([^>]+)>/.exec(page.headers.get('link') as string)?.[1] as string).searchParams.get('cursor') as string;
+    };
+    const foreign = await cursorOf(b.slug);
+    expect((await api.call('GET', `/api/teams/${b.slug}/members?cursor=${foreign}`, { token: owner.token })).status).toBe(200);
     for (const bad of [foreign, 'bm90LWpzb24', Buffer.from('{"pk":1}').toString('base64url'), 'x'.repeat(3000), '%%%']) {
       const res = await api.call('GET', `/api/teams/${a.slug}/members?cursor=${encodeURIComponent(bad)}`, { token: owner.token });
       expect(res.status, bad.slice(0, 20)).toBe(422);

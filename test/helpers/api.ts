@@ -117,9 +117,16 @@ export const signUp = async (api: Api, name = 'user', { confirmed = true }: { co
 
 /** Confirms `user`'s address as following the link of the verification e-mail would. */
 export const confirm = async (api: Api, user: Pick<TestUser, 'email' | 'uuid'>): Promise<void> => {
-  if (!api.table) throw new Error(`cannot confirm ${user.email}: the server's table is unknown (apiAt(url, tableName), or signUp with { confirmed: false })`);
+  if (!api.table)
+    throw new Error(
+      `cannot confirm ${user.email}: the server's table is unknown (apiAt(url, tableName), or signUp with { confirmed: false })`,
+    );
   const { issueToken } = await import('../../lib/account-tokens.ts');
-  const token = await issueToken(await api.table(), { purpose: 'verification', email: user.email, user: { userUuid: user.uuid, tokenEpoch: 0 } }, new Date());
+  const token = await issueToken(
+    await api.table(),
+    { purpose: 'verification', email: user.email, user: { userUuid: user.uuid, tokenEpoch: 0 } },
+    new Date(),
+  );
   const res = await api.call('POST', '/api/auth/verify', { json: { token } });
   if (res.status !== 200) throw new Error(`verification failed: ${res.status} ${JSON.stringify(res.body)}`);
 };

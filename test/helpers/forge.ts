@@ -13,7 +13,10 @@ export interface Forgery {
  * A token signed with jose like the server's (our current key and kid) over `base` claims, with
  * the changes given; with none, the verifier accepts it. The JWT attack tests build on this.
  */
-export const forgeToken = async (base: Record<string, unknown>, { header = {}, claims = {}, omit = [], key }: Forgery = {}): Promise<string> => {
+export const forgeToken = async (
+  base: Record<string, unknown>,
+  { header = {}, claims = {}, omit = [], key }: Forgery = {},
+): Promise<string> => {
   const payload = Object.fromEntries(Object.entries({ ...base, ...claims }).filter(([name]) => !omit.includes(name)));
   const signer = await currentSigningKey();
   return new SignJWT(payload).setProtectedHeader({ alg: signer.alg, typ: 'at+jwt', kid: signer.kid, ...header }).sign(key ?? signer.key);

@@ -111,7 +111,8 @@ const problemsOf = (method: string, pathname: string, answer: Answer): string[] 
   const status = String(answer.status);
   const listed = operation.responses[status];
   const response = listed && '$ref' in listed ? document.components.responses[listed.$ref.split('/').pop() as string] : listed;
-  if (!response) return [`status ${status} is not documented for ${operation.operationId} (documented: ${Object.keys(operation.responses).join(', ')})`];
+  if (!response)
+    return [`status ${status} is not documented for ${operation.operationId} (documented: ${Object.keys(operation.responses).join(', ')})`];
   const problems = headerProblems(answer, Object.keys(response.headers ?? {}));
   // No content: the document promises nothing about the body (API Gateway's own answers).
   const { content } = response;
@@ -131,5 +132,7 @@ const problemsOf = (method: string, pathname: string, answer: Answer): string[] 
 export const expectDocumented = (method: string, pathname: string, answer: Answer): void => {
   const problems = problemsOf(method, pathname, answer);
   if (problems.length === 0) return;
-  throw new Error(`${method} ${pathname} answered ${answer.status}, not as openapi.json says:\n  - ${problems.join('\n  - ')}\n  body: ${answer.text.slice(0, 1000)}`);
+  throw new Error(
+    `${method} ${pathname} answered ${answer.status}, not as openapi.json says:\n  - ${problems.join('\n  - ')}\n  body: ${answer.text.slice(0, 1000)}`,
+  );
 };

@@ -16,7 +16,19 @@ const SENDERS = [MAILER, OUTBOX_SWEEP.name];
 
 /** An SES ARN in this account and region, as the template writes it: `arn:…:ses:…:<resource>` and a Ref after it, if any. */
 const sesArn = (resource: string, ref?: { Ref: string }) => ({
-  'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ses:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:${resource}`, ...(ref ? [ref] : [])]],
+  'Fn::Join': [
+    '',
+    [
+      'arn:',
+      { Ref: 'AWS::Partition' },
+      ':ses:',
+      { Ref: 'AWS::Region' },
+      ':',
+      { Ref: 'AWS::AccountId' },
+      `:${resource}`,
+      ...(ref ? [ref] : []),
+    ],
+  ],
 });
 
 const queueOf = (built: Synthesized, id: string): string => {
@@ -37,10 +49,16 @@ describe('without mail settings', () => {
   });
 
   it('makes no SES identity, configuration set, topic or events function, and grants no SES', () => {
-    for (const type of ['AWS::SES::EmailIdentity', 'AWS::SES::ConfigurationSet', 'AWS::SNS::Subscription']) expect(built.ofType(type), type).toEqual([]);
+    for (const type of ['AWS::SES::EmailIdentity', 'AWS::SES::ConfigurationSet', 'AWS::SNS::Subscription'])
+      expect(built.ofType(type), type).toEqual([]);
     expect(Object.values(built.dataResources).filter((r) => r.Type === 'AWS::SES::EmailIdentity')).toEqual([]);
     expect(built.stack.background.has(MAIL_EVENTS.name)).toBe(false);
-    expect(built.allStatements().flatMap(actionsOf).filter((a) => a.startsWith('ses:'))).toEqual([]);
+    expect(
+      built
+        .allStatements()
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('ses:')),
+    ).toEqual([]);
   });
 });
 
@@ -57,27 +75,48 @@ describe('with -c sesDomain (the stack creates the identity)', () => {
     expect(identity.Properties).toEqual({ EmailIdentity: 'example.com', DkimSigningAttributes: { NextSigningKeyLength: 'RSA_2048_BIT' } });
     DKIM_OUTPUTS.forEach((name, i) => {
       expect(dataJson.Outputs[name]?.Value, name).toEqual({
-        'Fn::Join': [' ', [{ 'Fn::GetAtt': [identityId, `DkimDNSTokenName${i + 1}`] }, 'CNAME', { 'Fn::GetAtt': [identityId, `DkimDNSTokenValue${i + 1}`] }]],
+        'Fn::Join': [
+          ' ',
+          [
+            { 'Fn::GetAtt': [identityId, `DkimDNSTokenName${i + 1}`] },
+            'CNAME',
+            { 'Fn::GetAtt': [identityId, `DkimDNSTokenValue${i + 1}`] },
+          ],
+        ],
       });
       expect(dataJson.Outputs[name]?.Description).toContain('example.com');
     });
   });
 
   it('sends bounces and complaints (only) through a configuration set with reputation metrics to an SNS topic SES alone may publish to', () => {
-    expect(configurationSet.Properties).toMatchObject({ ReputationOptions: { ReputationMetricsEnabled: true }, SendingOptions: { SendingEnabled: true } });
+    expect(configurationSet.Properties).toMatchObject({
+      ReputationOptions: { ReputationMetricsEnabled: true },
+      SendingOptions: { SendingEnabled: true },
+    });
     const [, destination] = only('AWS::SES::ConfigurationSetEventDestination');
     expect(destination.Properties).toEqual({
       ConfigurationSetName: { Ref: configurationSetId },
       EventDestination: { Enabled: true, MatchingEventTypes: ['bounce', 'complaint'], SnsDestination: { TopicARN: { Ref: topicId } } },
     });
-    const policy = ofType('AWS::SNS::TopicPolicy').find(([, p]) => JSON.stringify(p.Properties.Topics) === JSON.stringify([{ Ref: topicId }]))?.[1];
+    const policy = ofType('AWS::SNS::TopicPolicy').find(
+      ([, p]) => JSON.stringify(p.Properties.Topics) === JSON.stringify([{ Ref: topicId }]),
+    )?.[1];
     const statements = (policy?.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
     const allows = statements.filter((s) => s.Effect === 'Allow');
     expect(allows).toHaveLength(1);
     expect(allows[0]).toMatchObject({ Principal: { Service: 'ses.amazonaws.com' }, Action: 'sns:Publish' });
-    expect(allows[0]?.Condition).toEqual({ StringEquals: { 'AWS:SourceAccount': { Ref: 'AWS::AccountId' }, 'AWS:SourceArn': sesArn('configuration-set/', { Ref: configurationSetId }) } });
+    expect(allows[0]?.Condition).toEqual({
+      StringEquals: {
+        'AWS:SourceAccount': { Ref: 'AWS::AccountId' },
+        'AWS:SourceArn': sesArn('configuration-set/', { Ref: configurationSetId }),
+      },
+    });
     // Only over TLS.
-    expect(statements.some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } }))).toBe(true);
+    expect(
+      statements.some(
+        (s) => s.Effect === 'Deny' && JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } }),
+      ),
+    ).toBe(true);
   });
 
   it('has the topic invoke the mail-events function, which retries twice and then dead-letters to the data stack', () => {
@@ -98,22 +137,35 @@ describe('with -c sesDomain (the stack creates the identity)', () => {
   it('lets the mail-events function use exactly its actions on the table and feed its queue, nothing else', () => {
     const fn = built.functionOf(MAIL_EVENTS.name);
     expect(fn.Properties.Timeout).toBe(MAIL_EVENTS.timeoutSeconds);
-    expect(variables(MAIL_EVENTS.name)).toEqual({ TABLE_NAME: { Ref: Object.keys(dataResources).find((id) => dataResources[id]?.Type === 'AWS::DynamoDB::Table') } });
-    const actions = statementsOf(MAIL_EVENTS.name).flatMap(actionsOf).filter((a) => !a.startsWith('logs:')).sort();
-    expect(actions).toEqual([...MAIL_EVENTS.actions.map((a) => `dynamodb:${a}`), 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'].sort());
+    expect(variables(MAIL_EVENTS.name)).toEqual({
+      TABLE_NAME: { Ref: Object.keys(dataResources).find((id) => dataResources[id]?.Type === 'AWS::DynamoDB::Table') },
+    });
+    const actions = statementsOf(MAIL_EVENTS.name)
+      .flatMap(actionsOf)
+      .filter((a) => !a.startsWith('logs:'))
+      .sort();
+    expect(actions).toEqual(
+      [...MAIL_EVENTS.actions.map((a) => `dynamodb:${a}`), 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'].sort(),
+    );
   });
 
-  it.each(SENDERS)('%s sends with SES as no-reply@ the domain, through the configuration set, and may send through exactly the identity and the set', (name) => {
-    expect(variables(name)).toMatchObject({
-      MAIL_TRANSPORT: 'ses',
-      MAIL_FROM: 'Roster <no-reply@example.com>',
-      SES_CONFIGURATION_SET: { Ref: configurationSetId },
-      PUBLIC_URL: built.json.Outputs.ApiUrl?.Value,
-    });
-    const ses = statementsOf(name).filter((s) => actionsOf(s).some((a) => a.startsWith('ses:')));
-    expect(ses.flatMap(actionsOf)).toEqual(['ses:SendEmail']);
-    expect(ses.flatMap((s) => [s.Resource].flat())).toEqual([sesArn('identity/example.com'), sesArn('configuration-set/', { Ref: configurationSetId })]);
-  });
+  it.each(SENDERS)(
+    '%s sends with SES as no-reply@ the domain, through the configuration set, and may send through exactly the identity and the set',
+    (name) => {
+      expect(variables(name)).toMatchObject({
+        MAIL_TRANSPORT: 'ses',
+        MAIL_FROM: 'Roster <no-reply@example.com>',
+        SES_CONFIGURATION_SET: { Ref: configurationSetId },
+        PUBLIC_URL: built.json.Outputs.ApiUrl?.Value,
+      });
+      const ses = statementsOf(name).filter((s) => actionsOf(s).some((a) => a.startsWith('ses:')));
+      expect(ses.flatMap(actionsOf)).toEqual(['ses:SendEmail']);
+      expect(ses.flatMap((s) => [s.Resource].flat())).toEqual([
+        sesArn('identity/example.com'),
+        sesArn('configuration-set/', { Ref: configurationSetId }),
+      ]);
+    },
+  );
 
   it('watches the mail-events function and its dead-letter queue, and SES reputation', () => {
     const alarms = JSON.stringify(ofType('AWS::CloudWatch::Alarm'));
@@ -124,14 +176,19 @@ describe('with -c sesDomain (the stack creates the identity)', () => {
 
   it('says in the Mail output how mail goes, where the DNS records are, and that a new account is in the SES sandbox', () => {
     const text = JSON.stringify(built.json.Outputs.Mail?.Value);
-    for (const part of ['sent with SES as Roster <no-reply@example.com> through example.com', 'DkimCname outputs of RosterData', 'sandbox', 'docs/operations.md']) {
+    for (const part of [
+      'sent with SES as Roster <no-reply@example.com> through example.com',
+      'DkimCname outputs of RosterData',
+      'sandbox',
+      'docs/operations.md',
+    ]) {
       expect(text).toContain(part);
     }
   });
 });
 
 describe('switching mail settings', () => {
-  it('keeps the data stack\'s exports, so a deploy that turns SES off removes nothing the deployed functions\' stack imports', () => {
+  it("keeps the data stack's exports, so a deploy that turns SES off removes nothing the deployed functions' stack imports", () => {
     const exportsOf = (built: Synthesized) =>
       Object.values(built.dataJson.Outputs)
         .flatMap((o) => (o.Export ? [o.Export.Name] : []))
@@ -147,7 +204,11 @@ describe('switching mail settings', () => {
 });
 
 describe('with -c sesIdentity (verified already), -c mailFrom and -c publicUrl', () => {
-  const built = synth({ sesIdentity: 'roster@example.org', mailFrom: 'Roster Invites <roster@example.org>', publicUrl: 'https://roster.example.org/' });
+  const built = synth({
+    sesIdentity: 'roster@example.org',
+    mailFrom: 'Roster Invites <roster@example.org>',
+    publicUrl: 'https://roster.example.org/',
+  });
 
   it('creates no identity and no DNS outputs, but the configuration set, its topic and the mail-events function', () => {
     expect(Object.values(built.dataResources).filter((r) => r.Type === 'AWS::SES::EmailIdentity')).toEqual([]);
@@ -157,7 +218,11 @@ describe('with -c sesIdentity (verified already), -c mailFrom and -c publicUrl',
   });
 
   it.each(SENDERS)('%s sends as the given sender, with links to the given URL, through that identity only', (name) => {
-    expect(built.variables(name)).toMatchObject({ MAIL_TRANSPORT: 'ses', MAIL_FROM: 'Roster Invites <roster@example.org>', PUBLIC_URL: 'https://roster.example.org' });
+    expect(built.variables(name)).toMatchObject({
+      MAIL_TRANSPORT: 'ses',
+      MAIL_FROM: 'Roster Invites <roster@example.org>',
+      PUBLIC_URL: 'https://roster.example.org',
+    });
     const ses = built.statementsOf(name).filter((s) => actionsOf(s).includes('ses:SendEmail'));
     expect(JSON.stringify(ses)).toContain(':identity/roster@example.org"');
   });

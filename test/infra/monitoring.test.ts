@@ -63,7 +63,12 @@ const build = (props: MonitoringProps, mail: { configurationSet: string | undefi
     table.addGlobalSecondaryIndex({ indexName, partitionKey: { name: `${indexName}pk`, type: AttributeType.STRING } });
   }
   const fn = (id: string, timeout: Duration): LambdaFunction =>
-    new LambdaFunction(stack, id, { runtime: Runtime.NODEJS_24_X, handler: 'index.handler', code: Code.fromInline('exports.handler = async () => ({});'), timeout });
+    new LambdaFunction(stack, id, {
+      runtime: Runtime.NODEJS_24_X,
+      handler: 'index.handler',
+      code: Code.fromInline('exports.handler = async () => ({});'),
+      timeout,
+    });
   const api = new HttpApi(stack, 'Api');
   const queue = new Queue(stack, 'MailDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
 
@@ -71,7 +76,13 @@ const build = (props: MonitoringProps, mail: { configurationSet: string | undefi
   const watched: WatchedFunction[] = [
     ...API.map((name) => ({ name, fn: fn(name, Duration.seconds(10)), timeout: Duration.seconds(10), kind: 'api' as const })),
     { name: 'mailer', fn: fn('mailer', Duration.seconds(10)), timeout: Duration.seconds(10), kind: 'stream' },
-    { name: 'invite-sweep', fn: fn('invite-sweep', Duration.seconds(60)), timeout: Duration.seconds(60), budget: Duration.seconds(50), kind: 'schedule' },
+    {
+      name: 'invite-sweep',
+      fn: fn('invite-sweep', Duration.seconds(60)),
+      timeout: Duration.seconds(60),
+      budget: Duration.seconds(50),
+      kind: 'schedule',
+    },
     { name: 'keys-rotate', fn: fn('keys-rotate', Duration.seconds(30)), timeout: Duration.seconds(30), kind: 'rotation' },
     { name: 'mail-events', fn: fn('mail-events', Duration.seconds(30)), timeout: Duration.seconds(30), kind: 'sns' },
   ];
@@ -101,18 +112,25 @@ const [topicId] = withEmail.ofType('AWS::SNS::Topic')[0] ?? [];
 
 /** Every `Ref` of a metric's dimensions, as the logical ids it names. */
 const refs = (dimensions: { Value: unknown }[] | undefined): string[] =>
-  (dimensions ?? []).flatMap((d) => (typeof d.Value === 'object' && d.Value && 'Ref' in d.Value ? [String((d.Value as { Ref: unknown }).Ref)] : []));
+  (dimensions ?? []).flatMap((d) =>
+    typeof d.Value === 'object' && d.Value && 'Ref' in d.Value ? [String((d.Value as { Ref: unknown }).Ref)] : [],
+  );
 
 /** The dashboard body with each CloudFormation token replaced by a placeholder, parsed. */
 const dashboardOf = (json: { Resources: Record<string, Resource> }) => {
   const [dashboard] = Object.values(json.Resources).filter((r) => r.Type === 'AWS::CloudWatch::Dashboard');
   const body = dashboard?.Properties.DashboardBody as string | { 'Fn::Join': [string, unknown[]] };
   const text = typeof body === 'string' ? body : body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('');
-  return { text, parsed: JSON.parse(text) as { widgets: { type: string; width: number; properties: { title?: string; metrics?: unknown[]; markdown?: string } }[] } };
+  return {
+    text,
+    parsed: JSON.parse(text) as {
+      widgets: { type: string; width: number; properties: { title?: string; metrics?: unknown[]; markdown?: string } }[];
+    },
+  };
 };
 
 describe('the alarm topic', () => {
-  it('is every alarm\'s action, on ALARM and on OK', () => {
+  it("is every alarm's action, on ALARM and on OK", () => {
     for (const { alarms } of [withEmail, without]) {
       expect(alarms.length).toBeGreaterThan(30);
       for (const a of alarms) {
@@ -122,7 +140,7 @@ describe('the alarm topic', () => {
     }
   });
 
-  it('is encrypted with a rotated key CloudWatch may use, allows only SSL, and lets only this account\'s alarms publish', () => {
+  it("is encrypted with a rotated key CloudWatch may use, allows only SSL, and lets only this account's alarms publish", () => {
     const [, topic] = withEmail.ofType('AWS::SNS::Topic')[0] ?? [];
     expect(topic?.Properties.KmsMasterKeyId).toBeDefined();
     const [, key] = withEmail.ofType('AWS::KMS::Key')[0] ?? [];
@@ -130,7 +148,11 @@ describe('the alarm topic', () => {
     const keyPolicy = JSON.stringify(key?.Properties.KeyPolicy);
     expect(keyPolicy).toContain('cloudwatch.amazonaws.com');
     const [, policy] = withEmail.ofType('AWS::SNS::TopicPolicy')[0] ?? [];
-    const statements = (policy?.Properties.PolicyDocument as { Statement: { Effect: string; Principal: unknown; Condition: Record<string, Record<string, unknown>> }[] }).Statement;
+    const statements = (
+      policy?.Properties.PolicyDocument as {
+        Statement: { Effect: string; Principal: unknown; Condition: Record<string, Record<string, unknown>> }[];
+      }
+    ).Statement;
     expect(statements.some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition).includes('aws:SecureTransport'))).toBe(true);
     const publish = statements.find((s) => JSON.stringify(s.Principal).includes('cloudwatch.amazonaws.com'));
     expect(Object.keys(publish?.Condition ?? {}).sort()).toEqual(['ArnLike', 'StringEquals']);
@@ -163,7 +185,9 @@ describe('every alarm', () => {
   });
 
   it('wraps in FILL each metric its expressions add or divide (SERVICE_QUOTA reads the quota, not data)', () => {
-    const expressions = alarms.flatMap((a) => (a.Metrics ?? []).filter((m) => m.Expression && !m.Expression.startsWith('SELECT')).map((m) => ({ a, m })));
+    const expressions = alarms.flatMap((a) =>
+      (a.Metrics ?? []).filter((m) => m.Expression && !m.Expression.startsWith('SELECT')).map((m) => ({ a, m })),
+    );
     expect(expressions.length).toBeGreaterThan(API.length);
     for (const { a, m } of expressions) {
       const ids = (a.Metrics ?? []).filter((q) => q.MetricStat).map((q) => q.Id);
@@ -174,9 +198,11 @@ describe('every alarm', () => {
     }
     // The table's sums: one metric per operation, each filled.
     const throttles = withEmail.alarm('table-throttles');
-    expect(throttles.Metrics?.filter((q) => q.MetricStat).map((q) => q.MetricStat?.Metric.Dimensions?.find((d) => d.Name === 'Operation')?.Value).sort()).toEqual(
-      [...TABLE_OPERATIONS].sort(),
-    );
+    expect(
+      throttles.Metrics?.filter((q) => q.MetricStat)
+        .map((q) => q.MetricStat?.Metric.Dimensions?.find((d) => d.Name === 'Operation')?.Value)
+        .sort(),
+    ).toEqual([...TABLE_OPERATIONS].sort());
     expect(TABLE_OPERATIONS).toContain('TransactWriteItems');
     expect(TABLE_OPERATIONS).not.toContain('ConditionCheckItem');
   });
@@ -193,7 +219,11 @@ describe('function alarms', () => {
     for (const name of API) {
       const a = alarm(`${name}-5xx`);
       const stats = (a.Metrics ?? []).flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric] : []));
-      expect(stats).toContainEqual({ Namespace: METRIC_NAMESPACE, MetricName: REQUEST_METRICS.serverErrors, Dimensions: [{ Name: FUNCTION_DIMENSION, Value: name }] });
+      expect(stats).toContainEqual({
+        Namespace: METRIC_NAMESPACE,
+        MetricName: REQUEST_METRICS.serverErrors,
+        Dimensions: [{ Name: FUNCTION_DIMENSION, Value: name }],
+      });
       expect(a.Metrics?.find((q) => q.Expression)?.Expression).toBe('FILL(answered, 0) + FILL(crashed, 0)');
       expect(a).toMatchObject({ Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 2 });
       const errorsOnly = alarms.filter((x) => x.MetricName === 'Errors' && refs(x.Dimensions).includes(logicalId(name)));
@@ -214,13 +244,15 @@ describe('function alarms', () => {
 
   it('has no throttle alarm per function: the account-wide lambda-throttles alarm covers them all', () => {
     const names = alarms.map((a) => a.AlarmName);
-    for (const name of [...API, 'mailer', 'invite-sweep', 'keys-rotate', 'mail-events']) expect(names).not.toContain(`Test-${name}-throttles`);
+    for (const name of [...API, 'mailer', 'invite-sweep', 'keys-rotate', 'mail-events'])
+      expect(names).not.toContain(`Test-${name}-throttles`);
     expect(alarm('lambda-throttles')).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Throttles', Threshold: 1 });
   });
 
   it('alarm when p99 duration reaches 80% of the timeout, or halfway from a time budget to the timeout', () => {
     expect(DURATION_SHARE).toBe(0.8);
-    for (const name of [...API, 'mailer']) expect(alarm(`${name}-duration`)).toMatchObject({ MetricName: 'Duration', ExtendedStatistic: 'p99', Threshold: 8000 });
+    for (const name of [...API, 'mailer'])
+      expect(alarm(`${name}-duration`)).toMatchObject({ MetricName: 'Duration', ExtendedStatistic: 'p99', Threshold: 8000 });
     expect(alarm('keys-rotate-duration').Threshold).toBe(24_000);
     expect(alarm('invite-sweep-duration').Threshold).toBe(55_000);
   });
@@ -237,19 +269,24 @@ describe('service alarms', () => {
   it('watch account concurrency against the applied quota, and account throttles', () => {
     const a = alarm('lambda-concurrency');
     expect(a.Metrics?.find((q) => q.Expression)?.Expression).toBe('100 * FILL(claimed, 0) / SERVICE_QUOTA(concurrent)');
-    expect(a.Metrics?.flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric.MetricName] : [])).sort()).toEqual(['ClaimedAccountConcurrency', 'ConcurrentExecutions']);
+    expect(a.Metrics?.flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric.MetricName] : [])).sort()).toEqual([
+      'ClaimedAccountConcurrency',
+      'ConcurrentExecutions',
+    ]);
     expect(a.Threshold).toBe(80);
     expect(alarm('lambda-throttles')).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Throttles' });
     expect(alarm('lambda-throttles').Dimensions).toBeUndefined();
   });
 
-  it('watch the API\'s 5xx rate over its request count and its 429 share over every function', () => {
+  it("watch the API's 5xx rate over its request count and its 429 share over every function", () => {
     const five = alarm('api-5xx-rate');
     expect(five.Metrics?.flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric.MetricName] : [])).sort()).toEqual(['5xx', 'Count']);
     expect(five.Threshold).toBe(1);
     const limited = alarm('api-429-rate');
     expect(limited.Metrics).toHaveLength(1);
-    expect(limited.Metrics?.[0]?.Expression).toBe(`SELECT AVG(${REQUEST_METRICS.rateLimited}) FROM SCHEMA("${METRIC_NAMESPACE}", ${FUNCTION_DIMENSION})`);
+    expect(limited.Metrics?.[0]?.Expression).toBe(
+      `SELECT AVG(${REQUEST_METRICS.rateLimited}) FROM SCHEMA("${METRIC_NAMESPACE}", ${FUNCTION_DIMENSION})`,
+    );
     // The average of a 0-or-1 value is a share: 10% is 0.1.
     expect(limited).toMatchObject({ Threshold: 0.1, EvaluationPeriods: 3, DatapointsToAlarm: 3 });
   });
@@ -259,24 +296,36 @@ describe('service alarms', () => {
       const a = alarm(`table-throttles-${indexName}`);
       const names = a.Metrics?.flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric.MetricName] : [])).sort();
       expect(names).toEqual(['ReadThrottleEvents', 'WriteThrottleEvents']);
-      for (const q of a.Metrics?.filter((m) => m.MetricStat) ?? []) expect(q.MetricStat?.Metric.Dimensions).toContainEqual({ Name: 'GlobalSecondaryIndexName', Value: indexName });
+      for (const q of a.Metrics?.filter((m) => m.MetricStat) ?? [])
+        expect(q.MetricStat?.Metric.Dimensions).toContainEqual({ Name: 'GlobalSecondaryIndexName', Value: indexName });
     }
     expect(alarm('table-system-errors').Metrics?.filter((q) => q.MetricStat)).toHaveLength(TABLE_OPERATIONS.length);
     const conflicts = alarm('table-transaction-conflicts');
-    expect(conflicts.Metrics?.flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric.MetricName] : [])).sort()).toEqual(['SuccessfulRequestLatency', 'TransactionConflict']);
+    expect(conflicts.Metrics?.flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric.MetricName] : [])).sort()).toEqual([
+      'SuccessfulRequestLatency',
+      'TransactionConflict',
+    ]);
   });
 
-  it('watch the dead-letter queue\'s depth and age, keeping their state while SQS publishes nothing', () => {
-    expect(alarm('mail-dead-letters-depth')).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, TreatMissingData: 'ignore' });
-    expect(alarm('mail-dead-letters-age')).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 12 * 3600, TreatMissingData: 'ignore' });
+  it("watch the dead-letter queue's depth and age, keeping their state while SQS publishes nothing", () => {
+    expect(alarm('mail-dead-letters-depth')).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 1,
+      TreatMissingData: 'ignore',
+    });
+    expect(alarm('mail-dead-letters-age')).toMatchObject({
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Threshold: 12 * 3600,
+      TreatMissingData: 'ignore',
+    });
     expect(alarm('mail-dead-letters-depth').AlarmDescription).toMatch(/^An e-mail could not be delivered after every retry/);
   });
 
-  it('watch the mailer\'s iterator age', () => {
+  it("watch the mailer's iterator age", () => {
     expect(alarm('mailer-iterator-age')).toMatchObject({ MetricName: 'IteratorAge', Statistic: 'Maximum', Threshold: 300_000 });
   });
 
-  it('watch the account\'s SES bounce and complaint rates at the review levels', () => {
+  it("watch the account's SES bounce and complaint rates at the review levels", () => {
     for (const { alarm: of } of [withEmail, without]) {
       expect(of('ses-bounce-rate')).toMatchObject({ Namespace: 'AWS/SES', MetricName: 'Reputation.BounceRate', Threshold: 0.05 });
       expect(of('ses-complaint-rate')).toMatchObject({ Namespace: 'AWS/SES', MetricName: 'Reputation.ComplaintRate', Threshold: 0.001 });
@@ -290,13 +339,22 @@ describe('the dashboard', () => {
 
   it('groups routes by their name prefix', () => {
     expect(API.map(routeGroup)).toEqual(['teams', 'teams', 'auth', 'auth', 'my-invites']);
-    expect(['invites-accept', 'members-remove', 'docs-assets', 'openapi', 'fallback'].map(routeGroup)).toEqual(['invites', 'members', 'docs', 'docs', 'fallback']);
+    expect(['invites-accept', 'members-remove', 'docs-assets', 'openapi', 'fallback'].map(routeGroup)).toEqual([
+      'invites',
+      'members',
+      'docs',
+      'docs',
+      'fallback',
+    ]);
   });
 
   it('shows the golden signals per route group, in a fixed order', () => {
     for (const group of ['auth', 'teams', 'my-invites']) {
       for (const signal of ['requests', '5xx and 429', 'latency p50 / p99', 'throttles']) {
-        expect(titles.some((t) => t.startsWith(`${group}: `) && t.includes(signal)), `${group} ${signal}`).toBe(true);
+        expect(
+          titles.some((t) => t.startsWith(`${group}: `) && t.includes(signal)),
+          `${group} ${signal}`,
+        ).toBe(true);
       }
     }
     const first = (group: string): number => titles.findIndex((t) => t.startsWith(`${group}: `));
@@ -329,7 +387,7 @@ describe('the dashboard', () => {
     expect(dashboardOf(without.json).text).not.toContain('MailBounced');
   });
 
-  it('stays within CloudWatch\'s limits', () => {
+  it("stays within CloudWatch's limits", () => {
     expect(parsed.widgets.length).toBeLessThanOrEqual(100);
     for (const w of parsed.widgets) {
       expect(w.properties.metrics?.length ?? 0).toBeLessThanOrEqual(500);
@@ -344,7 +402,9 @@ describe('cdk-nag AwsSolutions', () => {
   it('finds nothing in the monitoring construct', () => {
     const report = new AwsSolutionsChecks().validateScope(withEmail.app);
     const mine = report.violations.flatMap((v) =>
-      v.violatingResources.filter((r) => (r.constructPath ?? '').startsWith('Test/Monitoring')).map((r) => `${v.ruleName} at ${r.constructPath}`),
+      v.violatingResources
+        .filter((r) => (r.constructPath ?? '').startsWith('Test/Monitoring'))
+        .map((r) => `${v.ruleName} at ${r.constructPath}`),
     );
     expect(mine).toEqual([]);
   });

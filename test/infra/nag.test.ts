@@ -14,7 +14,13 @@ import { rosterStacks } from '../../infra/stack.ts';
  */
 const CONFIGURATIONS = {
   defaults: {},
-  everything: { sesDomain: 'example.com', mailFrom: 'Roster <roster@example.com>', tracing: 'true', alarmEmail: 'ops@example.com', gradualDeploy: 'true' },
+  everything: {
+    sesDomain: 'example.com',
+    mailFrom: 'Roster <roster@example.com>',
+    tracing: 'true',
+    alarmEmail: 'ops@example.com',
+    gradualDeploy: 'true',
+  },
 } as const;
 
 interface Recorded {
@@ -42,7 +48,9 @@ const checked = Object.entries(CONFIGURATIONS).map(([name, context]) => {
   // The same checks with acknowledgements ignored: what the app would be flagged for without them.
   // (This reaches into a private method; if cdk-nag renames it, the stale-acknowledgement test fails.)
   const unacknowledged = Object.defineProperty(new AwsSolutionsChecks(), 'isAcknowledged', { value: () => false }).validateScope(app);
-  const rawFindings = unacknowledged.violations.flatMap((v) => v.violatingResources.map((r) => ({ id: v.ruleName, path: r.constructPath ?? '' })));
+  const rawFindings = unacknowledged.violations.flatMap((v) =>
+    v.violatingResources.map((r) => ({ id: v.ruleName, path: r.constructPath ?? '' })),
+  );
   return { name, report, rawFindings, acknowledgements: recorded(app) };
 });
 

@@ -8,9 +8,15 @@ const optionsOf = (context: Record<string, unknown>): DeployOptions => deployOpt
 const STREAM = 'arn:aws:dynamodb:eu-west-1:123456789012:table/roster-restored/stream/2026-01-02T03:04:05.678';
 
 describe('deploy options (-c name=value)', () => {
-  it('defaults to what deploys on a fresh account: gradual deploys on, tracing off, no alarm e-mail, mail logged, the data stack\'s table', () => {
+  it("defaults to what deploys on a fresh account: gradual deploys on, tracing off, no alarm e-mail, mail logged, the data stack's table", () => {
     expect(optionsOf({})).toEqual(DEFAULT_OPTIONS);
-    expect(DEFAULT_OPTIONS).toMatchObject({ gradualDeploy: false, tracing: false, alarmEmail: undefined, mail: { transport: 'log', publicUrl: undefined }, table: undefined });
+    expect(DEFAULT_OPTIONS).toMatchObject({
+      gradualDeploy: false,
+      tracing: false,
+      alarmEmail: undefined,
+      mail: { transport: 'log', publicUrl: undefined },
+      table: undefined,
+    });
   });
 
   it('reads the flags as true or false, strings or booleans, and refuses anything else with one sentence', () => {
@@ -23,7 +29,9 @@ describe('deploy options (-c name=value)', () => {
   it('takes one alarm e-mail address', () => {
     expect(optionsOf({ alarmEmail: ' ops@example.com ' }).alarmEmail).toBe('ops@example.com');
     for (const bad of ['ops', 'ops@example.com,dev@example.com', 'Ops <ops@example.com>', '', 42]) {
-      expect(() => optionsOf({ alarmEmail: bad }), String(bad)).toThrow(/^context alarmEmail must be (one e-mail address|a non-empty string)/);
+      expect(() => optionsOf({ alarmEmail: bad }), String(bad)).toThrow(
+        /^context alarmEmail must be (one e-mail address|a non-empty string)/,
+      );
     }
   });
 
@@ -35,7 +43,10 @@ describe('deploy options (-c name=value)', () => {
       from: 'Roster <no-reply@mail.example.com>',
       publicUrl: undefined,
     });
-    expect(optionsOf({ sesDomain: 'example.com', mailFrom: '"Team Roster" <invites@Example.com>', publicUrl: 'https://roster.example.com/' }).mail).toEqual({
+    expect(
+      optionsOf({ sesDomain: 'example.com', mailFrom: '"Team Roster" <invites@Example.com>', publicUrl: 'https://roster.example.com/' })
+        .mail,
+    ).toEqual({
       transport: 'ses',
       identity: 'example.com',
       createIdentity: true,
@@ -45,9 +56,20 @@ describe('deploy options (-c name=value)', () => {
   });
 
   it('sends through an identity verified already (a domain or one address), which the stack does not create', () => {
-    expect(optionsOf({ sesIdentity: 'example.org' }).mail).toMatchObject({ transport: 'ses', identity: 'example.org', createIdentity: false, from: 'Roster <no-reply@example.org>' });
-    expect(optionsOf({ sesIdentity: 'roster@example.org' }).mail).toMatchObject({ identity: 'roster@example.org', createIdentity: false, from: 'roster@example.org' });
-    expect(optionsOf({ sesIdentity: 'roster@example.org', mailFrom: 'Roster <roster@example.org>' }).mail).toMatchObject({ from: 'Roster <roster@example.org>' });
+    expect(optionsOf({ sesIdentity: 'example.org' }).mail).toMatchObject({
+      transport: 'ses',
+      identity: 'example.org',
+      createIdentity: false,
+      from: 'Roster <no-reply@example.org>',
+    });
+    expect(optionsOf({ sesIdentity: 'roster@example.org' }).mail).toMatchObject({
+      identity: 'roster@example.org',
+      createIdentity: false,
+      from: 'roster@example.org',
+    });
+    expect(optionsOf({ sesIdentity: 'roster@example.org', mailFrom: 'Roster <roster@example.org>' }).mail).toMatchObject({
+      from: 'Roster <roster@example.org>',
+    });
   });
 
   it('refuses mail settings SES would refuse, or that mean nothing, at synth with one sentence', () => {
@@ -59,29 +81,54 @@ describe('deploy options (-c name=value)', () => {
       [{ sesDomain: '-x.example.com' }, /^context sesDomain must be a domain name/],
       [{ sesDomain: 'https://example.com' }, /^context sesDomain must be a domain name/],
       [{ sesIdentity: 'not an identity' }, /^context sesIdentity must be a domain or an e-mail address verified in SES/],
-      [{ sesDomain: 'example.com', mailFrom: 'roster@example.org' }, /^context mailFrom \(roster@example.org\) must be an address at the SES identity example.com/],
+      [
+        { sesDomain: 'example.com', mailFrom: 'roster@example.org' },
+        /^context mailFrom \(roster@example.org\) must be an address at the SES identity example.com/,
+      ],
       [{ sesDomain: 'example.com', mailFrom: 'roster@mail.example.com' }, /must be an address at the SES identity example.com/],
-      [{ sesIdentity: 'roster@example.org', mailFrom: 'other@example.org' }, /^context mailFrom \(other@example.org\) must be the SES identity roster@example.org/],
-      [{ sesDomain: 'example.com', mailFrom: 'Eve\r\nBcc: x@example.com <eve@example.com>' }, /^context mailFrom must be an address or "Name <address>" on one line/],
+      [
+        { sesIdentity: 'roster@example.org', mailFrom: 'other@example.org' },
+        /^context mailFrom \(other@example.org\) must be the SES identity roster@example.org/,
+      ],
+      [
+        { sesDomain: 'example.com', mailFrom: 'Eve\r\nBcc: x@example.com <eve@example.com>' },
+        /^context mailFrom must be an address or "Name <address>" on one line/,
+      ],
       [{ sesDomain: 'example.com', mailFrom: 'a@example.com, b@example.com' }, /^context mailFrom must be an address or "Name <address>"/],
       [{ sesDomain: '' }, /^context sesDomain must be a non-empty string/],
     ];
     for (const [context, message] of refused) expect(() => optionsOf(context), JSON.stringify(context)).toThrow(message);
   });
 
-  it('takes the links\' base as an absolute https URL only', () => {
+  it("takes the links' base as an absolute https URL only", () => {
     expect(optionsOf({ publicUrl: 'https://roster.example.com/app//' }).mail.publicUrl).toBe('https://roster.example.com/app');
-    for (const bad of ['http://roster.example.com', 'roster.example.com', '/invites', 'https://user:pw@roster.example.com', 'https://roster.example.com/?a=1', 'https://roster.example.com/#x']) {
-      expect(() => optionsOf({ publicUrl: bad }), bad).toThrow(/^context publicUrl must be an absolute https URL without credentials, query or fragment/);
+    for (const bad of [
+      'http://roster.example.com',
+      'roster.example.com',
+      '/invites',
+      'https://user:pw@roster.example.com',
+      'https://roster.example.com/?a=1',
+      'https://roster.example.com/#x',
+    ]) {
+      expect(() => optionsOf({ publicUrl: bad }), bad).toThrow(
+        /^context publicUrl must be an absolute https URL without credentials, query or fragment/,
+      );
     }
   });
 
-  it('moves the functions to a restored table only given its name and its stream\'s ARN together', () => {
-    expect(optionsOf({ tableName: 'roster-restored', tableStreamArn: STREAM }).table).toEqual({ tableName: 'roster-restored', tableStreamArn: STREAM });
+  it("moves the functions to a restored table only given its name and its stream's ARN together", () => {
+    expect(optionsOf({ tableName: 'roster-restored', tableStreamArn: STREAM }).table).toEqual({
+      tableName: 'roster-restored',
+      tableStreamArn: STREAM,
+    });
     expect(() => optionsOf({ tableName: 'roster-restored' })).toThrow(/^context tableName and tableStreamArn go together/);
     expect(() => optionsOf({ tableStreamArn: STREAM })).toThrow(/^context tableName and tableStreamArn go together/);
     expect(() => optionsOf({ tableName: 'x', tableStreamArn: STREAM })).toThrow(/^context tableName must be a DynamoDB table name/);
-    expect(() => optionsOf({ tableName: 'roster-other', tableStreamArn: STREAM })).toThrow(/^context tableStreamArn must be the stream ARN of table roster-other/);
-    expect(() => optionsOf({ tableName: 'roster-restored', tableStreamArn: 'arn:aws:dynamodb:eu-west-1:123456789012:table/roster-restored' })).toThrow(/^context tableStreamArn must be the stream ARN/);
+    expect(() => optionsOf({ tableName: 'roster-other', tableStreamArn: STREAM })).toThrow(
+      /^context tableStreamArn must be the stream ARN of table roster-other/,
+    );
+    expect(() =>
+      optionsOf({ tableName: 'roster-restored', tableStreamArn: 'arn:aws:dynamodb:eu-west-1:123456789012:table/roster-restored' }),
+    ).toThrow(/^context tableStreamArn must be the stream ARN/);
   });
 });

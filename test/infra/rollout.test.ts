@@ -1,5 +1,5 @@
 import { App, AssetStaging, type CfnResource } from 'aws-cdk-lib';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -26,7 +26,10 @@ describe('gradual deploys (-c gradualDeploy=true)', () => {
     const aliases = ofType('AWS::Lambda::Alias');
     expect(aliases).toHaveLength(apiNames.length);
     for (const name of apiNames) {
-      const [, alias] = aliases.find(([, a]) => JSON.stringify(a.Properties.FunctionName) === JSON.stringify({ Ref: logicalId(name) })) as [string, Resource];
+      const [, alias] = aliases.find(([, a]) => JSON.stringify(a.Properties.FunctionName) === JSON.stringify({ Ref: logicalId(name) })) as [
+        string,
+        Resource,
+      ];
       expect(alias.Properties.Name).toBe(LIVE_ALIAS);
       const versionId = (alias.Properties.FunctionVersion as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
       expect(resources[versionId]?.Type).toBe('AWS::Lambda::Version');
@@ -46,7 +49,9 @@ describe('gradual deploys (-c gradualDeploy=true)', () => {
     for (const name of apiNames) {
       const aliasId = stack.getLogicalId(stack.aliases.get(name)?.node.defaultChild as CfnResource);
       const alias = resources[aliasId] as Resource;
-      const update = (alias.UpdatePolicy as { CodeDeployLambdaAliasUpdate: { ApplicationName: unknown; DeploymentGroupName: { Ref: string } } }).CodeDeployLambdaAliasUpdate;
+      const update = (
+        alias.UpdatePolicy as { CodeDeployLambdaAliasUpdate: { ApplicationName: unknown; DeploymentGroupName: { Ref: string } } }
+      ).CodeDeployLambdaAliasUpdate;
       expect(update.ApplicationName).toEqual({ Ref: applicationId });
       const group = resources[update.DeploymentGroupName.Ref] as Resource;
       expect(group.Properties).toMatchObject({
@@ -54,10 +59,13 @@ describe('gradual deploys (-c gradualDeploy=true)', () => {
         DeploymentConfigName: 'CodeDeployDefault.LambdaCanary10Percent5Minutes',
         DeploymentStyle: { DeploymentOption: 'WITH_TRAFFIC_CONTROL', DeploymentType: 'BLUE_GREEN' },
         ServiceRoleArn: { 'Fn::GetAtt': [roleId, 'Arn'] },
-        AutoRollbackConfiguration: { Enabled: true, Events: ['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_REQUEST', 'DEPLOYMENT_STOP_ON_ALARM'] },
+        AutoRollbackConfiguration: {
+          Enabled: true,
+          Events: ['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_REQUEST', 'DEPLOYMENT_STOP_ON_ALARM'],
+        },
       });
       // The alarms: the monitoring's for this function, on its alias (what the canary's traffic goes through).
-      const alarms = (group.Properties.AlarmConfiguration as { Enabled: boolean; Alarms: { Name: { Ref: string } }[] });
+      const alarms = group.Properties.AlarmConfiguration as { Enabled: boolean; Alarms: { Name: { Ref: string } }[] };
       expect(alarms.Enabled).toBe(true);
       expect(alarms.Alarms.length, name).toBeGreaterThan(0);
       for (const { Name } of alarms.Alarms) {
@@ -69,8 +77,10 @@ describe('gradual deploys (-c gradualDeploy=true)', () => {
     }
   });
 
-  it('has one CodeDeploy role for all groups, with AWS\'s limited Lambda deployment policy only', () => {
-    expect(role.Properties.AssumeRolePolicyDocument).toMatchObject({ Statement: [{ Action: 'sts:AssumeRole', Principal: { Service: 'codedeploy.amazonaws.com' } }] });
+  it("has one CodeDeploy role for all groups, with AWS's limited Lambda deployment policy only", () => {
+    expect(role.Properties.AssumeRolePolicyDocument).toMatchObject({
+      Statement: [{ Action: 'sts:AssumeRole', Principal: { Service: 'codedeploy.amazonaws.com' } }],
+    });
     expect(role.Properties.ManagedPolicyArns).toEqual([
       { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited']] },
     ]);
@@ -109,13 +119,19 @@ describe('-c tracing=true', () => {
       expect(traced.functionOf(name).Properties.TracingConfig, name).toEqual({ Mode: 'Active' });
       const xray = traced.statementsOf(name).filter((s) => actionsOf(s).some((a) => a.startsWith('xray:')));
       expect(xray.flatMap(actionsOf).sort(), name).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
-      expect(xray.map((s) => s.Resource), name).toEqual(['*']);
+      expect(
+        xray.map((s) => s.Resource),
+        name,
+      ).toEqual(['*']);
     }
   });
 
   it('adds no layer and no X-Ray SDK: what runs is the same bundle', () => {
     for (const name of names) expect(traced.functionOf(name).Properties, name).not.toHaveProperty('Layers');
-    const manifest = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as Record<string, Record<string, string>>;
+    const manifest = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as Record<
+      string,
+      Record<string, string>
+    >;
     const packages = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies });
     expect(packages.filter((p) => /x-?ray|opentelemetry|aws-lambda-powertools\/tracer/i.test(p))).toEqual([]);
     // The same code either way: tracing changes the function's configuration, not its asset.
@@ -146,28 +162,38 @@ describe('repeated synths', () => {
     const app = new App({ outdir });
     rosterStacks(app);
     app.synth();
-    const templates = Object.fromEntries(['RosterData', 'Roster'].map((name) => [name, readFileSync(join(outdir, `${name}.template.json`), 'utf8')]));
-    const functions = Object.values((JSON.parse(templates.Roster as string) as { Resources: Record<string, Resource> }).Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+    const templates = Object.fromEntries(
+      ['RosterData', 'Roster'].map((name) => [name, readFileSync(join(outdir, `${name}.template.json`), 'utf8')]),
+    );
+    const functions = Object.values((JSON.parse(templates.Roster as string) as { Resources: Record<string, Resource> }).Resources).filter(
+      (r) => r.Type === 'AWS::Lambda::Function',
+    );
     return { outdir, templates, codeKeys: functions.map((f) => (f.Properties.Code as { S3Key: string }).S3Key) };
   };
 
-  it('give identical templates: the same asset hashes (S3 keys) and so the same version ids, no path of this checkout in any bundle', { timeout: 30 * 60_000 }, () => {
-    const first = synthInto();
-    const second = synthInto();
-    expect(first.codeKeys).toHaveLength(apiNames.length + 5);
-    expect(first.codeKeys.every((key) => /^[0-9a-f]{64}\.zip$/.test(key))).toBe(true);
-    expect(second.codeKeys).toEqual(first.codeKeys);
-    expect(second.templates).toEqual(first.templates);
-    for (const key of new Set(first.codeKeys)) {
-      const dir = join(first.outdir, `asset.${key.replace(/\.zip$/, '')}`);
-      expect(existsSync(dir), dir).toBe(true);
-      for (const file of readdirSync(dir)) {
-        const text = readFileSync(join(dir, file), 'utf8');
-        expect(text.includes(root), `${key}/${file} names ${root}`).toBe(false);
-        expect(text.includes(first.outdir), `${key}/${file} names its output directory`).toBe(false);
+  it(
+    'give identical templates: the same asset hashes (S3 keys) and so the same version ids, no path of this checkout in any bundle',
+    { timeout: 30 * 60_000 },
+    () => {
+      const first = synthInto();
+      const second = synthInto();
+      expect(first.codeKeys).toHaveLength(apiNames.length + 5);
+      expect(first.codeKeys.every((key) => /^[0-9a-f]{64}\.zip$/.test(key))).toBe(true);
+      expect(second.codeKeys).toEqual(first.codeKeys);
+      expect(second.templates).toEqual(first.templates);
+      for (const key of new Set(first.codeKeys)) {
+        const dir = join(first.outdir, `asset.${key.replace(/\.zip$/, '')}`);
+        expect(existsSync(dir), dir).toBe(true);
+        // Recursive: the compile cache sits in a directory of its own (infra/compile-cache.ts).
+        for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+          if (statSync(join(dir, file)).isDirectory()) continue;
+          const text = readFileSync(join(dir, file), 'utf8');
+          expect(text.includes(root), `${key}/${file} names ${root}`).toBe(false);
+          expect(text.includes(first.outdir), `${key}/${file} names its output directory`).toBe(false);
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 /** The CodeDeploy role: the one role CodeDeploy may assume. */

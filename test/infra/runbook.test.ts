@@ -17,10 +17,15 @@ describe(`the runbook (${RUNBOOK})`, () => {
     expect(headings).toContain(section);
   });
 
-  it.each(['Deploy', 'Upgrade', 'Roll back', 'Restore the table from point-in-time recovery', 'Redrive the mail', 'Rotate a leaked signing key at once', 'Leave the SES sandbox'])(
-    'covers "%s"',
-    (heading) => {
-      expect(headings).toContain(heading);
-    },
-  );
+  it.each([
+    'Deploy',
+    'Upgrade',
+    'Roll back',
+    'Restore the table from point-in-time recovery',
+    'Redrive the mail',
+    'Rotate a leaked signing key at once',
+    'Leave the SES sandbox',
+  ])('covers "%s"', (heading) => {
+    expect(headings).toContain(heading);
+  });
 });

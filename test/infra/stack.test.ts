@@ -18,6 +18,7 @@ import {
   MAIL_RETRY_ATTEMPTS,
 } from '../../infra/stack.ts';
 import { DEFAULT_OPTIONS } from '../../infra/options.ts';
+import { CURSOR_KEY_ITEM, cursorKey, cursorKeyPartitionKey } from '../../lib/db/entities/cursor-key.ts';
 import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '../../lib/db/entities/keys.ts';
 import { INDEXES, KEYS, createTableInput, TTL_ATTRIBUTE } from '../../lib/db/table.ts';
 import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '../../lib/http/routes.ts';
@@ -36,7 +37,8 @@ import { actionsOf, type Resource, type Statement, synth } from './template.ts';
  * deployment groups, tracing and asset hashes: rollout.test.ts; the options' checks: options.test.ts.
  */
 const built = synth();
-const { stack, dataJson, dataResources, json, resources, ofType, only, logicalId, functionOf, statementsOf, allStatements, variables } = built;
+const { stack, dataJson, dataResources, json, resources, ofType, only, logicalId, functionOf, statementsOf, allStatements, variables } =
+  built;
 
 const dataOfType = (type: string): [string, Resource][] => Object.entries(dataResources).filter(([, r]) => r.Type === type);
 const dataOnly = (type: string): [string, Resource] => {
@@ -61,6 +63,7 @@ const ownTimeouts: Record<string, number> = {
   [OUTBOX_SWEEP.name]: OUTBOX_SWEEP.timeoutSeconds,
 };
 const signers = ROUTES.filter((r) => 'signs' in r && r.signs).map((r) => r.name);
+const pagers: string[] = ROUTES.filter((r) => 'pages' in r && r.pages).map((r) => r.name);
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -81,6 +84,11 @@ const describeResource = (ref: unknown): string => {
 };
 const resourcesOf = (statements: Statement[]): string[] =>
   [...new Set(statements.flatMap((s) => [s.Resource].flat().map(describeResource)))].sort();
+/** PutItem on the table, only on the cursor key item's partition (lib/db/entities/cursor-key.ts). */
+const isCursorKeyGrant = (s: Statement): boolean =>
+  JSON.stringify(actionsOf(s)) === '["dynamodb:PutItem"]' &&
+  JSON.stringify(resourcesOf([s])) === '["table"]' &&
+  JSON.stringify(s.Condition) === JSON.stringify({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [cursorKeyPartitionKey()] } });
 
 describe('two stacks', () => {
   it('keeps the state in RosterData, with termination protection, and the functions in Roster, which refers to it by export only', () => {
@@ -91,23 +99,30 @@ describe('two stacks', () => {
     expect(built.data.dependencies).toEqual([]);
     const dataTypes = [...new Set(Object.values(dataResources).map((r) => r.Type))].sort();
     expect(dataTypes).toEqual(['AWS::DynamoDB::Table', 'AWS::SQS::Queue', 'AWS::SQS::QueuePolicy', 'AWS::SecretsManager::Secret']);
-    expect(dataOfType('AWS::SQS::Queue').map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['MailDeadLetters', 'MailEventsDeadLetters', 'TeamCleanupDeadLetters']);
+    expect(
+      dataOfType('AWS::SQS::Queue')
+        .map(([id]) => id.replace(/[0-9A-F]{8}$/, ''))
+        .sort(),
+    ).toEqual(['MailDeadLetters', 'MailEventsDeadLetters', 'TeamCleanupDeadLetters']);
     for (const type of ['AWS::DynamoDB::Table', 'AWS::SecretsManager::Secret', 'AWS::SQS::Queue', 'AWS::SES::EmailIdentity']) {
       expect(ofType(type), type).toEqual([]);
     }
   });
 
-  it('exports only stable values, whatever the functions\' stack imports: the table\'s name, ARN and stream ARN, the secret\'s ARN, the queues\' ARNs and names', () => {
+  it("exports only stable values, whatever the functions' stack imports: the table's name, ARN and stream ARN, the secret's ARN, the queues' ARNs and names", () => {
     const exported = Object.values(dataJson.Outputs)
       .filter((o) => o.Export)
       .map((o) => describeResource(o.Value));
-    const queues = ['MailDeadLetters', 'MailEventsDeadLetters', 'TeamCleanupDeadLetters'].flatMap((id) => [`queue:${id}`, `queueName:${id}`]);
+    const queues = ['MailDeadLetters', 'MailEventsDeadLetters', 'TeamCleanupDeadLetters'].flatMap((id) => [
+      `queue:${id}`,
+      `queueName:${id}`,
+    ]);
     expect(exported.sort()).toEqual([...queues, 'secret', 'stream', 'table', JSON.stringify({ Ref: tableId })].sort());
     // The functions' stack imports them (synth() fails on an import of anything else).
     expect(JSON.stringify(built.rawJson)).toContain('"Fn::ImportValue"');
   });
 
-  it('stays under CloudFormation\'s 500 resources per stack, gradual deploys included', () => {
+  it("stays under CloudFormation's 500 resources per stack, gradual deploys included", () => {
     // Each further route adds 10 (function, role, log group, version, alias, permission,
     // integration, route, 2 alarms), and 11 with -c gradualDeploy=true (its deployment group):
     // past these, split the functions' stack.
@@ -127,23 +142,31 @@ describe('functions', () => {
     expect(ours.sort()).toEqual(everyFunction.map(logicalId).sort());
   });
 
-  it.each(everyFunction)('%s: Node 24 on arm64, the default limits, JSON logs (INFO, Lambda\'s own from WARN) to a log group with retention, no tracing', (name) => {
-    const props = functionOf(name).Properties;
-    expect(props.Runtime).toBe('nodejs24.x');
-    expect(props.Architectures).toEqual(['arm64']);
-    expect(props.MemorySize).toBe(FUNCTION_DEFAULTS.memoryMb);
-    // The background functions' timeouts fit their time budgets (their own blocks below).
-    if (name in ownTimeouts) {
-      expect(props.Timeout).toBe(ownTimeouts[name]);
-    } else {
-      expect(props.Timeout).toBe(FUNCTION_DEFAULTS.timeoutSeconds);
-      expect(props.Timeout).toBeLessThan(29); // API Gateway's integration timeout
-    }
-    const logging = props.LoggingConfig as { LogFormat: string; LogGroup: { Ref: string }; ApplicationLogLevel: string; SystemLogLevel: string };
-    expect(logging).toMatchObject({ LogFormat: 'JSON', ApplicationLogLevel: 'INFO', SystemLogLevel: 'WARN' });
-    expect((resources[logging.LogGroup.Ref] as Resource).Properties.RetentionInDays).toBeGreaterThan(0);
-    expect(props).not.toHaveProperty('TracingConfig');
-  });
+  it.each(everyFunction)(
+    "%s: Node 24 on arm64, the default limits, JSON logs (INFO, Lambda's own from WARN) to a log group with retention, no tracing",
+    (name) => {
+      const props = functionOf(name).Properties;
+      expect(props.Runtime).toBe('nodejs24.x');
+      expect(props.Architectures).toEqual(['arm64']);
+      expect(props.MemorySize).toBe(FUNCTION_DEFAULTS.memoryMb);
+      // The background functions' timeouts fit their time budgets (their own blocks below).
+      if (name in ownTimeouts) {
+        expect(props.Timeout).toBe(ownTimeouts[name]);
+      } else {
+        expect(props.Timeout).toBe(FUNCTION_DEFAULTS.timeoutSeconds);
+        expect(props.Timeout).toBeLessThan(29); // API Gateway's integration timeout
+      }
+      const logging = props.LoggingConfig as {
+        LogFormat: string;
+        LogGroup: { Ref: string };
+        ApplicationLogLevel: string;
+        SystemLogLevel: string;
+      };
+      expect(logging).toMatchObject({ LogFormat: 'JSON', ApplicationLogLevel: 'INFO', SystemLogLevel: 'WARN' });
+      expect((resources[logging.LogGroup.Ref] as Resource).Properties.RetentionInDays).toBeGreaterThan(0);
+      expect(props).not.toHaveProperty('TracingConfig');
+    },
+  );
 
   it('has no function URL; only this API may invoke the API functions (their live alias), each sweeper its schedule, the rotation function Secrets Manager for this secret', () => {
     expect(ofType('AWS::Lambda::Url')).toEqual([]);
@@ -164,7 +187,11 @@ describe('functions', () => {
       const [permission, ...others] = permissions.filter((p) => same(p.FunctionName, target));
       expect(others).toEqual([]);
       const rule = ofType('AWS::Events::Rule').find(([, r]) => same((r.Properties.Targets as { Arn: unknown }[])[0]?.Arn, target));
-      expect(permission).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'events.amazonaws.com', SourceArn: { 'Fn::GetAtt': [rule?.[0], 'Arn'] } });
+      expect(permission).toMatchObject({
+        Action: 'lambda:InvokeFunction',
+        Principal: 'events.amazonaws.com',
+        SourceArn: { 'Fn::GetAtt': [rule?.[0], 'Arn'] },
+      });
       return permission;
     });
     for (const permission of permissions.filter((p) => p !== forRotation && !forSweepers.includes(p))) {
@@ -180,11 +207,12 @@ describe('functions', () => {
     for (const [id, fn] of ofType('AWS::Lambda::Function')) expect(fn.Properties, id).not.toHaveProperty('ReservedConcurrentExecutions');
   });
 
-  it('reserves the route table\'s concurrency when the deploy opts in (-c reservedConcurrency=true)', () => {
+  it("reserves the route table's concurrency when the deploy opts in (-c reservedConcurrency=true)", () => {
     const optedResources = synth({ reservedConcurrency: 'true' }).resources;
     // The same construct tree, so the same logical ids as the default stack's.
     const reservedOf = (name: string): unknown => optedResources[logicalId(name)]?.Properties.ReservedConcurrentExecutions;
-    for (const route of ROUTES) expect(reservedOf(route.name), route.name).toBe('reservedConcurrency' in route ? route.reservedConcurrency : undefined);
+    for (const route of ROUTES)
+      expect(reservedOf(route.name), route.name).toBe('reservedConcurrency' in route ? route.reservedConcurrency : undefined);
     for (const name of ['auth-signin', 'auth-signup', 'auth-refresh']) expect(reservedOf(name), name).toBeGreaterThan(0);
     expect(reservedOf(FALLBACK)).toBeUndefined();
   });
@@ -241,7 +269,10 @@ describe('environment and secret', () => {
     });
     // Secrets Manager invokes the function as soon as the schedule exists: permission and role (its
     // policies inline) first.
-    const [permissionId] = ofType('AWS::Lambda::Permission').find(([, p]) => p.Properties.Principal === 'secretsmanager.amazonaws.com') as [string, Resource];
+    const [permissionId] = ofType('AWS::Lambda::Permission').find(([, p]) => p.Properties.Principal === 'secretsmanager.amazonaws.com') as [
+      string,
+      Resource,
+    ];
     const roleId = (functionOf(KEY_ROTATION).Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
     expect(schedule.DependsOn).toEqual(expect.arrayContaining([logicalId(KEY_ROTATION), permissionId, roleId]));
     expect(scheduleId).toBeTruthy();
@@ -288,15 +319,34 @@ describe('environment and secret', () => {
     expect(text).not.toMatch(/StringLike|\*/);
   });
 
-  it('scopes no other function by partition: their routes span many', () => {
-    for (const name of allNames) expect(statementsOf(name).filter((s) => s.Condition), name).toEqual([]);
+  it("scopes no other function by partition: their routes span many (a list's cursor key grant aside)", () => {
+    for (const name of allNames) {
+      const scoped = statementsOf(name).filter((s) => s.Condition);
+      expect(
+        scoped.filter((s) => !(pagers.includes(name) && isCursorKeyGrant(s))),
+        name,
+      ).toEqual([]);
+    }
+  });
+
+  it.each(pagers)('%s: may create the cursor key item, a PutItem on its partition only', (name) => {
+    const scoped = statementsOf(name).filter((s) => s.Condition);
+    expect(scoped).toHaveLength(1);
+    expect(isCursorKeyGrant(scoped[0] as Statement)).toBe(true);
+    // The value the entity writes, with no wildcard.
+    const { Item } = cursorKey()
+      .put({ ...CURSOR_KEY_ITEM, key: 'k' })
+      .params<{ Item: Record<string, unknown> }>({ table: 'any' });
+    expect(cursorKeyPartitionKey()).toBe(Item[KEYS.pk]);
+    expect(JSON.stringify(scoped)).not.toMatch(/StringLike|\*/);
   });
 });
 
 describe('least privilege (K1)', () => {
   it.each(ROUTES.map((r) => [r.name, r] as const))('%s: exactly its route actions, on the table and its indexes', (name, route) => {
     const statements = statementsOf(name);
-    const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+    // A list's PutItem on the cursor key partition is checked on its own (partition scoping, above).
+    const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')) && !isCursorKeyGrant(s));
     expect(dynamo.flatMap(actionsOf).sort()).toEqual(route.actions.map((a) => `dynamodb:${a}`).sort());
     // The documentation routes read no table, so they get no statement at all.
     if (route.actions.length) expect(resourcesOf(dynamo)).toEqual(['table', ...route.indexes.map((i) => `table/index/${i}`)].sort());
@@ -304,7 +354,11 @@ describe('least privilege (K1)', () => {
   });
 
   it('gives the fallback no DynamoDB access', () => {
-    expect(statementsOf(FALLBACK).flatMap(actionsOf).filter((a) => a.startsWith('dynamodb:'))).toEqual([]);
+    expect(
+      statementsOf(FALLBACK)
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('dynamodb:')),
+    ).toEqual([]);
   });
 
   it.each(everyFunction)('%s: logs only to its own log group, and no other service', (name) => {
@@ -361,7 +415,9 @@ describe('table (K2)', () => {
 
 /** The stream mapping that invokes the function `name`. */
 const mappingOf = (name: string): Resource => {
-  const found = ofType('AWS::Lambda::EventSourceMapping').filter(([, m]) => JSON.stringify(m.Properties.FunctionName) === JSON.stringify({ Ref: logicalId(name) }));
+  const found = ofType('AWS::Lambda::EventSourceMapping').filter(
+    ([, m]) => JSON.stringify(m.Properties.FunctionName) === JSON.stringify({ Ref: logicalId(name) }),
+  );
   expect(found).toHaveLength(1);
   return (found[0] as [string, Resource])[1];
 };
@@ -381,9 +437,23 @@ describe('mailer (outbox)', () => {
 
   it('may read and update the table, read the stream and feed its queue; with the log transport, no SES', () => {
     const statements = statementsOf(MAILER);
-    const actions = statements.flatMap(actionsOf).filter((a) => !a.startsWith('logs:')).sort();
+    const actions = statements
+      .flatMap(actionsOf)
+      .filter((a) => !a.startsWith('logs:'))
+      .sort();
     expect(actions).toEqual(
-      ['dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'].sort(),
+      [
+        'dynamodb:DescribeStream',
+        'dynamodb:GetItem',
+        'dynamodb:GetRecords',
+        'dynamodb:GetShardIterator',
+        'dynamodb:ListStreams',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:SendMessage',
+      ].sort(),
     );
     expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('dynamodb:GetRecords')))).toEqual(['stream']);
     expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('sqs:SendMessage')))).toEqual(['queue:MailDeadLetters']);
@@ -394,7 +464,7 @@ describe('mailer (outbox)', () => {
 describe('team cleanup', () => {
   const mapping = mappingOf(TEAM_CLEANUP.name);
 
-  it('reads only the cleanup jobs\' INSERT and MODIFY records, one a batch, retrying with bisection, then a dead-letter queue', () => {
+  it("reads only the cleanup jobs' INSERT and MODIFY records, one a batch, retrying with bisection, then a dead-letter queue", () => {
     expect(ofType('AWS::Lambda::EventSourceMapping')).toHaveLength(2);
     expect(mapping.Properties).toMatchObject({
       BatchSize: TEAM_CLEANUP.batchSize,
@@ -408,7 +478,7 @@ describe('team cleanup', () => {
     expect(pattern).toEqual({ eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { __edb_e__: { S: ['teamCleanup'] } } } });
   });
 
-  it('has a timeout that leaves its time budget a reserve, beyond the API functions\' 29 s', () => {
+  it("has a timeout that leaves its time budget a reserve, beyond the API functions' 29 s", () => {
     const timeout = functionOf(TEAM_CLEANUP.name).Properties.Timeout as number;
     expect(timeout).toBe(TEAM_CLEANUP.timeoutSeconds);
     expect(timeout * 1000).toBeGreaterThanOrEqual(4 * RESERVE_MS);
@@ -416,21 +486,25 @@ describe('team cleanup', () => {
 
   it('may use exactly its actions on the table and gsi1, read the stream and feed its queue, nothing else', () => {
     const statements = statementsOf(TEAM_CLEANUP.name);
-    const actions = statements.flatMap(actionsOf).filter((a) => !a.startsWith('logs:')).sort();
+    const actions = statements
+      .flatMap(actionsOf)
+      .filter((a) => !a.startsWith('logs:'))
+      .sort();
     const stream = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
     const queue = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
     expect(actions).toEqual([...TEAM_CLEANUP.actions.map((a) => `dynamodb:${a}`), ...stream, ...queue].sort());
     const onTable = statements.filter((s) => actionsOf(s).includes('dynamodb:BatchWriteItem'));
     expect(resourcesOf(onTable)).toEqual(['table', 'table/index/gsi1']);
-    expect(functionOf(TEAM_CLEANUP.name).Properties.Environment).toEqual({ Variables: { TABLE_NAME: { Ref: tableId } } });
+    expect(variables(TEAM_CLEANUP.name)).toEqual({ TABLE_NAME: { Ref: tableId } });
   });
-
 });
 
 /** The schedule rule whose target is the function `name`. */
 const ruleOf = (name: string): Resource => {
   const found = ofType('AWS::Events::Rule').filter(([, r]) =>
-    (r.Properties.Targets as { Arn: unknown }[]).some((t) => JSON.stringify(t.Arn) === JSON.stringify({ 'Fn::GetAtt': [logicalId(name), 'Arn'] })),
+    (r.Properties.Targets as { Arn: unknown }[]).some(
+      (t) => JSON.stringify(t.Arn) === JSON.stringify({ 'Fn::GetAtt': [logicalId(name), 'Arn'] }),
+    ),
   );
   expect(found).toHaveLength(1);
   return (found[0] as [string, Resource])[1];
@@ -439,7 +513,9 @@ const ruleOf = (name: string): Resource => {
 describe('invite sweeper', () => {
   it('runs on a schedule, without retries (the next tick goes on), with a timeout past its reserve', () => {
     const rule = ruleOf(INVITE_SWEEP.name);
-    expect(rule.Properties.ScheduleExpression).toBe(`rate(${INVITE_SWEEP.everyMinutes} minute${INVITE_SWEEP.everyMinutes === 1 ? '' : 's'})`);
+    expect(rule.Properties.ScheduleExpression).toBe(
+      `rate(${INVITE_SWEEP.everyMinutes} minute${INVITE_SWEEP.everyMinutes === 1 ? '' : 's'})`,
+    );
     expect(rule.Properties.State ?? 'ENABLED').toBe('ENABLED');
     const [target] = rule.Properties.Targets as { Arn: unknown; RetryPolicy?: { MaximumRetryAttempts: number } }[];
     expect(target?.Arn).toEqual({ 'Fn::GetAtt': [logicalId(INVITE_SWEEP.name), 'Arn'] });
@@ -451,28 +527,39 @@ describe('invite sweeper', () => {
 
   it('may use exactly its actions on the table and gsi3, nothing else', () => {
     const statements = statementsOf(INVITE_SWEEP.name);
-    const actions = statements.flatMap(actionsOf).filter((a) => !a.startsWith('logs:')).sort();
+    const actions = statements
+      .flatMap(actionsOf)
+      .filter((a) => !a.startsWith('logs:'))
+      .sort();
     expect(actions).toEqual(INVITE_SWEEP.actions.map((a) => `dynamodb:${a}`).sort());
     expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('dynamodb:Query')))).toEqual(['table', 'table/index/gsi3']);
-    expect(functionOf(INVITE_SWEEP.name).Properties.Environment).toEqual({ Variables: { TABLE_NAME: { Ref: tableId } } });
+    expect(variables(INVITE_SWEEP.name)).toEqual({ TABLE_NAME: { Ref: tableId } });
   });
 });
 
 describe('outbox sweeper', () => {
   it('runs on a schedule, without retries (the next tick goes on), with its own timeout', () => {
     const rule = ruleOf(OUTBOX_SWEEP.name);
-    expect(rule.Properties.ScheduleExpression).toBe(`rate(${OUTBOX_SWEEP.everyMinutes} minute${OUTBOX_SWEEP.everyMinutes === 1 ? '' : 's'})`);
+    expect(rule.Properties.ScheduleExpression).toBe(
+      `rate(${OUTBOX_SWEEP.everyMinutes} minute${OUTBOX_SWEEP.everyMinutes === 1 ? '' : 's'})`,
+    );
     expect(rule.Properties.State ?? 'ENABLED').toBe('ENABLED');
     const [target] = rule.Properties.Targets as { RetryPolicy?: { MaximumRetryAttempts: number } }[];
     expect(target?.RetryPolicy?.MaximumRetryAttempts).toBe(0);
     expect(functionOf(OUTBOX_SWEEP.name).Properties.Timeout).toBe(OUTBOX_SWEEP.timeoutSeconds);
   });
 
-  it('sends as the mailer does: the same mail settings, the mailer\'s actions and its own on the table and gsi3', () => {
+  it("sends as the mailer does: the same mail settings, the mailer's actions and its own on the table and gsi3", () => {
     const statements = statementsOf(OUTBOX_SWEEP.name);
-    const actions = statements.flatMap(actionsOf).filter((a) => !a.startsWith('logs:')).sort();
+    const actions = statements
+      .flatMap(actionsOf)
+      .filter((a) => !a.startsWith('logs:'))
+      .sort();
     expect(actions).toEqual([...new Set([...MAILER_ACTIONS, ...OUTBOX_SWEEP.actions])].map((a) => `dynamodb:${a}`).sort());
-    expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('dynamodb:Query')))).toEqual(['table', ...OUTBOX_SWEEP.indexes.map((i) => `table/index/${i}`)]);
+    expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('dynamodb:Query')))).toEqual([
+      'table',
+      ...OUTBOX_SWEEP.indexes.map((i) => `table/index/${i}`),
+    ]);
     expect(variables(OUTBOX_SWEEP.name)).toEqual(variables(MAILER));
   });
 });
@@ -522,10 +609,22 @@ describe('HTTP API (K3)', () => {
       'POST /api/auth/verify',
       'PUT /api/auth/user',
     ]);
-    expect([...CREDENTIAL_ROUTES].sort()).toEqual(['auth-recover', 'auth-refresh', 'auth-reset', 'auth-signin', 'auth-signup', 'auth-user-delete', 'auth-user-update', 'auth-verify']);
+    expect([...CREDENTIAL_ROUTES].sort()).toEqual([
+      'auth-recover',
+      'auth-refresh',
+      'auth-reset',
+      'auth-signin',
+      'auth-signup',
+      'auth-user-delete',
+      'auth-user-update',
+      'auth-verify',
+    ]);
     expect(Object.keys(settings).sort()).toEqual(credentialKeys);
     for (const key of credentialKeys) {
-      expect(settings[key]).toEqual({ ThrottlingRateLimit: DEFAULT_OPTIONS.credentials.rateLimit, ThrottlingBurstLimit: DEFAULT_OPTIONS.credentials.burstLimit });
+      expect(settings[key]).toEqual({
+        ThrottlingRateLimit: DEFAULT_OPTIONS.credentials.rateLimit,
+        ThrottlingBurstLimit: DEFAULT_OPTIONS.credentials.burstLimit,
+      });
       // RouteSettings need the route to exist when the stage is created or updated.
       const [routeId] = routes.find(([, r]) => r.Properties.RouteKey === key) as [string, Resource];
       expect(stage.DependsOn).toContain(routeId);
@@ -548,13 +647,19 @@ describe('HTTP API (K3)', () => {
     expect(() => stageWith({ reservedConcurrency: 'yes' })).toThrow('context reservedConcurrency must be true or false, not "yes"');
   });
 
-  it('writes access logs without headers, paths or bodies, joinable to the function\'s lines, to a log group with retention', () => {
+  it("writes access logs without headers, paths or bodies, joinable to the function's lines, to a log group with retention", () => {
     const settings = stage.Properties.AccessLogSettings as { DestinationArn: { 'Fn::GetAtt': [string, string] }; Format: string };
     const logGroup = resources[settings.DestinationArn['Fn::GetAtt'][0]] as Resource;
     expect(logGroup.Type).toBe('AWS::Logs::LogGroup');
     expect(logGroup.Properties.RetentionInDays).toBeGreaterThan(0);
     expect(JSON.parse(settings.Format)).toEqual(ACCESS_LOG_FIELDS);
-    for (const variable of ['$context.requestId', '$context.integration.requestId', '$context.identity.sourceIp', '$context.routeKey', '$context.status']) {
+    for (const variable of [
+      '$context.requestId',
+      '$context.integration.requestId',
+      '$context.identity.sourceIp',
+      '$context.routeKey',
+      '$context.status',
+    ]) {
       expect(settings.Format).toContain(variable);
     }
     expect(settings.Format).not.toMatch(/header|body|querystring|authorizer|\$context\.path/i);
@@ -565,14 +670,19 @@ describe('a restored table (-c tableName, -c tableStreamArn)', () => {
   const STREAM = 'arn:aws:dynamodb:eu-west-1:123456789012:table/roster-restored/stream/2026-01-02T03:04:05.678';
   const restored = synth({ tableName: 'roster-restored', tableStreamArn: STREAM });
   const tableArn = {
-    'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':dynamodb:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':table/roster-restored']],
+    'Fn::Join': [
+      '',
+      ['arn:', { Ref: 'AWS::Partition' }, ':dynamodb:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':table/roster-restored'],
+    ],
   };
 
-  it('moves every function, its grants and both stream mappings to it, and no longer imports the data stack\'s table', () => {
+  it("moves every function, its grants and both stream mappings to it, and no longer imports the data stack's table", () => {
     for (const name of [...restored.stack.endpoints.keys(), ...restored.stack.background.keys()]) {
       const env = restored.variables(name);
       if ('TABLE_NAME' in env) expect(env.TABLE_NAME, name).toBe('roster-restored');
-      const onTable = restored.statementsOf(name).filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')) && !actionsOf(st).includes('dynamodb:ListStreams'));
+      const onTable = restored
+        .statementsOf(name)
+        .filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')) && !actionsOf(st).includes('dynamodb:ListStreams'));
       for (const statement of onTable.filter((st) => !actionsOf(st).includes('dynamodb:GetRecords'))) {
         expect(JSON.stringify(statement.Resource), name).toContain(JSON.stringify(tableArn));
       }
@@ -604,10 +714,13 @@ describe('monitoring and outputs', () => {
     }
   });
 
-  it('watches every dead-letter queue, the stream functions\' iterator age, the API and the table with each index', () => {
+  it("watches every dead-letter queue, the stream functions' iterator age, the API and the table with each index", () => {
     for (const [queueId] of dataOfType('AWS::SQS::Queue')) expect(alarmsOn(queueId).length, queueId).toBeGreaterThan(0);
     for (const name of [MAILER, TEAM_CLEANUP.name]) {
-      expect(alarmsOn(logicalId(name)).some((a) => JSON.stringify(a).includes('IteratorAge')), name).toBe(true);
+      expect(
+        alarmsOn(logicalId(name)).some((a) => JSON.stringify(a).includes('IteratorAge')),
+        name,
+      ).toBe(true);
     }
     expect(alarmsOn(only('AWS::ApiGatewayV2::Api')[0]).length).toBeGreaterThan(0);
     for (const index of Object.keys(INDEXES)) expect(alarmsOn(index).length, index).toBeGreaterThan(0);
@@ -637,7 +750,7 @@ describe('monitoring and outputs', () => {
 describe('bundle', () => {
   const dir = mkdtempSync(join(tmpdir(), 'roster-bundle-'));
   const segment = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const wellFormedToken = `${segment({ alg: 'EdDSA', typ: 'at+jwt', kid: 'k1' })}.${segment({ sub: 'x' })}.${Buffer.alloc(64).toString('base64url')}`;
+  const wellFormedToken = `${segment({ alg: 'EdDSA', typ: 'at+jwt', kid: 'k1' })}.${segment({ sub: 'x', session_id: 's', email: 'x@example.com', iat: 1, exp: 2 })}.${Buffer.alloc(64).toString('base64url')}`;
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   // A bad ESM bundle fails with "Dynamic require of node:https is not supported" only when the SDK

@@ -2,6 +2,7 @@ import { App, type CfnResource } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { expect } from 'vitest';
 import type { RosterDataStack } from '../../infra/data-stack.ts';
+import { compileCacheEnv } from '../../infra/endpoint.ts';
 import { rosterStacks, type RosterStack } from '../../infra/stack.ts';
 
 /**
@@ -54,7 +55,10 @@ export interface Synthesized {
   statementsOf: (name: string) => Statement[];
   /** Every statement of every role and policy of the functions' stack. */
   allStatements: () => Statement[];
+  /** A function's environment variables less the compile cache's, which every function has. */
   variables: (name: string) => Record<string, unknown>;
+  /** A function's environment variables, all of them. */
+  allVariables: (name: string) => Record<string, unknown>;
 }
 
 export const actionsOf = (s: Statement): string[] => [s.Action].flat();
@@ -106,8 +110,11 @@ export const synth = (context: Record<string, unknown> = {}): Synthesized => {
     ...ofType('AWS::IAM::Role').flatMap(([, r]) => inlineStatements(r)),
     ...ofType('AWS::IAM::Policy').flatMap(([, p]) => policyStatements(p)),
   ];
-  const variables = (name: string): Record<string, unknown> =>
+  const allVariables = (name: string): Record<string, unknown> =>
     ((functionOf(name).Properties.Environment as { Variables?: Record<string, unknown> }) ?? {}).Variables ?? {};
+  // Every function carries the compile cache's variables (checked in compile-cache.test.ts): left out here.
+  const variables = (name: string): Record<string, unknown> =>
+    Object.fromEntries(Object.entries(allVariables(name)).filter(([key]) => !(key in compileCacheEnv())));
   return {
     app,
     data,
@@ -124,5 +131,6 @@ export const synth = (context: Record<string, unknown> = {}): Synthesized => {
     statementsOf,
     allStatements,
     variables,
+    allVariables,
   };
 };

@@ -22,7 +22,9 @@ beforeAll(async () => {
   db().documents.middlewareStack.add(
     (next, context) => (args) => {
       if (context.commandName === 'BatchGetItemCommand') {
-        const [request] = Object.values((args.input as { RequestItems: Record<string, { Keys: unknown[]; ConsistentRead?: boolean }> }).RequestItems);
+        const [request] = Object.values(
+          (args.input as { RequestItems: Record<string, { Keys: unknown[]; ConsistentRead?: boolean }> }).RequestItems,
+        );
         sent.push({ keys: request?.Keys.length ?? 0, consistent: request?.ConsistentRead === true });
       }
       return next(args);

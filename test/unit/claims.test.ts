@@ -47,6 +47,8 @@ describe('access token claims', () => {
     const first = await signAccessToken(actor, now, { authenticatedAt: signedInAt });
     expect(await signAccessToken(actor, now, { authenticatedAt: new Date(signedInAt) })).toEqual(first);
     // Without a session, the sign-in is now.
-    expect(decodeJwt((await signAccessToken(actor, now)).token).amr).toEqual([{ method: 'password', timestamp: Math.floor(now.getTime() / 1000) }]);
+    expect(decodeJwt((await signAccessToken(actor, now)).token).amr).toEqual([
+      { method: 'password', timestamp: Math.floor(now.getTime() / 1000) },
+    ]);
   });
 });

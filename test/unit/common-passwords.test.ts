@@ -30,7 +30,9 @@ describe('the committed list', () => {
   });
 
   it('is shipped beside the sign-up, password-change and password-reset functions, and bundled into none, nor the package', async () => {
-    const shippedTo = ROUTES.filter((r) => 'files' in r && (r.files as readonly string[]).includes(COMMON_PASSWORDS_FILE)).map((r) => r.name);
+    const shippedTo = ROUTES.filter((r) => 'files' in r && (r.files as readonly string[]).includes(COMMON_PASSWORDS_FILE)).map(
+      (r) => r.name,
+    );
     expect(shippedTo.sort()).toEqual(['auth-reset', 'auth-signup', 'auth-user-update']);
     const { build } = await import('esbuild');
     for (const name of shippedTo) {

@@ -5,6 +5,7 @@ import { build } from 'esbuild';
 import { Entity } from 'electrodb';
 import { describe, expect, it } from 'vitest';
 import { ALIASES, ESBUILD } from '../../infra/endpoint.ts';
+import { cursorKey } from '../../lib/db/entities/cursor-key.ts';
 import { signingKeys } from '../../lib/db/entities/keys.ts';
 import { rateLimit } from '../../lib/db/entities/limits.ts';
 import { mailSuppression } from '../../lib/db/entities/mail.ts';
@@ -17,7 +18,25 @@ import { emailClaim, idClaim, refreshToken, session, user } from '../../lib/db/e
  * The bundles skip ElectroDB's model check (lib/db/models-checked-in-tests.ts): this is where the
  * models are checked, with the real `jsonschema`, as ElectroDB does when it makes an entity.
  */
-const FACTORIES = { user, emailClaim, idClaim, session, refreshToken, team, slugClaim, membership, teamCleanup, invite, pendingInvite, inviteSweep, rateLimit, signingKeys, outboxMessage, mailSuppression };
+const FACTORIES = {
+  user,
+  emailClaim,
+  idClaim,
+  session,
+  refreshToken,
+  team,
+  slugClaim,
+  membership,
+  teamCleanup,
+  invite,
+  pendingInvite,
+  inviteSweep,
+  rateLimit,
+  signingKeys,
+  cursorKey,
+  outboxMessage,
+  mailSuppression,
+};
 
 describe('entity models', () => {
   it.each(Object.entries(FACTORIES))('%s passes ElectroDB’s own model check', (_, factory) => {

@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { AppError, STATUS } from '../../lib/errors.ts';
+import { AppError, STATUS, rateLimited, serviceUnavailable } from '../../lib/errors.ts';
 import { errorResponse } from '../../lib/http/errors.ts';
 
-const contract = readFileSync(new URL('../../../shared/CONTRACT.md', import.meta.url), 'utf8');
+/** The contract's "Status codes" table, copied into the repository (see the file's note). */
+const contractTable = readFileSync(new URL('../fixtures/contract-status-codes.md', import.meta.url), 'utf8');
 
 describe('error table', () => {
   it('has every error code CONTRACT.md names, with its status', () => {
-    const table = contract.slice(contract.indexOf('## Status codes'), contract.indexOf('Sign-in with an unknown'));
-    const rows = table.split('\n').filter((line) => /^\| \d{3} \|/.test(line));
+    const rows = contractTable.split('\n').filter((line) => /^\| \d{3} \|/.test(line));
     expect(rows.length).toBeGreaterThan(10);
     for (const row of rows) {
       const status = Number(row.slice(2, 5));
@@ -37,6 +37,14 @@ describe('error table', () => {
     }
     const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     expect(errorResponse(refused, 'req-3').statusCode).toBe(503);
+  });
+
+  it('builds 503 `unavailable` and 429 `rate_limited` with Retry-After in whole seconds', () => {
+    expect(serviceUnavailable()).toMatchObject({ code: 'unavailable', status: 503, headers: { 'Retry-After': '1' } });
+    expect(serviceUnavailable(5, 'Later.')).toMatchObject({ code: 'unavailable', message: 'Later.', headers: { 'Retry-After': '5' } });
+    expect(rateLimited(1).headers).toEqual({ 'Retry-After': '1' });
+    expect(rateLimited(0).headers).toEqual({ 'Retry-After': '1' });
+    expect(rateLimited(2001).headers).toEqual({ 'Retry-After': '3' });
   });
 
   it('never shows an unexpected error: 500 with the request id only', () => {

@@ -14,31 +14,27 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
 import { ensureTable } from '../../infra/dynamodb-local.ts';
 import { planRevocation, revokeKey, revokedRetiredAt } from '../../lib/auth/key-revocation.ts';
+import { forgetCachedKeys } from '../../lib/auth/keys/cache.ts';
+import { readKeysetFile } from '../../lib/auth/keys/file-store.ts';
+import { localKeyset, rotateLocalKeys } from '../../lib/auth/keys/local.ts';
 import {
   LEEWAY_SECONDS,
   type PrivateKey,
   type PublicKey,
   PUBLICATION_LEAD_MS,
-  PublishedKeysChanged,
   RETIREMENT_GRACE_MS,
   addKey,
-  forgetCachedKeys,
-  localKeyset,
   mergePublished,
   newKey,
   publicKeysOf,
-  publishKeys,
-  publishedJwks,
   publishedSignerOf,
-  readKeysetFile,
-  readPublishedItem,
   retireKeys,
-  rotateLocalKeys,
   signingKeyOf,
   stillVerifies,
-  verificationKey,
   withPublishedRetirements,
-} from '../../lib/auth/keys.ts';
+} from '../../lib/auth/keys/model.ts';
+import { PublishedKeysChanged, publishKeys, readPublishedItem } from '../../lib/auth/keys/table-store.ts';
+import { publishedJwks, verificationKey } from '../../lib/auth/keys/verification.ts';
 import { currentSigningKey, signAccessToken } from '../../lib/auth/signing.ts';
 import { verifyAccessToken } from '../../lib/auth/tokens.ts';
 import { config } from '../../lib/config.ts';
@@ -114,7 +110,11 @@ describe('revoking a key after a rotation', () => {
 
     const now = new Date();
     const result = await revokeKey(db(), old.kid, now);
-    expect(result).toMatchObject({ outcome: 'revoked', key: { kid: old.kid, retiredAt: revokedRetiredAt(now) }, signer: { kid: added.kid } });
+    expect(result).toMatchObject({
+      outcome: 'revoked',
+      key: { kid: old.kid, retiredAt: revokedRetiredAt(now) },
+      signer: { kid: added.kid },
+    });
     expect(Date.parse(revokedRetiredAt(now))).toBe(now.getTime() - LIFETIME_MS - 1000);
     const item = await itemOf(db());
     expect(entry(item.keys, old.kid)?.retiredAt).toBe(revokedRetiredAt(now));
@@ -149,11 +149,13 @@ describe('revoking a key after a rotation', () => {
     expect(result.signer.kid).toBe(b.kid);
     expect(publishedSignerOf(result.keys, t2)?.kid).toBe(signingKeyOf(keyset, result.keys, t2)?.kid);
     // Without the revocation A would sign until B has been published PUBLICATION_LEAD_MS.
-    const before = (await itemOf(database)).keys.map((k) => (k.kid === a.kid ? { ...k, retiredAt: later(t1, RETIREMENT_GRACE_MS).toISOString() } : k));
+    const before = (await itemOf(database)).keys.map((k) =>
+      k.kid === a.kid ? { ...k, retiredAt: later(t1, RETIREMENT_GRACE_MS).toISOString() } : k,
+    );
     expect(signingKeyOf(keyset, before, t2)?.kid).toBe(a.kid);
     expect(signingKeyOf(keyset, (await itemOf(database)).keys, t2)?.kid).toBe(b.kid);
 
-    // The deployed rotation's steps (functions/keys-rotate.ts) on the revoked item: the earlier retiredAt wins.
+    // The deployed rotation's steps (lib/auth/key-rotation.ts) on the revoked item: the earlier retiredAt wins.
     const revoked = (await itemOf(database)).keys;
     const secret = { keys: keyset.keys }; // the secret still holds A, retired at t1 + grace
     expect(withPublishedRetirements(secret, revoked).keys.find((k) => k.kid === a.kid)?.retiredAt).toBe(revokedRetiredAt(t2));
@@ -192,7 +194,11 @@ describe('refuses, writing nothing', () => {
     // Every other key retired too: nothing would be left to sign.
     const bothRetired = dbOf(await freshTable());
     const retiredAt = later(t1, RETIREMENT_GRACE_MS).toISOString();
-    await publishKeys(bothRetired, publicKeysOf({ keys: [a, b] }).map((k) => ({ ...k, retiredAt })), t1);
+    await publishKeys(
+      bothRetired,
+      publicKeysOf({ keys: [a, b] }).map((k) => ({ ...k, retiredAt })),
+      t1,
+    );
     expect(await revokeKey(bothRetired, a.kid, t1)).toMatchObject({ outcome: 'only-signer' });
   });
 
@@ -219,7 +225,7 @@ describe('refuses, writing nothing', () => {
 });
 
 describe('concurrent writers (conditional writes on what each read)', () => {
-  it('a rotation that writes between the revocation\'s read and write is not lost: the revocation reads again', async () => {
+  it("a rotation that writes between the revocation's read and write is not lost: the revocation reads again", async () => {
     const { table, database, dir, a, b, t1 } = await rotated();
     const t2 = later(t1, 5000);
     // The bare condition: the item as read, or nothing.
@@ -310,7 +316,9 @@ describe('npm run keys:revoke', () => {
 
     const signing = run([b.kid], env);
     expect(signing.code).toBe(1);
-    expect(signing.err).toMatch(new RegExp(`Key ${b.kid} is the key that signs.*503; nothing written\\. Rotate first \\(DYNAMODB_ENDPOINT=.* npm run keys:rotate`));
+    expect(signing.err).toMatch(
+      new RegExp(`Key ${b.kid} is the key that signs.*503; nothing written\\. Rotate first \\(DYNAMODB_ENDPOINT=.* npm run keys:rotate`),
+    );
     const before = await itemOf(database);
 
     const revoked = run([a.kid], env);
@@ -343,7 +351,12 @@ describe('npm run keys:revoke', () => {
     const { table, b } = await rotated();
     // The regional endpoint is DynamoDB Local here, but without DYNAMODB_ENDPOINT: the deployed mode.
     const arn = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:SigningKey-AbCdEf';
-    const result = run([b.kid], { AWS_ENDPOINT_URL: inject('dynamodbEndpoint'), AWS_REGION: 'us-east-1', TABLE_NAME: table, SIGNING_KEY_SECRET_ARN: arn });
+    const result = run([b.kid], {
+      AWS_ENDPOINT_URL: inject('dynamodbEndpoint'),
+      AWS_REGION: 'us-east-1',
+      TABLE_NAME: table,
+      SIGNING_KEY_SECRET_ARN: arn,
+    });
     expect(result.code, result.err).toBe(1);
     expect(result.err).toContain(`Rotate first (aws secretsmanager rotate-secret --secret-id ${arn}), wait for the rotation to finish`);
   });

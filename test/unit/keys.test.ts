@@ -1,5 +1,5 @@
 /**
- * The signing-key model (lib/auth/keys.ts) for real: key generation, rotation, pruning, the
+ * The signing keys (lib/auth/keys/) for real: key generation, rotation, pruning, the
  * acceptance window, the caches, the local keyset on DynamoDB Local, and the deployed rotation
  * function's four steps, with a test double for the Secrets Manager API only (the service cannot
  * run here). SECURITY-TESTS G9, G10, K5.
@@ -20,12 +20,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SignJWT, calculateJwkThumbprint, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { describe, expect, inject, it } from 'vitest';
-import { PENDING_MAX_AGE_MS, rotationStep } from '../../functions/keys-rotate.ts';
+import { PENDING_MAX_AGE_MS, rotationStep } from '../../lib/auth/key-rotation.ts';
 import { ensureTable } from '../../infra/dynamodb-local.ts';
+import { KeyCache, forgetCachedKeys } from '../../lib/auth/keys/cache.ts';
+import { readKeysetFile } from '../../lib/auth/keys/file-store.ts';
+import { localKeyset, rotateLocalKeys } from '../../lib/auth/keys/local.ts';
 import {
   CACHE_MAX_AGE_MS,
   type Keyset,
-  KeyCache,
   JWKS_CACHE_MS,
   JWKS_MAX_AGE_SECONDS,
   LEEWAY_SECONDS,
@@ -36,25 +38,20 @@ import {
   RETIREMENT_GRACE_MS,
   addKey,
   algorithmsFrom,
-  forgetCachedKeys,
   jwksOf,
-  localKeyset,
   mergePublished,
   newKey,
   newestKeyOf,
   parseKeyset,
   publicKeysOf,
-  publishKeys,
-  readKeysetFile,
-  readPublishedKeys,
   retireKeys,
   rotateKeyset,
-  rotateLocalKeys,
   signingKeyOf,
   stillVerifies,
-  verificationKey,
   withPublishedRetirements,
-} from '../../lib/auth/keys.ts';
+} from '../../lib/auth/keys/model.ts';
+import { publishKeys, readPublishedKeys } from '../../lib/auth/keys/table-store.ts';
+import { verificationKey } from '../../lib/auth/keys/verification.ts';
 import { currentSigningKey } from '../../lib/auth/signing.ts';
 import { config } from '../../lib/config.ts';
 import { createDocumentClient } from '../../lib/db/client.ts';
@@ -99,7 +96,9 @@ describe('keys', () => {
     const key = await newKey('ES256', T0);
     expect(key.privateJwk).toMatchObject({ kty: 'EC', crv: 'P-256' });
     const [pub] = publicKeysOf({ keys: [key] });
-    const token = await new SignJWT({ a: 1 }).setProtectedHeader({ alg: 'ES256', kid: key.kid }).sign(await importJWK(key.privateJwk, 'ES256'));
+    const token = await new SignJWT({ a: 1 })
+      .setProtectedHeader({ alg: 'ES256', kid: key.kid })
+      .sign(await importJWK(key.privateJwk, 'ES256'));
     const { kty, crv, x, y } = pub as NonNullable<typeof pub>;
     await expect(jwtVerify(token, await importJWK({ kty, crv, x, y }, 'ES256'), { algorithms: ['ES256'] })).resolves.toBeDefined();
   });
@@ -108,7 +107,8 @@ describe('keys', () => {
     expect(algorithmsFrom(undefined)).toEqual(['EdDSA']);
     expect(algorithmsFrom(' ')).toEqual(['EdDSA']);
     expect(algorithmsFrom('EdDSA, ES256')).toEqual(['EdDSA', 'ES256']);
-    for (const bad of ['HS256', 'none', 'RS256', 'EdDSA,HS512', 'eddsa']) expect(() => algorithmsFrom(bad), bad).toThrow(/TOKEN_ALGORITHMS/);
+    for (const bad of ['HS256', 'none', 'RS256', 'EdDSA,HS512', 'eddsa'])
+      expect(() => algorithmsFrom(bad), bad).toThrow(/TOKEN_ALGORITHMS/);
   });
 
   it('verify until a token lifetime plus leeway after retirement, and not a millisecond longer', () => {
@@ -193,7 +193,13 @@ describe('rotation of a keyset', () => {
     expect(signingKeyOf(both, itemRetired, now)).toBe(a);
     // A key the item does not hold (or holds with another public key) never signs.
     expect(signingKeyOf(both, publishedAs({ keys: [a] }), now)).toBe(a);
-    expect(signingKeyOf(both, publishedAs(both).map((k) => (k.kid === b.kid ? { ...k, x: a.privateJwk.x } : k)), now)).toBe(a);
+    expect(
+      signingKeyOf(
+        both,
+        publishedAs(both).map((k) => (k.kid === b.kid ? { ...k, x: a.privateJwk.x } : k)),
+        now,
+      ),
+    ).toBe(a);
     expect(signingKeyOf(both, [], now)).toBeUndefined();
     // A key due to retire within a signer's cache age is not chosen: the signer would keep it past its retirement.
     const soon = { ...b, retiredAt: later(now, CACHE_MAX_AGE_MS - 1).toISOString() };
@@ -230,7 +236,7 @@ describe('rotation of a keyset', () => {
     expect(signingKeyOf(keyset, legacy, later(t1, PUBLICATION_LEAD_MS))).toBe(fresh);
   });
 
-  it('rewrites the item keeping each key\'s publication date and the earlier retirement, dropping keys only the item holds', async () => {
+  it("rewrites the item keeping each key's publication date and the earlier retirement, dropping keys only the item holds", async () => {
     const [a, b, c] = [await newKey('EdDSA', T0), await newKey('EdDSA', later(T0, 1)), await newKey('EdDSA', later(T0, 2))];
     const item: PublicKey[] = [
       { ...publishedAs({ keys: [a] }, T0)[0], retiredAt: later(T0, 5000).toISOString() } as PublicKey,
@@ -395,9 +401,9 @@ describe('local keyset (DATA_DIR and DynamoDB Local)', () => {
 });
 
 describe('deployed stores fail closed (503, no key made up)', () => {
-  const keysModule = fileURLToPath(new URL('../../lib/auth/keys.ts', import.meta.url));
+  const keysModule = fileURLToPath(new URL('../../lib/auth/keys/verification.ts', import.meta.url));
   const signingModule = fileURLToPath(new URL('../../lib/auth/signing.ts', import.meta.url));
-  /** Runs `call` on lib/auth/keys.ts in a process configured like a deployed function. */
+  /** Runs `call` on lib/auth/keys/verification.ts and signing.ts in a process configured like a deployed function. */
   const deployed = (env: Record<string, string>, call: string) => {
     const script = `const keys = { ...(await import(${JSON.stringify(keysModule)})), ...(await import(${JSON.stringify(signingModule)})) };
       try { await ${call}; console.log(JSON.stringify({ ok: true })); }
@@ -415,7 +421,10 @@ describe('deployed stores fail closed (503, no key made up)', () => {
     await ensureTable(inject('dynamodbEndpoint'), table);
     const dir = freshDir();
     // The regional endpoint deployed is DynamoDB Local here, but without DYNAMODB_ENDPOINT: not local mode.
-    const { result, stderr } = deployed({ AWS_ENDPOINT_URL: inject('dynamodbEndpoint'), TABLE_NAME: table, DATA_DIR: dir }, "keys.verificationKey('k1', 'EdDSA')");
+    const { result, stderr } = deployed(
+      { AWS_ENDPOINT_URL: inject('dynamodbEndpoint'), TABLE_NAME: table, DATA_DIR: dir },
+      "keys.verificationKey('k1', 'EdDSA')",
+    );
     expect(result).toEqual({ code: 'unavailable', status: 503 });
     expect(stderr).toMatch(/signing keys unavailable.*no public signing keys/);
     expect(existsSync(join(dir, 'signing-keys.json'))).toBe(false);
@@ -474,7 +483,9 @@ class SecretsDouble {
       }
       if (command instanceof GetSecretValueCommand) {
         const { VersionId, VersionStage = VersionId ? undefined : 'AWSCURRENT' } = command.input;
-        const found = [...this.versions].find(([id, v]) => (!VersionId || id === VersionId) && (!VersionStage || v.stages.includes(VersionStage)));
+        const found = [...this.versions].find(
+          ([id, v]) => (!VersionId || id === VersionId) && (!VersionStage || v.stages.includes(VersionStage)),
+        );
         if (!found?.[1].value) throw this.notFound();
         return { VersionId: found[0], SecretString: found[1].value };
       }
@@ -579,7 +590,7 @@ const roundTrip = async (keyset: Keyset, database: Db, now: Date): Promise<strin
   return kid;
 };
 
-describe('rotation function (functions/keys-rotate.ts) against DynamoDB Local', () => {
+describe('rotation steps (lib/auth/key-rotation.ts) against DynamoDB Local', () => {
   it('makes the first key from the empty secret CloudFormation creates, and publishes it', async () => {
     const sm = new SecretsDouble();
     const database = await freshDb();
@@ -657,7 +668,9 @@ describe('rotation function (functions/keys-rotate.ts) against DynamoDB Local', 
       sm.startRotation(token);
       const run = stepper(sm, database, token);
       /** What a signer loading at a time sees: AWSCURRENT and the item, as they were then. */
-      const states: { at: Date; keyset: Keyset; published: PublicKey[] }[] = [{ at: T0, keyset: sm.keyset(), published: await item(database) }];
+      const states: { at: Date; keyset: Keyset; published: PublicKey[] }[] = [
+        { at: T0, keyset: sm.keyset(), published: await item(database) },
+      ];
       const snap = async (time: Date) => states.push({ at: time, keyset: sm.keyset(), published: await item(database) });
       await run('createSecret', t1);
       await run('setSecret', later(t1, 1000));
@@ -763,7 +776,14 @@ describe('rotation function (functions/keys-rotate.ts) against DynamoDB Local', 
     for (const Step of ['createSecret', 'setSecret', 'testSecret']) await run(Step, t1);
     // The first attempt moved the label and then failed.
     const from = [...sm.versions].find(([, v]) => v.stages.includes('AWSCURRENT'))?.[0];
-    await sm.client.send(new UpdateSecretVersionStageCommand({ SecretId: sm.id, VersionStage: 'AWSCURRENT', MoveToVersionId: token, RemoveFromVersionId: from }));
+    await sm.client.send(
+      new UpdateSecretVersionStageCommand({
+        SecretId: sm.id,
+        VersionStage: 'AWSCURRENT',
+        MoveToVersionId: token,
+        RemoveFromVersionId: from,
+      }),
+    );
     expect((await item(database)).find((k) => k.kid === first.kid)?.retiredAt).toBeUndefined();
     const t2 = later(t1, 600_000);
     await run('finishSecret', t2);
@@ -791,7 +811,14 @@ describe('rotation function (functions/keys-rotate.ts) against DynamoDB Local', 
     sm.startRotation(token);
     // A pending keyset not made from AWSCURRENT (written by hand, say): the first key is missing.
     const stray = { keys: [await newKey('EdDSA', T0)] };
-    await sm.client.send(new PutSecretValueCommand({ SecretId: sm.id, ClientRequestToken: token, SecretString: JSON.stringify(stray), VersionStages: ['AWSPENDING'] }));
+    await sm.client.send(
+      new PutSecretValueCommand({
+        SecretId: sm.id,
+        ClientRequestToken: token,
+        SecretString: JSON.stringify(stray),
+        VersionStages: ['AWSPENDING'],
+      }),
+    );
     const run = stepper(sm, database, token);
     await run('setSecret', T0);
     expect((await item(database)).map((k) => k.kid)).toEqual([first.kid, stray.keys[0]?.kid]);

@@ -1,5 +1,5 @@
 /**
- * The limiter of lib/auth/limits.ts (SECURITY-TESTS.md 1.2, A3–A5): its decisions as pure
+ * The limiters of lib/limits/ (SECURITY-TESTS.md 1.2, A3–A5): its decisions as pure
  * functions, then its conditional writes against this file's DynamoDB Local table, with time
  * passed in explicitly. Password attempts back off per (account, source network) and are capped
  * per account across every network.
@@ -8,29 +8,19 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../infra/dynamodb-local.ts';
+import { accountSubject } from '../../lib/limits/account-key.ts';
+import { planHourly } from '../../lib/limits/hourly-cap.ts';
 import {
   ACCOUNT_LIMITS,
   type AccountSettings,
-  type BucketSettings,
-  accountNetworkSubject,
-  accountSubject,
-  backoffSeconds,
-  bucketTimes,
   checkPasswordAttempt,
-  clientNetwork,
-  giveBack,
-  ipSubject,
   limitPasswordChange,
-  limitSignIn,
-  limitSignUp,
-  planBackoff,
-  planBucket,
-  planHourly,
   recordPasswordSuccess,
-  REFRESH_LIMITS,
-  SIGNIN_LIMITS,
-  SIGNUP_LIMITS,
-} from '../../lib/auth/limits.ts';
+} from '../../lib/limits/password-attempts.ts';
+import { accountNetworkSubject, backoffSeconds, planBackoff } from '../../lib/limits/password-backoff.ts';
+import { REFRESH_LIMITS } from '../../lib/limits/session-refresh.ts';
+import { SIGNIN_LIMITS, SIGNUP_LIMITS, clientNetwork, ipSubject, limitSignIn, limitSignUp } from '../../lib/limits/source-network.ts';
+import { type BucketSettings, bucketTimes, giveBack, planBucket } from '../../lib/limits/token-bucket.ts';
 import { config } from '../../lib/config.ts';
 import { createDocumentClient } from '../../lib/db/client.ts';
 import { createDb, db } from '../../lib/db/service.ts';
@@ -71,14 +61,22 @@ const freshIp = (() => {
 
 /** The account's item: its hourly `recent` set, from every network. */
 const stored = async (email: string) =>
-  (await db().entities.rateLimit.get({ scope: 'account', subject: accountSubject(email) }).go({ consistent: true })).data;
+  (
+    await db()
+      .entities.rateLimit.get({ scope: 'account', subject: accountSubject(email) })
+      .go({ consistent: true })
+  ).data;
 
 /** The (account, network) item: consecutive failures and back-off. */
 const storedNet = async (email: string, ip: string) =>
-  (await db().entities.rateLimit.get({ scope: 'account-net', subject: accountNetworkSubject(email, ip) }).go({ consistent: true })).data;
+  (
+    await db()
+      .entities.rateLimit.get({ scope: 'account-net', subject: accountNetworkSubject(email, ip) })
+      .go({ consistent: true })
+  ).data;
 
 describe('defaults', () => {
-  it('are the issue\'s: 5 free failures, 1 s doubling to 15 min, 100 an hour; 30 per IP refilling 30 per 5 min', () => {
+  it("are the issue's: 5 free failures, 1 s doubling to 15 min, 100 an hour; 30 per IP refilling 30 per 5 min", () => {
     expect(ACCOUNT_LIMITS).toEqual({ freeFailures: 5, backoffSeconds: 1, backoffMaxSeconds: 900, hourlyFailures: 100 });
     expect(SIGNIN_LIMITS).toEqual({ burst: 30, refill: 30, refillSeconds: 300 });
     // Sign-up: a company onboarding its staff from one office; refresh: per session, a few a minute.
@@ -118,7 +116,7 @@ describe('planBucket (GCRA)', () => {
 });
 
 /**
- * The sign-in bucket's writes as DynamoDB applies them (lib/auth/limits.ts): a reservation takes a
+ * The sign-in bucket's writes as DynamoDB applies them (lib/limits/token-bucket.ts): a reservation takes a
  * token (an idle write starts a new epoch), a give-back returns it within its epoch only.
  * `unconditioned` models the naive give-back (ADD tat -T whatever happened since).
  */
@@ -204,7 +202,10 @@ describe('giving sign-in tokens back (a model of the writes)', () => {
 
   it('interleaving successes buys no more guesses than GCRA allows in the window stretched by the longest hold', () => {
     for (const maxHold of [0, 200, 999, 3000]) {
-      fc.assert(fc.property(steps(maxHold), (run) => withinBound(simulate(new BucketModel(s), run).guesses, s, maxHold)), { numRuns: 500 });
+      fc.assert(
+        fc.property(steps(maxHold), (run) => withinBound(simulate(new BucketModel(s), run).guesses, s, maxHold)),
+        { numRuns: 500 },
+      );
     }
   });
 
@@ -266,7 +267,13 @@ describe('planHourly (per account, every network)', () => {
 
   it('adds below the cap, without reading', () => {
     expect(planHourly(undefined, T0, s)).toEqual({ kind: 'add' });
-    expect(planHourly(Array.from({ length: 99 }, (_, i) => stamp(T0, i)), T0, s)).toEqual({ kind: 'add' });
+    expect(
+      planHourly(
+        Array.from({ length: 99 }, (_, i) => stamp(T0, i)),
+        T0,
+        s,
+      ),
+    ).toEqual({ kind: 'add' });
   });
 
   it('caps failures in any 60 minutes (a sliding window) and says when the oldest leaves it', () => {
@@ -328,7 +335,11 @@ describe('per-IP token buckets in DynamoDB', () => {
 
 describe('giving sign-in tokens back in DynamoDB', () => {
   const tatOf = async (ip: string) =>
-    (await db().entities.rateLimit.get({ scope: 'signin-ip', subject: ipSubject(ip) }).go({ consistent: true })).data?.tat;
+    (
+      await db()
+        .entities.rateLimit.get({ scope: 'signin-ip', subject: ipSubject(ip) })
+        .go({ consistent: true })
+    ).data?.tat;
 
   it('lets 500 successes through one address at once, 20 at a time, and still stops the 31st guess', async () => {
     const ip = freshIp();
@@ -364,7 +375,10 @@ describe('giving sign-in tokens back in DynamoDB', () => {
 
   it('gives back a token of an item written before epochs existed', async () => {
     const ip = freshIp();
-    await db().entities.rateLimit.update({ scope: 'signin-ip', subject: ipSubject(ip) }).set({ tat: T0 + 5000, ttl: T0 / 1000 + 600 }).go();
+    await db()
+      .entities.rateLimit.update({ scope: 'signin-ip', subject: ipSubject(ip) })
+      .set({ tat: T0 + 5000, ttl: T0 / 1000 + 600 })
+      .go();
     const token = await limitSignIn(db(), ip, at(0));
     expect(token.epoch).toBeUndefined();
     expect(await tatOf(ip)).toBe(T0 + 15_000);
@@ -407,7 +421,7 @@ describe('password attempts in DynamoDB', () => {
     expect(await outcome(checkPasswordAttempt(db(), email, ip, at(0)))).toBe('rate_limited 1');
   });
 
-  it('keeps a network\'s back-off to that network: another network is admitted meanwhile', async () => {
+  it("keeps a network's back-off to that network: another network is admitted meanwhile", async () => {
     const email = freshEmail();
     const guesser = freshIp();
     let t = 0;
@@ -469,7 +483,7 @@ describe('password attempts in DynamoDB', () => {
     expect((await stored(email))?.recent).toHaveLength(100);
   });
 
-  it('caps the account at 100 failures an hour across all networks, the owner\'s included', async () => {
+  it("caps the account at 100 failures an hour across all networks, the owner's included", async () => {
     const email = freshEmail();
     const networks = Array.from({ length: 20 }, () => freshIp());
     // 20 networks, 5 free failures each, one per 30 s: the 100th at 49.5 minutes.
@@ -505,9 +519,12 @@ describe('password attempts in DynamoDB', () => {
     const email = freshEmail();
     const networks = Array.from({ length: 10 }, () => freshIp());
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => outcome(checkPasswordAttempt(db(), email, networks[i % 10] as string, at(0))).then((o) => [i % 10, o] as const)),
+      Array.from({ length: 200 }, (_, i) =>
+        outcome(checkPasswordAttempt(db(), email, networks[i % 10] as string, at(0))).then((o) => [i % 10, o] as const),
+      ),
     );
-    for (let n = 0; n < 10; n++) expect(tally(results.filter(([k]) => k === n).map(([, o]) => o)), `network ${n}`).toEqual({ ok: 5, 'rate_limited 1': 15 });
+    for (let n = 0; n < 10; n++)
+      expect(tally(results.filter(([k]) => k === n).map(([, o]) => o)), `network ${n}`).toEqual({ ok: 5, 'rate_limited 1': 15 });
     expect((await stored(email))?.recent).toHaveLength(50);
   });
 
@@ -516,7 +533,9 @@ describe('password attempts in DynamoDB', () => {
     // 5 from each network: all within its free failures, so only the hourly cap binds.
     const networks = Array.from({ length: 40 }, () => freshIp());
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => outcome(checkPasswordAttempt(db(), email, networks[i % 40] as string, at(0))).then((o) => [i % 40, o] as const)),
+      Array.from({ length: 200 }, (_, i) =>
+        outcome(checkPasswordAttempt(db(), email, networks[i % 40] as string, at(0))).then((o) => [i % 40, o] as const),
+      ),
     );
     const counts = tally(results.map(([, o]) => o));
     expect(counts.ok).toBe(100);
@@ -552,8 +571,8 @@ describe('when DynamoDB cannot be reached', () => {
     expect(await outcome(checkPasswordAttempt(down, freshEmail(), freshIp(), at(0)))).toBe('unavailable 1');
     const email = freshEmail();
     const ip = freshIp();
-    expect(await outcome(recordPasswordSuccess(down, { subject: accountSubject(email), network: accountNetworkSubject(email, ip), stamp: 1 }))).toBe(
-      'unavailable 1',
-    );
+    expect(
+      await outcome(recordPasswordSuccess(down, { subject: accountSubject(email), network: accountNetworkSubject(email, ip), stamp: 1 })),
+    ).toBe('unavailable 1');
   });
 });

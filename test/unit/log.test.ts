@@ -57,7 +57,13 @@ describe('log lines', () => {
     error.stack = 'Error: no claim for jane@example.com\n    at f (/var/task/node_modules/@aws-sdk/client-dynamodb/dist/index.js:1:2)';
     log.error('unexpected error', error, { stack: error.stack, requestId: 'r' });
     const [line] = parsed(err);
-    expect(line).toMatchObject({ level: 'ERROR', message: 'unexpected error', error: 'Error', detail: 'no claim for <e-mail>', requestId: 'r' });
+    expect(line).toMatchObject({
+      level: 'ERROR',
+      message: 'unexpected error',
+      error: 'Error',
+      detail: 'no claim for <e-mail>',
+      requestId: 'r',
+    });
     expect(line?.stack).toBe('Error: no claim for <e-mail>\n    at f (/var/task/node_modules/@aws-sdk/client-dynamodb/dist/index.js:1:2)');
     log.error('odd', 'thrown string from a@b.io');
     expect(parsed(err)[1]).toMatchObject({ error: 'thrown string from <e-mail>' });

@@ -102,7 +102,9 @@ describe('rendering', () => {
   });
 
   it('falls back to the inviter e-mail when the name is empty', () => {
-    expect(renderInvitation(invitation({ inviterName: ' ' }), undefined).subject).toBe('ann@example.com invited you to join Acme on Roster');
+    expect(renderInvitation(invitation({ inviterName: ' ' }), undefined).subject).toBe(
+      'ann@example.com invited you to join Acme on Roster',
+    );
   });
 
   it('takes overrides from MAIL_TEMPLATE_DIR, escaping values in the HTML one', () => {
@@ -138,7 +140,13 @@ describe('rendering', () => {
 
   it('removes invisible and bidirectional control characters from every value', () => {
     // Shown as "Payroll exe.png" if the override stayed.
-    const r = renderInvitation(invitation({ teamName: 'Payroll \u202Egnp.exe', inviterName: 'A\u200bn\u200dn\u2060 \u2066L\u2069ee\ufeff\u200e\u200f\u202a\u202b\u202c\u202d\u2067\u2068' }), undefined);
+    const r = renderInvitation(
+      invitation({
+        teamName: 'Payroll \u202Egnp.exe',
+        inviterName: 'A\u200bnn\u200d\u2060 \u2066L\u2069ee\ufeff\u200e\u200f\u202a\u202b\u202c\u202d\u2067\u2068',
+      }),
+      undefined,
+    );
     expect(r.subject).toBe('Ann Lee invited you to join Payroll gnp.exe on Roster');
     for (const part of [r.subject, r.text, r.html]) {
       expect(part).toContain('Payroll gnp.exe');
@@ -148,9 +156,24 @@ describe('rendering', () => {
     expect(notice.text).toContain('ann@moc.example');
   });
 
+  it('keeps what a name may hold (lib/text.ts): a joiner between two visible characters, a selector after one', () => {
+    const r = renderInvitation(
+      invitation({ teamName: '\u{1F469}\u200D\u{1F4BB} \u2764\uFE0F', inviterName: 'Ann\u200D Lee\u200C' }),
+      undefined,
+    );
+    expect(r.subject).toBe('Ann Lee invited you to join \u{1F469}\u200D\u{1F4BB} \u2764\uFE0F on Roster');
+  });
+
   it('renders the decline notice for the inviter with the same care', () => {
     const r = renderDeclined(
-      { to: 'ann@example.com', inviterName: 'Ann', inviteeEmail: 'bob@example.com', teamName: '<i>Acme</i>\r\nBcc: x@y', role: 'MEMBER', declinedAt: '2026-01-03T08:00:00Z' },
+      {
+        to: 'ann@example.com',
+        inviterName: 'Ann',
+        inviteeEmail: 'bob@example.com',
+        teamName: '<i>Acme</i>\r\nBcc: x@y',
+        role: 'MEMBER',
+        declinedAt: '2026-01-03T08:00:00Z',
+      },
       undefined,
     );
     expect(r.subject).toBe('bob@example.com declined your invitation to <i>Acme</i> Bcc: x@y');
@@ -183,7 +206,8 @@ describe('account e-mail', () => {
   it('verification: the address, the link, its lifetime, in every part', () => {
     const r = renderVerification({ to: 'carl@example.com', name: 'Carl Ito', link: VERIFY, minutes: 1440 }, undefined);
     expect(r.subject).toBe('Confirm your e-mail address for Roster');
-    for (const part of [r.text, r.html]) for (const s of ['Hello,', 'carl@example.com', VERIFY, 'works for 24 hours and only once']) expect(part).toContain(s);
+    for (const part of [r.text, r.html])
+      for (const s of ['Hello,', 'carl@example.com', VERIFY, 'works for 24 hours and only once']) expect(part).toContain(s);
     // Mailed to an address nobody has confirmed: no text of the account's choosing.
     for (const part of [r.subject, r.text, r.html]) expect(part).not.toContain('Carl');
     expect(r.html).toContain(`<a href="${VERIFY}">Confirm my address</a>`);
@@ -193,16 +217,32 @@ describe('account e-mail', () => {
     const r = renderRecovery({ to: 'carl@example.com', name: 'Carl Ito', link: RESET, minutes: 60 }, undefined);
     expect(r.subject).toBe('Reset your Roster password');
     for (const part of [r.text, r.html]) {
-      for (const s of ['Hello Carl Ito,', 'the Roster account carl@example.com', RESET, 'works for 1 hour and only once', 'your password stays as it is']) expect(part).toContain(s);
+      for (const s of [
+        'Hello Carl Ito,',
+        'the Roster account carl@example.com',
+        RESET,
+        'works for 1 hour and only once',
+        'your password stays as it is',
+      ])
+        expect(part).toContain(s);
     }
     expect(r.html).toContain(`<a href="${RESET}">Choose a new password</a>`);
   });
 
   it('e-mail change: to the new address, naming the old one, with the confirmation link and its lifetime', () => {
-    const r = renderEmailChange({ to: 'new@example.com', oldEmail: 'old@example.com', name: 'Carl Ito', link: VERIFY, minutes: 90 }, undefined);
+    const r = renderEmailChange(
+      { to: 'new@example.com', oldEmail: 'old@example.com', name: 'Carl Ito', link: VERIFY, minutes: 90 },
+      undefined,
+    );
     expect(r.subject).toBe('Confirm your new e-mail address for Roster');
     for (const part of [r.text, r.html]) {
-      for (const s of ['from old@example.com to new@example.com', VERIFY, 'works for 90 minutes and only once', 'the account keeps old@example.com']) expect(part).toContain(s);
+      for (const s of [
+        'from old@example.com to new@example.com',
+        VERIFY,
+        'works for 90 minutes and only once',
+        'the account keeps old@example.com',
+      ])
+        expect(part).toContain(s);
       expect(part).not.toContain('Carl');
     }
     expect(r.html).toContain(`<a href="${VERIFY}">Confirm the change</a>`);
@@ -212,7 +252,14 @@ describe('account e-mail', () => {
     const r = renderEmailChangeNotice({ to: 'old@example.com', name: 'Carl Ito', newEmail: 'new@example.com' }, undefined);
     expect(r.subject).toBe('A change of your Roster e-mail address was requested');
     for (const part of [r.text, r.html]) {
-      for (const s of ['Roster account old@example.com', 'new@example.com', 'If this was not you', 'reset it now', 'asking for a password reset for old@example.com']) expect(part).toContain(s);
+      for (const s of [
+        'Roster account old@example.com',
+        'new@example.com',
+        'If this was not you',
+        'reset it now',
+        'asking for a password reset for old@example.com',
+      ])
+        expect(part).toContain(s);
       expect(part).not.toMatch(/https?:|href=/u);
     }
   });
@@ -229,12 +276,18 @@ describe('account e-mail', () => {
       expect(r.text).not.toMatch(/^Bcc:/mu);
     }
     expect(renders[1]?.html).toContain('&lt;i&gt;new&lt;/i&gt;@example.com');
-    expect(renderRecovery({ to: 'carl@example.com', name: ' ', link: RESET, minutes: 60 }, undefined).text).toContain('Hello carl@example.com,');
-    expect(renderEmailChangeNotice({ to: 'old@example.com', name: '', newEmail: 'new@example.com' }, undefined).text).toContain('Hello old@example.com,');
+    expect(renderRecovery({ to: 'carl@example.com', name: ' ', link: RESET, minutes: 60 }, undefined).text).toContain(
+      'Hello carl@example.com,',
+    );
+    expect(renderEmailChangeNotice({ to: 'old@example.com', name: '', newEmail: 'new@example.com' }, undefined).text).toContain(
+      'Hello old@example.com,',
+    );
   });
 
   it('refuses links that are not http(s) and lifetimes that are not minutes', () => {
-    expect(() => renderVerification({ to: 'c@example.com', name: 'C', link: 'javascript:alert(1)', minutes: 60 }, undefined)).toThrow(/link/u);
+    expect(() => renderVerification({ to: 'c@example.com', name: 'C', link: 'javascript:alert(1)', minutes: 60 }, undefined)).toThrow(
+      /link/u,
+    );
     expect(() => renderRecovery({ to: 'c@example.com', name: 'C', link: RESET, minutes: Number.NaN }, undefined)).toThrow(/lifetime/u);
   });
 
@@ -250,12 +303,16 @@ describe('account e-mail', () => {
     expect(v.html).toBe(`<a href="${VERIFY}">A&lt;B</a> 1 hour`);
     expect(v.text).toBe(renderVerification({ to: 'c@example.com', name: 'A<B', link: VERIFY, minutes: 60 }, undefined).text);
     expect(renderRecovery({ to: 'c@example.com', name: 'C', link: RESET, minutes: 60 }, dir).text).toBe(`R ${RESET} 1 hour`);
-    expect(renderEmailChange({ to: 'n@example.com', oldEmail: 'o@example.com', name: 'C', link: VERIFY, minutes: 60 }, dir).text).toBe(`C o@example.com n@example.com ${VERIFY}`);
+    expect(renderEmailChange({ to: 'n@example.com', oldEmail: 'o@example.com', name: 'C', link: VERIFY, minutes: 60 }, dir).text).toBe(
+      `C o@example.com n@example.com ${VERIFY}`,
+    );
     expect(renderEmailChangeNotice({ to: 'o@example.com', name: 'C', newEmail: 'n@example.com' }, dir).subject).toBe('N n@example.com');
     // The notice has no link to offer a template.
     const noLink = mkdtempSync(join(tmpdir(), 'roster-mail-'));
     writeFileSync(join(noLink, 'email_change_notice.txt'), 'Click {{link}}');
-    expect(() => renderEmailChangeNotice({ to: 'o@example.com', name: 'C', newEmail: 'n@example.com' }, noLink)).toThrow(/unknown placeholder \{\{link\}\}/u);
+    expect(() => renderEmailChangeNotice({ to: 'o@example.com', name: 'C', newEmail: 'n@example.com' }, noLink)).toThrow(
+      /unknown placeholder \{\{link\}\}/u,
+    );
   });
 });
 
@@ -291,7 +348,14 @@ describe('header injection through the transports', () => {
 });
 
 describe('choosing the transport', () => {
-  const base: MailSettings = { transport: undefined, from: FROM, smtpUrl: undefined, smtpTimeoutMs: 1000, smtpSendTimeoutMs: 2000, region: 'us-east-1' };
+  const base: MailSettings = {
+    transport: undefined,
+    from: FROM,
+    smtpUrl: undefined,
+    smtpTimeoutMs: 1000,
+    smtpSendTimeoutMs: 2000,
+    region: 'us-east-1',
+  };
   it('logs by default, uses SMTP when SMTP_URL is set, SES when asked, and refuses nonsense', () => {
     expect(createMailer(base).kind).toBe('log');
     expect(createMailer({ ...base, smtpUrl: 'smtp://127.0.0.1:2525' }).kind).toBe('smtp');
@@ -318,7 +382,7 @@ describe('choosing the transport', () => {
     }
   });
 
-  it('the log transport hides the links\' tokens unless told to show them (only locally)', async () => {
+  it("the log transport hides the links' tokens unless told to show them (only locally)", async () => {
     const info = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     const withToken = { ...message(), text: `Open https://roster.example.com/reset?token=Vt7bS0aN2mW1pQ4x&x=1 now` };
     const linksOf = async (revealTokens: boolean) => {
@@ -364,7 +428,9 @@ describe('SES transport', () => {
 
   it('encodes a display name SES cannot take as it is', () => {
     expect(sesSendEmailInput(message(), 'noreply@roster.example.com').FromEmailAddress).toBe('noreply@roster.example.com');
-    expect(sesSendEmailInput(message(), '"Ro\\"ster" <noreply@roster.example.com>').FromEmailAddress).toBe('"Ro\\"ster" <noreply@roster.example.com>');
+    expect(sesSendEmailInput(message(), '"Ro\\"ster" <noreply@roster.example.com>').FromEmailAddress).toBe(
+      '"Ro\\"ster" <noreply@roster.example.com>',
+    );
     expect(sesSendEmailInput(message(), 'Zoë Team <noreply@roster.example.com>').FromEmailAddress).toBe(
       `=?UTF-8?B?${Buffer.from('Zoë Team').toString('base64')}?= <noreply@roster.example.com>`,
     );
@@ -410,7 +476,10 @@ describe('SMTP transport against a real SMTP server', () => {
   const mailer = () => smtpMailer({ from: FROM, smtpUrl: url, smtpTimeoutMs: 2000, smtpSendTimeoutMs: 5000 });
 
   it('delivers recipient, subject, both parts, the link and the Message-ID; injected names add no header', async () => {
-    const rendered = renderInvitation(invitation({ inviterName: HOSTILE, teamName: 'Zoë & <Co>\r\nCc: evil2@attacker.example' }), undefined);
+    const rendered = renderInvitation(
+      invitation({ inviterName: HOSTILE, teamName: 'Zoë & <Co>\r\nCc: evil2@attacker.example' }),
+      undefined,
+    );
     const id = `invite.${UUID}.2`;
     await mailer().send({ ...rendered, to: 'bob@example.com', messageId: id });
 

@@ -71,7 +71,10 @@ describe('recordEvent', () => {
         level: 'INFO',
         message: 'metric',
         OutboxLag: 1234,
-        _aws: { Timestamp: expect.any(Number), CloudWatchMetrics: [{ Namespace: 'Roster', Dimensions: [[]], Metrics: [{ Name: 'OutboxLag', Unit: 'Milliseconds' }] }] },
+        _aws: {
+          Timestamp: expect.any(Number),
+          CloudWatchMetrics: [{ Namespace: 'Roster', Dimensions: [[]], Metrics: [{ Name: 'OutboxLag', Unit: 'Milliseconds' }] }],
+        },
       },
     ]);
   });
@@ -88,8 +91,11 @@ describe('recordEvent', () => {
 
   it('counts a transaction conflict before commit() retries it', async () => {
     const r = record();
-    const outcomes = [{ canceled: true, data: [{ rejected: true, code: 'TransactionConflict' }] }, { canceled: false, data: [] }];
-    await withinRequest(r, () => commit(async () => outcomes.shift() as (typeof outcomes)[number], () => 'retry'));
+    const outcomes = [
+      { canceled: true, reasons: [{ name: 'team', code: 'TransactionConflict' }] },
+      { canceled: false, reasons: [] },
+    ];
+    await withinRequest(r, () => commit(async () => outcomes.shift() as (typeof outcomes)[number], { otherwise: () => 'retry' }));
     expect(r.events.get(EVENT_METRICS.transactionConflicts)).toEqual([1]);
   });
 });

@@ -33,7 +33,12 @@ let mailer: ReturnType<typeof smtpMailer>;
 beforeAll(async () => {
   port = await freePort();
   await startSmtp();
-  mailer = smtpMailer({ from: 'Roster <noreply@roster.example.com>', smtpUrl: `smtp://127.0.0.1:${port}`, smtpTimeoutMs: 2000, smtpSendTimeoutMs: 5000 });
+  mailer = smtpMailer({
+    from: 'Roster <noreply@roster.example.com>',
+    smtpUrl: `smtp://127.0.0.1:${port}`,
+    smtpTimeoutMs: 2000,
+    smtpSendTimeoutMs: 5000,
+  });
 });
 afterAll(stopSmtp);
 beforeEach(() => {
@@ -95,7 +100,10 @@ describe('deliver', () => {
   it('sends an invitation once: recipient, subject, link; the message becomes SENT and leaves gsi3', async () => {
     const s = await setUp();
     const m = await message(s.inviteUuid);
-    expect(await raw(m)).toMatchObject({ gsi3pk: expect.stringMatching(/^\$roster#dueshard_\d\d$/u), gsi3sk: `$outboxmessage_1#dueat_${iso(NOW).toLowerCase()}` });
+    expect(await raw(m)).toMatchObject({
+      gsi3pk: expect.stringMatching(/^\$roster#dueshard_\d\d$/u),
+      gsi3sk: `$outboxmessage_1#dueat_${iso(NOW).toLowerCase()}`,
+    });
     expect(await deliver(db(), mailer, m, NOW)).toEqual({ outcome: 'sent' });
     expect(inbox).toHaveLength(1);
     const mail = inbox[0] as Received;
@@ -111,7 +119,9 @@ describe('deliver', () => {
       inviteUuid: s.inviteUuid,
       expiresAt: Date.parse('2026-03-09T10:00:00.000Z'),
     });
-    await expect(findToken(db(), token, ['verification', 'recovery', 'email_change'], NOW)).rejects.toMatchObject({ code: 'token_expired' });
+    await expect(findToken(db(), token, ['verification', 'recovery', 'email_change'], NOW)).rejects.toMatchObject({
+      code: 'token_expired',
+    });
     expect(mail.text).toContain('Admin');
     expect(mail.text).toContain('Monday, 9 March 2026, 10:00 UTC');
     expect(mail.messageId).toBe(`<${m.messageId}@roster.example.com>`);
@@ -173,16 +183,19 @@ describe('deliver', () => {
     expect(await stored(m)).toMatchObject({ status: 'SENT', attempts: 2 });
   });
 
-  it.each(['REVOKED', 'ACCEPTED', 'DECLINED'] as const)('does not mail an invite that is %s: FAILED, skipped, never claimed', async (status) => {
-    const s = await setUp({ status });
-    const m = await message(s.inviteUuid);
-    expect(await deliver(db(), mailer, m, NOW)).toEqual({ outcome: 'failed', reason: `skipped: the invite is ${status}` });
-    const after = await stored(m);
-    expect(after).toMatchObject({ status: 'FAILED', error: `skipped: the invite is ${status}` });
-    expect(after?.attempts).toBeUndefined();
-    expect((await raw(m))?.gsi3pk).toBeUndefined();
-    expect(inbox).toHaveLength(0);
-  });
+  it.each(['REVOKED', 'ACCEPTED', 'DECLINED'] as const)(
+    'does not mail an invite that is %s: FAILED, skipped, never claimed',
+    async (status) => {
+      const s = await setUp({ status });
+      const m = await message(s.inviteUuid);
+      expect(await deliver(db(), mailer, m, NOW)).toEqual({ outcome: 'failed', reason: `skipped: the invite is ${status}` });
+      const after = await stored(m);
+      expect(after).toMatchObject({ status: 'FAILED', error: `skipped: the invite is ${status}` });
+      expect(after?.attempts).toBeUndefined();
+      expect((await raw(m))?.gsi3pk).toBeUndefined();
+      expect(inbox).toHaveLength(0);
+    },
+  );
 
   it('does not mail an expired invite, nor one that no longer exists', async () => {
     const s = await setUp({ expiresAt: '2026-03-02T09:59:59.999Z' });
@@ -229,7 +242,12 @@ describe('deliver', () => {
   it('leaves a live lease of another mailer alone, and takes over one that ran out (maybe sent: flagged)', async () => {
     const s = await setUp();
     const lease = NOW.getTime() + 1000;
-    const live = await message(s.inviteUuid, 'invitation', { status: 'SENDING', leaseUntil: lease, dueAt: iso(new Date(lease)), attempts: 1 });
+    const live = await message(s.inviteUuid, 'invitation', {
+      status: 'SENDING',
+      leaseUntil: lease,
+      dueAt: iso(new Date(lease)),
+      attempts: 1,
+    });
     expect(await deliver(db(), mailer, live, NOW)).toEqual({ outcome: 'leased' });
     expect(inbox).toHaveLength(0);
     expect(await deliver(db(), mailer, live, new Date(lease + 1))).toEqual({ outcome: 'sent' });
@@ -252,7 +270,12 @@ describe('deliver', () => {
     const s = await setUp();
     const lease = NOW.getTime() - 1;
     const first = await message(s.inviteUuid);
-    const again = await message(s.inviteUuid, 'invitation', { status: 'SENDING', leaseUntil: lease, dueAt: iso(new Date(lease)), attempts: 1 });
+    const again = await message(s.inviteUuid, 'invitation', {
+      status: 'SENDING',
+      leaseUntil: lease,
+      dueAt: iso(new Date(lease)),
+      attempts: 1,
+    });
     await deliver(db(), mailer, first, NOW);
     await deliver(db(), mailer, again, NOW);
     const tokens = inbox.map((mail) => /\?token=([A-Za-z0-9_-]+)/u.exec(mail.text)?.[1] as string);
@@ -262,7 +285,9 @@ describe('deliver', () => {
 
   it('finds nothing to do for a message that does not exist', async () => {
     const s = await setUp();
-    expect(await deliver(db(), mailer, { messageId: randomUUID(), kind: 'invitation', inviteUuid: s.inviteUuid, createdAt: iso(NOW) }, NOW)).toEqual({
+    expect(
+      await deliver(db(), mailer, { messageId: randomUUID(), kind: 'invitation', inviteUuid: s.inviteUuid, createdAt: iso(NOW) }, NOW),
+    ).toEqual({
       outcome: 'done-before',
     });
   });
@@ -308,7 +333,10 @@ describe('deliver when the SENT write fails (at-least-once)', () => {
     await setStatus(s.inviteUuid, 'ACCEPTED');
     const later = new Date(NOW.getTime() + config.outboxLeaseMs + 1);
     const result = await deliver(db(), mailer, m, later);
-    expect(result).toEqual({ outcome: 'unconfirmed', reason: 'unconfirmed: an earlier attempt may have sent it; not sent again: skipped: the invite is ACCEPTED' });
+    expect(result).toEqual({
+      outcome: 'unconfirmed',
+      reason: 'unconfirmed: an earlier attempt may have sent it; not sent again: skipped: the invite is ACCEPTED',
+    });
     const after = await stored(m);
     expect(after).toMatchObject({ status: 'SENT', maybeSent: true, error: expect.stringMatching(/^unconfirmed: /u) });
     expect(after?.sentAt).toBeUndefined();
@@ -349,9 +377,15 @@ describe('the mailer function', () => {
     const { outboxMessageOf } = await import('../../functions/mailer.ts');
     const base = { messageId: 'm1', createdAt: iso(NOW) };
     const of = (m: Record<string, string>) => outboxMessageOf(record(m, '1') as DynamoDBRecord);
-    for (const kind of ['invitation', 'declined'] as const) expect(of({ ...base, kind, inviteUuid: 'i1' })).toEqual({ ...base, kind, inviteUuid: 'i1' });
+    for (const kind of ['invitation', 'declined'] as const)
+      expect(of({ ...base, kind, inviteUuid: 'i1' })).toEqual({ ...base, kind, inviteUuid: 'i1' });
     for (const kind of ['verification', 'email_change', 'email_change_notice'] as const) {
-      expect(of({ ...base, kind, userUuid: 'u1', address: 'a@example.com' })).toEqual({ ...base, kind, userUuid: 'u1', address: 'a@example.com' });
+      expect(of({ ...base, kind, userUuid: 'u1', address: 'a@example.com' })).toEqual({
+        ...base,
+        kind,
+        userUuid: 'u1',
+        address: 'a@example.com',
+      });
       expect(of({ ...base, kind, address: 'a@example.com' })).toBeUndefined();
     }
     expect(of({ ...base, kind: 'recovery', address: 'a@example.com' })).toEqual({ ...base, kind: 'recovery', address: 'a@example.com' });
@@ -364,7 +398,12 @@ describe('the mailer function', () => {
     const { handler } = await import('../../functions/mailer.ts');
     const s = await setUp({ expiresAt: iso(new Date(Date.now() + 7 * 24 * 60 * MINUTE)) });
     const lease = Date.now() + MINUTE;
-    const held = await message(s.inviteUuid, 'invitation', { status: 'SENDING', leaseUntil: lease, dueAt: iso(new Date(lease)), attempts: 1 });
+    const held = await message(s.inviteUuid, 'invitation', {
+      status: 'SENDING',
+      leaseUntil: lease,
+      dueAt: iso(new Date(lease)),
+      attempts: 1,
+    });
     const free = await message(s.inviteUuid);
     const event = { Records: [record(held, '1'), record(free, '2')] } as unknown as DynamoDBStreamEvent;
     const context: Context = lambdaContext('roster-mailer', 10_000, 'test');
@@ -418,7 +457,11 @@ describe('sweepOutbox', () => {
     const seen: string[] = [];
     let result;
     const metric = await metricsOf(async () => {
-      result = await sweepOutbox(watched, mailer, new Date(), { olderThanMs: GRACE, mayGoOn: () => true, onMessage: (m) => seen.push(m.messageId) });
+      result = await sweepOutbox(watched, mailer, new Date(), {
+        olderThanMs: GRACE,
+        mayGoOn: () => true,
+        onMessage: (m) => seen.push(m.messageId),
+      });
     });
     expect(seen.sort()).toEqual([stuck.messageId, abandoned.messageId].sort());
     expect(result).toMatchObject({ found: 2, queries: OUTBOX_SHARDS, caughtUp: true });
@@ -431,7 +474,10 @@ describe('sweepOutbox', () => {
     expect((await stored(held))?.status).toBe('SENDING');
     expect((await stored(done))?.status).toBe('SENT');
     // Caught up: a second run finds nothing, one Query per shard.
-    expect(await sweepOutbox(db(), mailer, new Date(), { olderThanMs: GRACE, mayGoOn: () => true })).toMatchObject({ found: 0, queries: OUTBOX_SHARDS });
+    expect(await sweepOutbox(db(), mailer, new Date(), { olderThanMs: GRACE, mayGoOn: () => true })).toMatchObject({
+      found: 0,
+      queries: OUTBOX_SHARDS,
+    });
   });
 
   it('reports a message that lacks what its kind needs as an error, and leaves it', async () => {
@@ -440,7 +486,9 @@ describe('sweepOutbox', () => {
     made.push(m);
     // As only a bug would write it: a verification without its account.
     const broken = { messageId: randomUUID(), kind: 'verification' as const, address, createdAt: m.createdAt };
-    await db().entities.outboxMessage.create({ ...broken, status: 'PENDING' }).go();
+    await db()
+      .entities.outboxMessage.create({ ...broken, status: 'PENDING' })
+      .go();
     made.push(broken);
     const errors = vi.spyOn(log, 'error');
     const outcomes: Record<string, string> = {};
@@ -487,7 +535,9 @@ describe('sweepOutbox', () => {
     expect(after).toMatchObject({ status: 'PENDING', attempts: 1 });
     // Due again from the release: a grace period later, not before.
     expect(await sweepOutbox(db(), mailer, new Date(), { olderThanMs: GRACE, mayGoOn: () => true })).toMatchObject({ found: 0 });
-    expect(await sweepOutbox(db(), mailer, new Date(Date.now() + GRACE), { olderThanMs: GRACE, mayGoOn: () => true })).toMatchObject({ found: 1 });
+    expect(await sweepOutbox(db(), mailer, new Date(Date.now() + GRACE), { olderThanMs: GRACE, mayGoOn: () => true })).toMatchObject({
+      found: 1,
+    });
     expect(inbox).toHaveLength(1);
   });
 

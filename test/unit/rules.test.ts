@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ROLES, type Role, canChangeRole, canDeleteTeam, canInviteAs, canManageInvites, canRemoveMember, canUpdateTeam } from '../../lib/rules.ts';
+import {
+  ROLES,
+  type Role,
+  canChangeRole,
+  canDeleteTeam,
+  canInviteAs,
+  canManageInvites,
+  canRemoveMember,
+  canUpdateTeam,
+} from '../../lib/rules.ts';
 
 /** CONTRACT.md "Who may do what", restated as the expected answer for every combination. */
 describe('permission rules', () => {

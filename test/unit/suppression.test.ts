@@ -30,12 +30,20 @@ const mail = (to: string) => ({
     { name: 'To', value: to },
     { name: 'Subject', value: 'Message sent from Amazon SES' },
   ],
-  commonHeaders: { from: ['Sender Name <sender@example.com>'], to: [to], messageId: 'EXAMPLE7c191be45', subject: 'Message sent from Amazon SES' },
+  commonHeaders: {
+    from: ['Sender Name <sender@example.com>'],
+    to: [to],
+    messageId: 'EXAMPLE7c191be45',
+    subject: 'Message sent from Amazon SES',
+  },
   tags: { 'ses:configuration-set': ['ConfigSet'], 'ses:source-ip': ['192.0.2.0'] },
 });
 
 /** The guide's Bounce record: a permanent, general bounce with a DSN. */
-const bounceRecord = (to: string, { bounceType = 'Permanent', bounceSubType = 'General', timestamp = '2017-08-05T00:41:02.669Z' } = {}) => ({
+const bounceRecord = (
+  to: string,
+  { bounceType = 'Permanent', bounceSubType = 'General', timestamp = '2017-08-05T00:41:02.669Z' } = {},
+) => ({
   eventType: 'Bounce',
   bounce: {
     bounceType,
@@ -67,7 +75,13 @@ const complaintRecord = (to: string, extra: Record<string, unknown> = {}) => ({
 const deliveryRecord = (to: string) => ({
   eventType: 'Delivery',
   mail: mail(to),
-  delivery: { timestamp: '2016-10-19T23:21:04.133Z', processingTimeMillis: 11893, recipients: [to], smtpResponse: '250 2.6.0 Message received', reportingMTA: 'mta.example.com' },
+  delivery: {
+    timestamp: '2016-10-19T23:21:04.133Z',
+    processingTimeMillis: 11893,
+    recipients: [to],
+    smtpResponse: '250 2.6.0 Message received',
+    reportingMTA: 'mta.example.com',
+  },
 });
 
 /** What SNS hands a subscribed Lambda function: one record whose Message is the SES record's JSON. */
@@ -91,7 +105,6 @@ const snsEvent = (...messages: unknown[]): SNSEvent => ({
     },
   })),
 });
-
 
 /** The JSON lines (logs and EMF metrics) written to stdout and stderr from now on. */
 const captured = () => {
@@ -135,7 +148,10 @@ describe('parseSesEvent', () => {
     ['Undetermined', 'Undetermined', false],
   ])('a %s/%s bounce suppresses: %s', (bounceType, bounceSubType, suppresses) => {
     const event = parseSesEvent(JSON.stringify(bounceRecord('a@example.com', { bounceType, bounceSubType })));
-    expect(event).toMatchObject({ kind: 'feedback', feedback: [{ suppresses, detail: expect.stringMatching(`^${bounceType}/${bounceSubType}`) }] });
+    expect(event).toMatchObject({
+      kind: 'feedback',
+      feedback: [{ suppresses, detail: expect.stringMatching(`^${bounceType}/${bounceSubType}`) }],
+    });
   });
 
   it('reads every recipient of a bounce, and one without a diagnostic code', () => {
@@ -152,31 +168,58 @@ describe('parseSesEvent', () => {
     expect(parseSesEvent(JSON.stringify(complaintRecord('Spam.Hater@example.com')))).toEqual({
       kind: 'feedback',
       eventType: 'Complaint',
-      feedback: [{ email: 'spam.hater@example.com', reason: 'complaint', detail: 'complaint/abuse', at: '2017-08-05T00:41:02.669Z', suppresses: true }],
+      feedback: [
+        {
+          email: 'spam.hater@example.com',
+          reason: 'complaint',
+          detail: 'complaint/abuse',
+          at: '2017-08-05T00:41:02.669Z',
+          suppresses: true,
+        },
+      ],
     });
     const notSpam = parseSesEvent(JSON.stringify(complaintRecord('a@example.com', { complaintFeedbackType: 'not-spam' })));
     expect(notSpam).toMatchObject({ kind: 'feedback', feedback: [{ suppresses: false, detail: 'complaint/not-spam' }] });
-    const noType = { ...complaintRecord('a@example.com'), complaint: { complainedRecipients: [{ emailAddress: 'a@example.com' }], timestamp: '2017-08-05T00:41:02.669Z' } };
-    expect(parseSesEvent(JSON.stringify(noType))).toMatchObject({ kind: 'feedback', feedback: [{ suppresses: true, detail: 'complaint/unspecified' }] });
+    const noType = {
+      ...complaintRecord('a@example.com'),
+      complaint: { complainedRecipients: [{ emailAddress: 'a@example.com' }], timestamp: '2017-08-05T00:41:02.669Z' },
+    };
+    expect(parseSesEvent(JSON.stringify(noType))).toMatchObject({
+      kind: 'feedback',
+      feedback: [{ suppresses: true, detail: 'complaint/unspecified' }],
+    });
     const onList = parseSesEvent(JSON.stringify(complaintRecord('a@example.com', { complaintSubType: 'OnAccountSuppressionList' })));
-    expect(onList).toMatchObject({ kind: 'feedback', feedback: [{ suppresses: true, detail: 'complaint/abuse OnAccountSuppressionList' }] });
+    expect(onList).toMatchObject({
+      kind: 'feedback',
+      feedback: [{ suppresses: true, detail: 'complaint/abuse OnAccountSuppressionList' }],
+    });
   });
 
   it('reads the identity notifications too (notificationType instead of eventType)', () => {
     const { complaint, mail: original } = complaintRecord('a@example.com');
-    expect(parseSesEvent(JSON.stringify({ notificationType: 'Complaint', complaint, mail: original }))).toMatchObject({ kind: 'feedback', eventType: 'Complaint' });
+    expect(parseSesEvent(JSON.stringify({ notificationType: 'Complaint', complaint, mail: original }))).toMatchObject({
+      kind: 'feedback',
+      eventType: 'Complaint',
+    });
   });
 
   it('ignores the other event types', () => {
     expect(parseSesEvent(JSON.stringify(deliveryRecord('a@example.com')))).toEqual({ kind: 'ignored', eventType: 'Delivery' });
-    expect(parseSesEvent(JSON.stringify({ eventType: 'Open', mail: mail('a@example.com'), open: {} }))).toEqual({ kind: 'ignored', eventType: 'Open' });
+    expect(parseSesEvent(JSON.stringify({ eventType: 'Open', mail: mail('a@example.com'), open: {} }))).toEqual({
+      kind: 'ignored',
+      eventType: 'Open',
+    });
   });
 
   it.each([
     ['not JSON', 'not json at all', /not JSON/],
     ['no event type', JSON.stringify({ mail: {} }), /no eventType/],
     ['a non-string event type', JSON.stringify({ eventType: 7 }), /eventType/],
-    ['a bounce without recipients', JSON.stringify({ eventType: 'Bounce', bounce: { bounceType: 'Permanent', timestamp: '2017-08-05T00:41:02.669Z' } }), /bounce\.bouncedRecipients/],
+    [
+      'a bounce without recipients',
+      JSON.stringify({ eventType: 'Bounce', bounce: { bounceType: 'Permanent', timestamp: '2017-08-05T00:41:02.669Z' } }),
+      /bounce\.bouncedRecipients/,
+    ],
     ['a bounce to a non-address', JSON.stringify(bounceRecord('not an address')), /emailAddress/],
     ['a bounce with a bad timestamp', JSON.stringify(bounceRecord('a@example.com', { timestamp: 'yesterday' })), /bounce\.timestamp/],
     ['a complaint without its object', JSON.stringify({ eventType: 'Complaint', mail: mail('a@example.com') }), /complaint/],
@@ -226,10 +269,16 @@ describe('suppress and isSuppressed (DynamoDB Local)', () => {
   it('the same events at the same time leave one item', async () => {
     const email = address();
     await Promise.all(
-      Array.from({ length: 10 }, (_, i) => suppress(db(), { email, reason: 'bounce', detail: `Permanent/General ${i}`, at: `2026-01-01T00:00:0${i}.000Z` })),
+      Array.from({ length: 10 }, (_, i) =>
+        suppress(db(), { email, reason: 'bounce', detail: `Permanent/General ${i}`, at: `2026-01-01T00:00:0${i}.000Z` }),
+      ),
     );
     const item = (await db().entities.mailSuppression.get({ email }).go({ consistent: true })).data;
-    expect(item).toMatchObject({ at: '2026-01-01T00:00:09.000Z', detail: 'Permanent/General 9', since: expect.stringMatching(/^2026-01-01T00:00:0\d\.000Z$/) });
+    expect(item).toMatchObject({
+      at: '2026-01-01T00:00:09.000Z',
+      detail: 'Permanent/General 9',
+      since: expect.stringMatching(/^2026-01-01T00:00:0\d\.000Z$/),
+    });
   });
 });
 
@@ -249,7 +298,12 @@ describe('functions/mail-events.ts', () => {
     expect(out.metric(EVENT_METRICS.mailBounced)).toBe(1);
     expect(out.metric(EVENT_METRICS.mailComplained)).toBe(0);
     const line = out.lines.find((l) => l.message === 'mail address suppressed');
-    expect(line).toMatchObject({ reason: 'bounce', detail: 'Permanent/General: smtp; 550 5.1.1 user unknown', ...maskAddress(email), snsMessageId: expect.any(String) });
+    expect(line).toMatchObject({
+      reason: 'bounce',
+      detail: 'Permanent/General: smtp; 550 5.1.1 user unknown',
+      ...maskAddress(email),
+      snsMessageId: expect.any(String),
+    });
     expect(JSON.stringify(out.lines)).not.toContain(email);
   });
 
@@ -280,7 +334,9 @@ describe('functions/mail-events.ts', () => {
     const record = bounceRecord(email);
     (record.bounce.bouncedRecipients[0] as { diagnosticCode: string }).diagnosticCode = `smtp; 550 5.1.1 <${email}>... User`;
     await handler(snsEvent(record));
-    expect(out.lines.find((l) => l.message === 'mail address suppressed')?.detail).toBe('Permanent/General: smtp; 550 5.1.1 <…@example.com>... User');
+    expect(out.lines.find((l) => l.message === 'mail address suppressed')?.detail).toBe(
+      'Permanent/General: smtp; 550 5.1.1 <…@example.com>... User',
+    );
     expect(JSON.stringify(out.lines)).not.toContain(email);
     // The item keeps what SES said, for the operator.
     expect((await db().entities.mailSuppression.get({ email }).go()).data?.detail).toContain(email);
@@ -288,7 +344,9 @@ describe('functions/mail-events.ts', () => {
 
   it('drops a malformed message with an error line, goes on with the rest, and does not throw', async () => {
     const email = address('after-junk');
-    await expect(handler(snsEvent('{"eventType":"Bounce"', { eventType: 'Bounce', bounce: {} }, bounceRecord(email)))).resolves.toBeUndefined();
+    await expect(
+      handler(snsEvent('{"eventType":"Bounce"', { eventType: 'Bounce', bounce: {} }, bounceRecord(email))),
+    ).resolves.toBeUndefined();
     const dropped = out.lines.filter((l) => l.message === 'SES event dropped: malformed');
     expect(dropped).toHaveLength(2);
     expect(dropped[0]).toMatchObject({ detail: 'not JSON', snsMessageId: expect.any(String), topicArn: expect.any(String) });

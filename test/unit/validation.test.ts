@@ -46,8 +46,13 @@ const slug = fc
   .tuple(chars(LOWER_DIGIT), fc.string({ unit: chars(`${LOWER_DIGIT}-`), maxLength: 46 }), chars(LOWER_DIGIT))
   .map(([first, middle, last]) => first + middle + last);
 
-/** What docs/api.md refuses in names: control characters (NUL included) and unpaired surrogates. */
-const UNPRINTABLE = /[\p{Cc}\p{Cs}]/u;
+/**
+ * What docs/api.md refuses in names: control characters (NUL included), unpaired surrogates, line
+ * and paragraph separators; and hidden characters, written here as every format or default-ignorable
+ * one (stricter than the rule, which keeps joiners and selectors beside visible characters: names
+ * with those are tested on their own, so generated names hold none).
+ */
+const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 
 /** 1 to 100 printable characters once trimmed, any other Unicode; `normal` is the trimmed value. */
 const name = fc
@@ -71,7 +76,11 @@ const nonString = fc.oneof(
 );
 
 /** Unknown fields a client may add; the contract ignores them. */
-const extras = fc.dictionary(fc.string({ maxLength: 8 }).map((k) => `x_${k}`), fc.jsonValue(), { maxKeys: 3 });
+const extras = fc.dictionary(
+  fc.string({ maxLength: 8 }).map((k) => `x_${k}`),
+  fc.jsonValue(),
+  { maxKeys: 3 },
+);
 
 interface Case {
   /** The request body as sent. */
@@ -132,7 +141,9 @@ const SCHEMAS: SchemaUnderTest[] = [
     schema: InviteBody,
     fields: ['email', 'role'],
     valid: withExtras(
-      fc.record({ email, role }).map(({ email: e, role: r }) => ({ input: { email: e.raw, role: r }, output: { email: e.normal, role: r } })),
+      fc
+        .record({ email, role })
+        .map(({ email: e, role: r }) => ({ input: { email: e.raw, role: r }, output: { email: e.normal, role: r } })),
     ),
   },
 ];
@@ -220,7 +231,9 @@ describe('field rules', () => {
   });
 
   it('refuses a role that is not exactly OWNER, ADMIN or MEMBER with 422', () => {
-    const notARole = fc.oneof(fc.mixedCase(fc.constantFrom(...ROLES)), fc.string({ maxLength: 10 })).filter((r) => !(ROLES as readonly string[]).includes(r));
+    const notARole = fc
+      .oneof(fc.mixedCase(fc.constantFrom(...ROLES)), fc.string({ maxLength: 10 }))
+      .filter((r) => !(ROLES as readonly string[]).includes(r));
     fc.assert(
       fc.property(notARole, (r) => {
         const error = refusal(RoleBody, { role: r });
@@ -250,6 +263,47 @@ describe('field rules', () => {
     );
   });
 
+  it('refuses a name with a hidden character inside, or made only of them, with 422', () => {
+    const hidden = fc.constantFrom(
+      ...'\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e\u3164\u115f\u034f',
+      '\u{e0041}',
+    );
+    fc.assert(
+      fc.property(fc.record({ name, slug }), hidden, fc.nat(), ({ name: n, slug: s }, bad, at) => {
+        const i = 1 + (at % n.normal.length);
+        for (const raw of [`x${n.normal.slice(0, i)}${bad}${n.normal.slice(i)}x`, bad, `${bad}\u200d${bad}`]) {
+          const error = refusal(TeamBody, { name: raw, slug: s });
+          expect(Object.keys(error.fields ?? {})).toEqual(['name']);
+        }
+      }),
+      RUNS,
+    );
+    // A joiner or a selector on its own, at an end or beside a space.
+    for (const raw of ['\u200d', '\u200c', '\ufe0f', 'Ann\u200d', '\u200dAnn', 'Ann \u200dLee', '\ufe0fAnn', 'Ann \ufe0f']) {
+      expect(Object.keys(refusal(TeamBody, { name: raw, slug: 'ab' }).fields ?? {}), JSON.stringify(raw)).toEqual(['name']);
+    }
+  });
+
+  it('takes joiners between visible characters and selectors after one: emoji sequences, Persian and Indic spellings', () => {
+    for (const raw of [
+      '\u{1F469}\u200D\u{1F4BB} Devs',
+      '\u2764\uFE0F\u200D\u{1F525}',
+      '\u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645',
+      '\u845B\u{E0100}',
+    ]) {
+      expect(validate(TeamBody, { name: raw, slug: 'ab' })).toEqual({ name: raw, slug: 'ab' });
+    }
+  });
+
+  it('refuses an address with a non-ASCII character, before lowercasing (U+212A KELVIN SIGN would become k)', () => {
+    for (const email of ['\u212Aim@example.com', 'kim@example.\u212Aom', 'k\u0130m@example.com', 'kim@ex\u017Fample.com']) {
+      for (const schema of [InviteBody, SignInBody]) {
+        const error = refusal(schema, { email, role: 'MEMBER', password: 'x' });
+        expect(Object.keys(error.fields ?? {})).toEqual(['email']);
+      }
+    }
+  });
+
   it('refuses text without an @ as an e-mail with 422', () => {
     fc.assert(
       fc.property(
@@ -268,7 +322,10 @@ describe('field rules', () => {
 // ---------------------------------------------------------------------------------------------
 // The real handler of POST /api/teams, driven with synthetic API Gateway events.
 
-type Handler = (event: ReturnType<typeof toApiGatewayEvent>, context: ReturnType<typeof lambdaContext>) => Promise<{ statusCode?: number; body?: string }>;
+type Handler = (
+  event: ReturnType<typeof toApiGatewayEvent>,
+  context: ReturnType<typeof lambdaContext>,
+) => Promise<{ statusCode?: number; body?: string }>;
 
 /** Calls a handler as API Gateway and Lambda would, with the raw body and headers given. */
 const invoke = async (fn: Handler, route: string, body: Buffer, headers: [string, string][]) => {
@@ -311,9 +368,19 @@ const contentType = fc.oneof(
 const rawBody = fc.oneof(
   { weight: 3, arbitrary: fc.string() },
   { weight: 3, arbitrary: fc.json() },
-  { weight: 3, arbitrary: fc.record({ name: fc.oneof(fc.string(), nonString), slug: fc.oneof(slug, fc.string(), nonString) }, { requiredKeys: [] }).map((o) => JSON.stringify(o)) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({ name: fc.oneof(fc.string(), nonString), slug: fc.oneof(slug, fc.string(), nonString) }, { requiredKeys: [] })
+      .map((o) => JSON.stringify(o)),
+  },
   // Valid bodies, some reusing a slug from a small pool so that 409 slug_taken comes up too.
-  { weight: 3, arbitrary: fc.record({ name: name.map((n) => n.raw), slug: fc.oneof(slug, fc.constantFrom('fc-pool-1', 'fc-pool-2')) }).map((o) => JSON.stringify(o)) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({ name: name.map((n) => n.raw), slug: fc.oneof(slug, fc.constantFrom('fc-pool-1', 'fc-pool-2')) })
+      .map((o) => JSON.stringify(o)),
+  },
   { weight: 1, arbitrary: fc.string({ unit: 'binary' }) },
   { weight: 1, arbitrary: fc.integer({ min: 65_520, max: 65_560 }).map((n) => JSON.stringify({ name: 'x'.repeat(n), slug: 'big' })) },
 );
@@ -328,21 +395,26 @@ const MAX_BODY = 64 * 1024;
 describe('POST /api/teams handler with arbitrary raw bodies', () => {
   it('answers anonymous callers 401 once the body passes the 413/415 gate, and never 5xx', async () => {
     await fc.assert(
-      fc.asyncProperty(rawBody, contentType, fc.option(fc.string({ maxLength: 40 }), { nil: undefined }), async (text, type, authorization) => {
-        const body = Buffer.from(text, 'utf8');
-        const headers = headersFor(type.header, authorization === undefined ? [] : [['Authorization', authorization]]);
-        const { status, parsed } = await invoke(createTeam, 'POST /api/teams', body, headers);
-        expect(status).toBeLessThan(500);
-        expect([400, 401, 413, 415, 422]).toContain(status);
-        expect(parsed).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
+      fc.asyncProperty(
+        rawBody,
+        contentType,
+        fc.option(fc.string({ maxLength: 40 }), { nil: undefined }),
+        async (text, type, authorization) => {
+          const body = Buffer.from(text, 'utf8');
+          const headers = headersFor(type.header, authorization === undefined ? [] : [['Authorization', authorization]]);
+          const { status, parsed } = await invoke(createTeam, 'POST /api/teams', body, headers);
+          expect(status).toBeLessThan(500);
+          expect([400, 401, 413, 415, 422]).toContain(status);
+          expect(parsed).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
 
-        const tooLarge = body.length > MAX_BODY;
-        if (tooLarge && type.json !== false) expect(status).toBe(413);
-        else if (tooLarge) expect([413, 415]).toContain(status);
-        else if (type.json === false) expect(status).toBe(415);
-        else if (type.json === true) expect(status).toBe(401);
-        else expect([401, 415]).toContain(status);
-      }),
+          const tooLarge = body.length > MAX_BODY;
+          if (tooLarge && type.json !== false) expect(status).toBe(413);
+          else if (tooLarge) expect([413, 415]).toContain(status);
+          else if (type.json === false) expect(status).toBe(415);
+          else if (type.json === true) expect(status).toBe(401);
+          else expect([401, 415]).toContain(status);
+        },
+      ),
       RUNS,
     );
   });
@@ -350,7 +422,14 @@ describe('POST /api/teams handler with arbitrary raw bodies', () => {
   describe('with a valid access token', () => {
     let token = '';
     beforeAll(async () => {
-      const body = Buffer.from(JSON.stringify({ email: `fc-${randomUUID()}@example.com`, password: 'correct horse battery staple', firstName: 'F', lastName: 'C' }));
+      const body = Buffer.from(
+        JSON.stringify({
+          email: `fc-${randomUUID()}@example.com`,
+          password: 'correct horse battery staple',
+          firstName: 'F',
+          lastName: 'C',
+        }),
+      );
       const { status, parsed } = await invoke(signUp, 'POST /api/auth/signup', body, [['content-type', 'application/json']]);
       expect(status).toBe(201);
       token = (parsed as { data: { session: { access_token: string } } }).data.session.access_token;
@@ -363,7 +442,12 @@ describe('POST /api/teams handler with arbitrary raw bodies', () => {
       await fc.assert(
         fc.asyncProperty(rawBody, json, async (text, type) => {
           const body = Buffer.from(text, 'utf8');
-          const { status, parsed } = await invoke(createTeam, 'POST /api/teams', body, headersFor(type, [['Authorization', `Bearer ${token}`]]));
+          const { status, parsed } = await invoke(
+            createTeam,
+            'POST /api/teams',
+            body,
+            headersFor(type, [['Authorization', `Bearer ${token}`]]),
+          );
           // The handler sees the bytes, so judge what they decode to (lone surrogates become U+FFFD).
           const expected = expectedWithToken(body.toString('utf8'), taken);
           expect(status, JSON.stringify(parsed)).toBe(expected);

@@ -19,7 +19,9 @@ describe('address confirmation', () => {
   });
 
   it('answers a token it never issued with a typed 410 token_expired', async () => {
-    const error = await newClient().auth.verify('not-a-token-roster-issued').catch((e: unknown) => e);
+    const error = await newClient()
+      .auth.verify('not-a-token-roster-issued')
+      .catch((e: unknown) => e);
     if (!(error instanceof RosterError) || error.code !== 'token_expired') throw error;
     expectTypeOf(error.code).toEqualTypeOf<'token_expired'>();
     expect(error.status).toBe(410);
@@ -66,7 +68,10 @@ describe('password reset', () => {
     expect(await other.auth.user()).toMatchObject({ email, email_confirmed_at: expect.any(String) });
 
     await expect(client.auth.user()).rejects.toMatchObject({ status: 401, code: 'unauthorized' });
-    await expect(newClient().auth.signIn({ email, password: PASSWORD })).rejects.toMatchObject({ status: 401, code: 'invalid_credentials' });
+    await expect(newClient().auth.signIn({ email, password: PASSWORD })).rejects.toMatchObject({
+      status: 401,
+      code: 'invalid_credentials',
+    });
     await newClient().auth.signIn({ email, password: NEW_PASSWORD });
     await expect(newClient().auth.reset(token, 'yet another passphrase')).rejects.toMatchObject({ status: 410, code: 'token_expired' });
   });
@@ -89,7 +94,10 @@ describe('e-mail change', () => {
     expect(changed).toMatchObject({ email: next, email_confirmed_at: expect.any(String) });
     expect(changed.new_email).toBeUndefined();
     await newClient().auth.signIn({ email: next, password: PASSWORD });
-    await expect(newClient().auth.signIn({ email, password: PASSWORD })).rejects.toMatchObject({ status: 401, code: 'invalid_credentials' });
+    await expect(newClient().auth.signIn({ email, password: PASSWORD })).rejects.toMatchObject({
+      status: 401,
+      code: 'invalid_credentials',
+    });
   });
 });
 
@@ -121,7 +129,10 @@ describe('account deletion', () => {
     expect(changes).toEqual([session, null]);
 
     await expect(sameSession.auth.user()).rejects.toMatchObject({ status: 401, code: 'unauthorized' });
-    await expect(newClient().auth.signIn({ email, password: PASSWORD })).rejects.toMatchObject({ status: 401, code: 'invalid_credentials' });
+    await expect(newClient().auth.signIn({ email, password: PASSWORD })).rejects.toMatchObject({
+      status: 401,
+      code: 'invalid_credentials',
+    });
     await newClient().auth.signUp({ email, password: PASSWORD, firstName: 'Del', lastName: 'Again' });
   });
 });

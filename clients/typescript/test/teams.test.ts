@@ -124,7 +124,9 @@ describe('errors', () => {
 
   it('answers 401 invalid_credentials to a wrong password', async () => {
     const { email } = await signedUp('ida');
-    const error = await newClient().auth.signIn({ email, password: 'wrong password' }).catch((e: unknown) => e);
+    const error = await newClient()
+      .auth.signIn({ email, password: 'wrong password' })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 401, code: 'invalid_credentials' });
   });
 });

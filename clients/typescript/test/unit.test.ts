@@ -19,12 +19,27 @@ describe('RosterError.from', () => {
   it('takes code, message, fields, request id and Retry-After from the answer', () => {
     const response = new Response(null, { status: 429, headers: { 'x-request-id': 'req-1', 'retry-after': '7' } });
     const error = RosterError.from(response, { error: { code: 'rate_limited', message: 'Slow down.', fields: { email: 'x' } } });
-    expect(error).toMatchObject({ status: 429, code: 'rate_limited', message: 'Slow down.', fields: { email: 'x' }, requestId: 'req-1', retryAfter: 7 });
+    expect(error).toMatchObject({
+      status: 429,
+      code: 'rate_limited',
+      message: 'Slow down.',
+      fields: { email: 'x' },
+      requestId: 'req-1',
+      retryAfter: 7,
+    });
   });
 
   it('keeps the status meaningful for bodies from in front of the API', () => {
-    const error = RosterError.from(new Response(null, { status: 503, statusText: 'Service Unavailable' }), { message: 'Service Unavailable' });
-    expect(error).toMatchObject({ status: 503, code: 'unavailable', message: 'HTTP 503 Service Unavailable', fields: undefined, retryAfter: undefined });
+    const error = RosterError.from(new Response(null, { status: 503, statusText: 'Service Unavailable' }), {
+      message: 'Service Unavailable',
+    });
+    expect(error).toMatchObject({
+      status: 503,
+      code: 'unavailable',
+      message: 'HTTP 503 Service Unavailable',
+      fields: undefined,
+      retryAfter: undefined,
+    });
   });
 
   it('has the error codes of the schema as its code type', () => {

@@ -23,74 +23,87 @@ export const expiryBucketOf = (expiresAt: string, shard: number): string => `${e
  * the hour they expire in (sharded) and expiry: where the sweeper finds them.
  */
 export const invite = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'invite', version: '1', service: 'roster' },
-  attributes: {
-    inviteUuid: { type: 'string', required: true, readOnly: true },
-    inviteId: { type: 'number', required: true, readOnly: true, padding: idPadding },
-    teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
-    email: { type: 'string', required: true, readOnly: true },
-    role: { type: ROLES, required: true },
-    status: { type: ['PENDING', 'EXPIRED', 'ACCEPTED', 'DECLINED', 'REVOKED'] as const, required: true },
-    invitedByUuid: { type: 'string', required: true },
-    expiresAt: { type: 'string', required: true },
-    /**
-     * gsi3's partition: the hour of `expiresAt` and a random shard, `2026-12-02T14#07`, made with
-     * every write of expiresAt. Absent on invites written before gsi3 existed.
-     */
-    expiryBucket: {
-      type: 'string',
-      watch: ['expiresAt'],
-      set: (_, { expiresAt }: { expiresAt?: string }) => (expiresAt === undefined ? undefined : expiryBucketOf(expiresAt, randomInt(EXPIRY_SHARDS))),
+  new Entity(
+    {
+      model: { entity: 'invite', version: '1', service: 'roster' },
+      attributes: {
+        inviteUuid: { type: 'string', required: true, readOnly: true },
+        inviteId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+        teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+        email: { type: 'string', required: true, readOnly: true },
+        role: { type: ROLES, required: true },
+        status: { type: ['PENDING', 'EXPIRED', 'ACCEPTED', 'DECLINED', 'REVOKED'] as const, required: true },
+        invitedByUuid: { type: 'string', required: true },
+        expiresAt: { type: 'string', required: true },
+        /**
+         * gsi3's partition: the hour of `expiresAt` and a random shard, `2026-12-02T14#07`, made with
+         * every write of expiresAt. Absent on invites written before gsi3 existed.
+         */
+        expiryBucket: {
+          type: 'string',
+          watch: ['expiresAt'],
+          set: (_, { expiresAt }: { expiresAt?: string }) =>
+            expiresAt === undefined ? undefined : expiryBucketOf(expiresAt, randomInt(EXPIRY_SHARDS)),
+        },
+        createdAt: { type: 'string', required: true, readOnly: true },
+        updatedAt: { type: 'string', required: true },
+        ttl: { type: 'number', field: TTL_ATTRIBUTE },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['inviteUuid'] }, sk: { field: KEYS.sk, composite: [] } },
+        byTeam: {
+          index: 'gsi1',
+          pk: { field: INDEXES.gsi1.pk, composite: ['teamId'] },
+          sk: { field: INDEXES.gsi1.sk, composite: ['status', 'inviteId'] },
+        },
+        byEmail: {
+          index: 'gsi2',
+          pk: { field: INDEXES.gsi2.pk, composite: ['email'] },
+          sk: { field: INDEXES.gsi2.sk, composite: ['status', 'inviteId'] },
+        },
+        byExpiry: {
+          index: 'gsi3',
+          // Sparse: a write that sets the status (with every gsi3 composite) keeps the keys only while PENDING.
+          condition: (a) => a.status === 'PENDING',
+          pk: { field: INDEXES.gsi3.pk, composite: ['expiryBucket'] },
+          sk: { field: INDEXES.gsi3.sk, composite: ['expiresAt'] },
+        },
+      },
     },
-    createdAt: { type: 'string', required: true, readOnly: true },
-    updatedAt: { type: 'string', required: true },
-    ttl: { type: 'number', field: TTL_ATTRIBUTE },
-  },
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['inviteUuid'] }, sk: { field: KEYS.sk, composite: [] } },
-    byTeam: {
-      index: 'gsi1',
-      pk: { field: INDEXES.gsi1.pk, composite: ['teamId'] },
-      sk: { field: INDEXES.gsi1.sk, composite: ['status', 'inviteId'] },
-    },
-    byEmail: {
-      index: 'gsi2',
-      pk: { field: INDEXES.gsi2.pk, composite: ['email'] },
-      sk: { field: INDEXES.gsi2.sk, composite: ['status', 'inviteId'] },
-    },
-    byExpiry: {
-      index: 'gsi3',
-      // Sparse: a write that sets the status (with every gsi3 composite) keeps the keys only while PENDING.
-      condition: (a) => a.status === 'PENDING',
-      pk: { field: INDEXES.gsi3.pk, composite: ['expiryBucket'] },
-      sk: { field: INDEXES.gsi3.sk, composite: ['expiresAt'] },
-    },
-  },
-}, config);
+    config,
+  );
 
 /** At most one pending invite per (team, e-mail): re-inviting updates the invite this points to. */
 export const pendingInvite = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'pendingInvite', version: '1', service: 'roster' },
-  attributes: {
-    teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
-    email: { type: 'string', required: true, readOnly: true },
-    inviteUuid: { type: 'string', required: true, readOnly: true },
-    /** The same as its invite's, so TTL never leaves a claim that outlives what it points at for long. */
-    ttl: { type: 'number', field: TTL_ATTRIBUTE },
-  },
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: ['email'] } },
-  },
-}, config);
+  new Entity(
+    {
+      model: { entity: 'pendingInvite', version: '1', service: 'roster' },
+      attributes: {
+        teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+        email: { type: 'string', required: true, readOnly: true },
+        inviteUuid: { type: 'string', required: true, readOnly: true },
+        /** The same as its invite's, so TTL never leaves a claim that outlives what it points at for long. */
+        ttl: { type: 'number', field: TTL_ATTRIBUTE },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: ['email'] } },
+      },
+    },
+    config,
+  );
 
 /**
  * The composites a write of an invite's status names, so that ElectroDB rewrites the status in
  * gsi1's and gsi2's keys and keeps gsi3's keys only while PENDING. They become conditions too
  * (each must still be as read). gsi3's are left out for invites written before it existed.
  */
-export const statusComposites = (i: { teamId: number; email: string; inviteId: number; expiresAt: string; expiryBucket?: string | undefined }) => ({
+export const statusComposites = (i: {
+  teamId: number;
+  email: string;
+  inviteId: number;
+  expiresAt: string;
+  expiryBucket?: string | undefined;
+}) => ({
   teamId: i.teamId,
   email: i.email,
   inviteId: i.inviteId,
@@ -102,14 +115,17 @@ export const statusComposites = (i: { teamId: number; email: string; inviteId: n
  * been swept empty, so a run starts there. One item; only the scheduled sweeper writes it.
  */
 export const inviteSweep = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'inviteSweep', version: '1', service: 'roster' },
-  attributes: {
-    /** An hour, `2026-12-02T14`. */
-    sweptBefore: { type: 'string', required: true },
-    updatedAt: { type: 'string', required: true },
-  },
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: [] }, sk: { field: KEYS.sk, composite: [] } },
-  },
-}, config);
+  new Entity(
+    {
+      model: { entity: 'inviteSweep', version: '1', service: 'roster' },
+      attributes: {
+        /** An hour, `2026-12-02T14`. */
+        sweptBefore: { type: 'string', required: true },
+        updatedAt: { type: 'string', required: true },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: [] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );

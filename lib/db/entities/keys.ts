@@ -8,38 +8,41 @@ import { KEYS } from '../table.ts';
  * key it adds signs anything. Never holds private members: docs/keys.md.
  */
 export const signingKeys = (config?: EntityConfiguration) =>
-  new Entity({
-    model: { entity: 'signingKeys', version: '1', service: 'roster' },
-    attributes: {
-      /** The one keyset there is: access tokens. */
-      purpose: { type: ['access-token'] as const, required: true, readOnly: true },
-      keys: {
-        type: 'list',
-        required: true,
-        items: {
-          type: 'map',
-          properties: {
-            kid: { type: 'string', required: true },
-            alg: { type: ['EdDSA', 'ES256'] as const, required: true },
-            kty: { type: ['OKP', 'EC'] as const, required: true },
-            crv: { type: ['Ed25519', 'P-256'] as const, required: true },
-            x: { type: 'string', required: true },
-            /** EC keys only. */
-            y: { type: 'string' },
-            createdAt: { type: 'string', required: true },
-            /** When the key was first written to this item: it signs only PUBLICATION_LEAD_MS after (lib/auth/keys.ts). */
-            publishedAt: { type: 'string' },
-            /** When the key stopped (or will stop) signing; verifiers accept it for a token lifetime after. */
-            retiredAt: { type: 'string' },
+  new Entity(
+    {
+      model: { entity: 'signingKeys', version: '1', service: 'roster' },
+      attributes: {
+        /** The one keyset there is: access tokens. */
+        purpose: { type: ['access-token'] as const, required: true, readOnly: true },
+        keys: {
+          type: 'list',
+          required: true,
+          items: {
+            type: 'map',
+            properties: {
+              kid: { type: 'string', required: true },
+              alg: { type: ['EdDSA', 'ES256'] as const, required: true },
+              kty: { type: ['OKP', 'EC'] as const, required: true },
+              crv: { type: ['Ed25519', 'P-256'] as const, required: true },
+              x: { type: 'string', required: true },
+              /** EC keys only. */
+              y: { type: 'string' },
+              createdAt: { type: 'string', required: true },
+              /** When the key was first written to this item: it signs only PUBLICATION_LEAD_MS after (lib/auth/keys/model.ts). */
+              publishedAt: { type: 'string' },
+              /** When the key stopped (or will stop) signing; verifiers accept it for a token lifetime after. */
+              retiredAt: { type: 'string' },
+            },
           },
         },
+        updatedAt: { type: 'string', required: true },
       },
-      updatedAt: { type: 'string', required: true },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['purpose'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
     },
-    indexes: {
-      primary: { pk: { field: KEYS.pk, composite: ['purpose'] }, sk: { field: KEYS.sk, composite: [] } },
-    },
-  }, config);
+    config,
+  );
 
 /** The one signingKeys item there is: the access-token keys. */
 export const SIGNING_KEYS_ITEM = { purpose: 'access-token' } as const;

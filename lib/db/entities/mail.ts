@@ -8,18 +8,21 @@ import { KEYS } from '../table.ts';
  * (docs/operations.md). `at` and `reason` are the latest event's, `since` the first's.
  */
 export const mailSuppression = (config?: EntityConfiguration) =>
-  new Entity({
-    model: { entity: 'mailSuppression', version: '1', service: 'roster' },
-    attributes: {
-      email: { type: 'string', required: true, readOnly: true },
-      reason: { type: ['bounce', 'complaint'] as const, required: true },
-      /** What SES reported: bounce type and subtype with the diagnostic code, or the complaint's feedback type. */
-      detail: { type: 'string', required: true },
-      /** When the event happened, as SES reports it. */
-      at: { type: 'string', required: true },
-      since: { type: 'string', required: true },
+  new Entity(
+    {
+      model: { entity: 'mailSuppression', version: '1', service: 'roster' },
+      attributes: {
+        email: { type: 'string', required: true, readOnly: true },
+        reason: { type: ['bounce', 'complaint'] as const, required: true },
+        /** What SES reported: bounce type and subtype with the diagnostic code, or the complaint's feedback type. */
+        detail: { type: 'string', required: true },
+        /** When the event happened, as SES reports it. */
+        at: { type: 'string', required: true },
+        since: { type: 'string', required: true },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['email'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
     },
-    indexes: {
-      primary: { pk: { field: KEYS.pk, composite: ['email'] }, sk: { field: KEYS.sk, composite: [] } },
-    },
-  }, config);
+    config,
+  );

@@ -36,51 +36,54 @@ export type OutboxKind = (typeof OUTBOX_KINDS)[number];
  * remove both attributes, and with them the entry, so the index holds only what is left to do.
  */
 export const outboxMessage = (config?: EntityConfiguration) =>
-  new Entity({
-    model: { entity: 'outboxMessage', version: '1', service: 'roster' },
-    attributes: {
-      messageId: { type: 'string', required: true, readOnly: true },
-      kind: { type: OUTBOX_KINDS, required: true, readOnly: true },
-      /** The invite an `invitation` or `declined` message is about. */
-      inviteUuid: { type: 'string', readOnly: true },
-      /** The account a `verification`, `email_change` or `email_change_notice` message is about. */
-      userUuid: { type: 'string', readOnly: true },
-      /**
-       * The recipient of an account message: the address to confirm (`verification`), to reset
-       * (`recovery`, whether or not an account has it: the mailer looks), the new address
-       * (`email_change`), or the old one (`email_change_notice`).
-       */
-      address: { type: 'string', readOnly: true },
-      status: { type: ['PENDING', 'SENDING', 'SENT', 'FAILED'] as const, required: true },
-      /** Epoch milliseconds until which a mailer that claimed it may be sending it. */
-      leaseUntil: { type: 'number' },
-      attempts: { type: 'number' },
-      /**
-       * An attempt's outcome was lost (its lease ran out while SENDING): that attempt may have sent
-       * it. Kept until the message ends, so that it never ends FAILED ("never sent") by mistake.
-       */
-      maybeSent: { type: 'boolean' },
-      error: { type: 'string' },
-      createdAt: { type: 'string', required: true, readOnly: true },
-      sentAt: { type: 'string' },
-      /** gsi3's partition while unfinished; a new message gets one by default. */
-      dueShard: { type: 'string', default: randomDueShard },
-      /** gsi3's sort key while unfinished (ISO 8601); a new message is due from its creation. */
-      dueAt: {
-        type: 'string',
-        watch: ['createdAt'],
-        set: (value: string | undefined, { createdAt }: { createdAt?: string }) => value ?? createdAt,
+  new Entity(
+    {
+      model: { entity: 'outboxMessage', version: '1', service: 'roster' },
+      attributes: {
+        messageId: { type: 'string', required: true, readOnly: true },
+        kind: { type: OUTBOX_KINDS, required: true, readOnly: true },
+        /** The invite an `invitation` or `declined` message is about. */
+        inviteUuid: { type: 'string', readOnly: true },
+        /** The account a `verification`, `email_change` or `email_change_notice` message is about. */
+        userUuid: { type: 'string', readOnly: true },
+        /**
+         * The recipient of an account message: the address to confirm (`verification`), to reset
+         * (`recovery`, whether or not an account has it: the mailer looks), the new address
+         * (`email_change`), or the old one (`email_change_notice`).
+         */
+        address: { type: 'string', readOnly: true },
+        status: { type: ['PENDING', 'SENDING', 'SENT', 'FAILED'] as const, required: true },
+        /** Epoch milliseconds until which a mailer that claimed it may be sending it. */
+        leaseUntil: { type: 'number' },
+        attempts: { type: 'number' },
+        /**
+         * An attempt's outcome was lost (its lease ran out while SENDING): that attempt may have sent
+         * it. Kept until the message ends, so that it never ends FAILED ("never sent") by mistake.
+         */
+        maybeSent: { type: 'boolean' },
+        error: { type: 'string' },
+        createdAt: { type: 'string', required: true, readOnly: true },
+        sentAt: { type: 'string' },
+        /** gsi3's partition while unfinished; a new message gets one by default. */
+        dueShard: { type: 'string', default: randomDueShard },
+        /** gsi3's sort key while unfinished (ISO 8601); a new message is due from its creation. */
+        dueAt: {
+          type: 'string',
+          watch: ['createdAt'],
+          set: (value: string | undefined, { createdAt }: { createdAt?: string }) => value ?? createdAt,
+        },
+        ttl: { type: 'number', field: TTL_ATTRIBUTE },
       },
-      ttl: { type: 'number', field: TTL_ATTRIBUTE },
-    },
-    indexes: {
-      primary: { pk: { field: KEYS.pk, composite: ['messageId'] }, sk: { field: KEYS.sk, composite: [] } },
-      byDue: {
-        index: 'gsi3',
-        // Sparse: a write that sets both composites keeps the keys only while unfinished.
-        condition: (a) => a.status === 'PENDING' || a.status === 'SENDING',
-        pk: { field: INDEXES.gsi3.pk, composite: ['dueShard'] },
-        sk: { field: INDEXES.gsi3.sk, composite: ['dueAt'] },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['messageId'] }, sk: { field: KEYS.sk, composite: [] } },
+        byDue: {
+          index: 'gsi3',
+          // Sparse: a write that sets both composites keeps the keys only while unfinished.
+          condition: (a) => a.status === 'PENDING' || a.status === 'SENDING',
+          pk: { field: INDEXES.gsi3.pk, composite: ['dueShard'] },
+          sk: { field: INDEXES.gsi3.sk, composite: ['dueAt'] },
+        },
       },
     },
-  }, config);
+    config,
+  );

@@ -10,65 +10,74 @@ const idPadding = { length: 16, char: '0' } as const;
  * it would put every join of a team on this one key.
  */
 export const team = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'team', version: '1', service: 'roster' },
-  attributes: {
-    teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
-    name: { type: 'string', required: true },
-    slug: { type: 'string', required: true },
-    logo: { type: 'string' },
-    ownerCount: { type: 'number', required: true },
-    createdAt: { type: 'string', required: true, readOnly: true },
-    updatedAt: { type: 'string', required: true },
-  },
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: [] } },
-  },
-}, config);
+  new Entity(
+    {
+      model: { entity: 'team', version: '1', service: 'roster' },
+      attributes: {
+        teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+        name: { type: 'string', required: true },
+        slug: { type: 'string', required: true },
+        logo: { type: 'string' },
+        ownerCount: { type: 'number', required: true },
+        createdAt: { type: 'string', required: true, readOnly: true },
+        updatedAt: { type: 'string', required: true },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );
 
 /** One item per slug: its conditional create is what keeps slugs unique. */
 export const slugClaim = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'slugClaim', version: '1', service: 'roster' },
-  attributes: {
-    slug: { type: 'string', required: true, readOnly: true },
-    teamId: { type: 'number', required: true, readOnly: true },
-  },
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['slug'] }, sk: { field: KEYS.sk, composite: [] } },
-  },
-}, config);
+  new Entity(
+    {
+      model: { entity: 'slugClaim', version: '1', service: 'roster' },
+      attributes: {
+        slug: { type: 'string', required: true, readOnly: true },
+        teamId: { type: 'number', required: true, readOnly: true },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['slug'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );
 
 /**
  * A user's membership of a team. Keyed by (team, user), so one membership per pair is the key
  * itself; gsi1 lists a user's teams and gsi2 a team's members, both in creation (id) order.
  */
 export const membership = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'membership', version: '1', service: 'roster' },
-  attributes: {
-    teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
-    userUuid: { type: 'string', required: true, readOnly: true },
-    memberId: { type: 'number', required: true, readOnly: true, padding: idPadding },
-    userId: { type: 'number', required: true, readOnly: true },
-    role: { type: ROLES, required: true },
-    createdAt: { type: 'string', required: true, readOnly: true },
-    updatedAt: { type: 'string', required: true },
-  },
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: ['userUuid'] } },
-    byUser: {
-      index: 'gsi1',
-      pk: { field: INDEXES.gsi1.pk, composite: ['userUuid'] },
-      sk: { field: INDEXES.gsi1.sk, composite: ['memberId'] },
+  new Entity(
+    {
+      model: { entity: 'membership', version: '1', service: 'roster' },
+      attributes: {
+        teamId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+        userUuid: { type: 'string', required: true, readOnly: true },
+        memberId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+        userId: { type: 'number', required: true, readOnly: true },
+        role: { type: ROLES, required: true },
+        createdAt: { type: 'string', required: true, readOnly: true },
+        updatedAt: { type: 'string', required: true },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: ['userUuid'] } },
+        byUser: {
+          index: 'gsi1',
+          pk: { field: INDEXES.gsi1.pk, composite: ['userUuid'] },
+          sk: { field: INDEXES.gsi1.sk, composite: ['memberId'] },
+        },
+        byTeam: {
+          index: 'gsi2',
+          pk: { field: INDEXES.gsi2.pk, composite: ['teamId'] },
+          sk: { field: INDEXES.gsi2.sk, composite: ['memberId'] },
+        },
+      },
     },
-    byTeam: {
-      index: 'gsi2',
-      pk: { field: INDEXES.gsi2.pk, composite: ['teamId'] },
-      sk: { field: INDEXES.gsi2.sk, composite: ['memberId'] },
-    },
-  },
-}, config);
+    config,
+  );
 
 /**
  * The cleanup job of a deleted team, written in the deletion's transaction. The table's stream
@@ -78,19 +87,22 @@ export const membership = (config?: EntityConfiguration) =>
  * partition, so "the team's partition is empty" means exactly that.
  */
 export const teamCleanup = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'teamCleanup', version: '1', service: 'roster' },
-  attributes: {
-    teamId: { type: 'number', required: true, readOnly: true, padding: idPadding, label: 'cleanupTeamId' },
-    slug: { type: 'string', required: true, readOnly: true },
-    deletedAt: { type: 'string', required: true, readOnly: true },
-    /** Runs that ended with work left (each one's update is the MODIFY that starts the next). */
-    runs: { type: 'number' },
-    /** Items deleted so far, over all runs. */
-    deleted: { type: 'number' },
-    updatedAt: { type: 'string' },
-  },
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: [] } },
-  },
-}, config);
+  new Entity(
+    {
+      model: { entity: 'teamCleanup', version: '1', service: 'roster' },
+      attributes: {
+        teamId: { type: 'number', required: true, readOnly: true, padding: idPadding, label: 'cleanupTeamId' },
+        slug: { type: 'string', required: true, readOnly: true },
+        deletedAt: { type: 'string', required: true, readOnly: true },
+        /** Runs that ended with work left (each one's update is the MODIFY that starts the next). */
+        runs: { type: 'number' },
+        /** Items deleted so far, over all runs. */
+        deleted: { type: 'number' },
+        updatedAt: { type: 'string' },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );

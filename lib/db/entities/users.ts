@@ -5,105 +5,120 @@ const idPadding = { length: 16, char: '0' } as const;
 
 /** A person who can sign in. Keyed by UUID: the access token's `sub`. */
 export const user = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'user', version: '1', service: 'roster' },
-  attributes: {
-    userUuid: { type: 'string', required: true, readOnly: true },
-    userId: { type: 'number', required: true, readOnly: true },
-    email: { type: 'string', required: true },
-    firstName: { type: 'string', required: true },
-    lastName: { type: 'string', required: true },
-    passwordHash: { type: 'string', required: true },
-    createdAt: { type: 'string', required: true, readOnly: true },
-    updatedAt: { type: 'string', required: true },
-    lastSignInAt: { type: 'string' },
-    /** When the address was confirmed (a mailed link, a reset, or sign-up from an invitation); absent until then. */
-    emailConfirmedAt: { type: 'string' },
-    /** An e-mail change waiting for its confirmation link (GoTrue's `new_email`). */
-    newEmail: { type: 'string' },
-    /**
-     * Bumped by a password reset, a password change and an e-mail change: a mailed link records the
-     * value it was issued under and works only while it is unchanged (absent counts as 0).
-     */
-    tokenEpoch: { type: 'number' },
-  },
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: [] } },
-  },
-}, config);
+  new Entity(
+    {
+      model: { entity: 'user', version: '1', service: 'roster' },
+      attributes: {
+        userUuid: { type: 'string', required: true, readOnly: true },
+        userId: { type: 'number', required: true, readOnly: true },
+        email: { type: 'string', required: true },
+        firstName: { type: 'string', required: true },
+        lastName: { type: 'string', required: true },
+        passwordHash: { type: 'string', required: true },
+        createdAt: { type: 'string', required: true, readOnly: true },
+        updatedAt: { type: 'string', required: true },
+        lastSignInAt: { type: 'string' },
+        /** When the address was confirmed (a mailed link, a reset, or sign-up from an invitation); absent until then. */
+        emailConfirmedAt: { type: 'string' },
+        /** An e-mail change waiting for its confirmation link (GoTrue's `new_email`). */
+        newEmail: { type: 'string' },
+        /**
+         * Bumped by a password reset, a password change and an e-mail change: a mailed link records the
+         * value it was issued under and works only while it is unchanged (absent counts as 0).
+         */
+        tokenEpoch: { type: 'number' },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );
 
 /** One item per e-mail address: unique e-mails, and the sign-in lookup from e-mail to user. */
 export const emailClaim = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'emailClaim', version: '1', service: 'roster' },
-  attributes: {
-    email: { type: 'string', required: true, readOnly: true },
-    userUuid: { type: 'string', required: true, readOnly: true },
-  },
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['email'] }, sk: { field: KEYS.sk, composite: [] } },
-  },
-}, config);
+  new Entity(
+    {
+      model: { entity: 'emailClaim', version: '1', service: 'roster' },
+      attributes: {
+        email: { type: 'string', required: true, readOnly: true },
+        userUuid: { type: 'string', required: true, readOnly: true },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['email'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );
 
 /** Claims an integer id of one kind (user, membership, invite) whose item is keyed by something else. */
 export const idClaim = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'idClaim', version: '1', service: 'roster' },
-  attributes: {
-    kind: { type: ['user', 'membership', 'invite'] as const, required: true, readOnly: true },
-    id: { type: 'number', required: true, readOnly: true, padding: idPadding },
-  },
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['kind', 'id'] }, sk: { field: KEYS.sk, composite: [] } },
-  },
-}, config);
+  new Entity(
+    {
+      model: { entity: 'idClaim', version: '1', service: 'roster' },
+      attributes: {
+        kind: { type: ['user', 'membership', 'invite'] as const, required: true, readOnly: true },
+        id: { type: 'number', required: true, readOnly: true, padding: idPadding },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['kind', 'id'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );
 
 /** A signed-in session: what a refresh token renews and sign-out ends. */
 export const session = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'session', version: '1', service: 'roster' },
-  attributes: {
-    sessionId: { type: 'string', required: true, readOnly: true },
-    userUuid: { type: 'string', required: true, readOnly: true },
-    createdAt: { type: 'string', required: true, readOnly: true },
-    lastUsedAt: { type: 'string', required: true },
-    /** Epoch seconds: the absolute end of the session. */
-    expiresAt: { type: 'number', required: true },
-    userAgent: { type: 'string' },
-    ip: { type: 'string' },
-    /** Refresh rotations of this session: GCRA theoretical arrival time, epoch ms (lib/refresh.ts). */
-    refreshTat: { type: 'number' },
-    ttl: { type: 'number', field: TTL_ATTRIBUTE },
-  },
-  // Under the user's partition: "every session of this user" is a strongly consistent Query, so
-  // a global sign-out or a password change misses none, however recent. Session ids are UUIDv7
-  // (time-ordered), so the partition reads oldest first.
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: ['sessionId'] } },
-  },
-}, config);
+  new Entity(
+    {
+      model: { entity: 'session', version: '1', service: 'roster' },
+      attributes: {
+        sessionId: { type: 'string', required: true, readOnly: true },
+        userUuid: { type: 'string', required: true, readOnly: true },
+        createdAt: { type: 'string', required: true, readOnly: true },
+        lastUsedAt: { type: 'string', required: true },
+        /** Epoch seconds: the absolute end of the session. */
+        expiresAt: { type: 'number', required: true },
+        userAgent: { type: 'string' },
+        ip: { type: 'string' },
+        /** Refresh rotations of this session: GCRA theoretical arrival time, epoch ms (lib/refresh.ts). */
+        refreshTat: { type: 'number' },
+        ttl: { type: 'number', field: TTL_ATTRIBUTE },
+      },
+      // Under the user's partition: "every session of this user" is a strongly consistent Query, so
+      // a global sign-out or a password change misses none, however recent. Session ids are UUIDv7
+      // (time-ordered), so the partition reads oldest first.
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: ['sessionId'] } },
+      },
+    },
+    config,
+  );
 
 /** A refresh token, stored only as the SHA-256 hex of its value (hex survives key lowercasing). */
 export const refreshToken = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'refreshToken', version: '1', service: 'roster' },
-  attributes: {
-    tokenHash: { type: 'string', required: true, readOnly: true },
-    sessionId: { type: 'string', required: true, readOnly: true },
-    userUuid: { type: 'string', required: true, readOnly: true },
-    status: { type: ['ACTIVE', 'ROTATED'] as const, required: true },
-    createdAt: { type: 'string', required: true, readOnly: true },
-    expiresAt: { type: 'number', required: true },
-    /** Epoch milliseconds of the rotation; with `childSeal`, what a retry in the grace window needs. */
-    rotatedAt: { type: 'number' },
-    /** The successor token, encrypted under a key derived from this token (which is never stored). */
-    childSeal: { type: 'string' },
-    ttl: { type: 'number', field: TTL_ATTRIBUTE },
-  },
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['tokenHash'] }, sk: { field: KEYS.sk, composite: [] } },
-  },
-}, config);
+  new Entity(
+    {
+      model: { entity: 'refreshToken', version: '1', service: 'roster' },
+      attributes: {
+        tokenHash: { type: 'string', required: true, readOnly: true },
+        sessionId: { type: 'string', required: true, readOnly: true },
+        userUuid: { type: 'string', required: true, readOnly: true },
+        status: { type: ['ACTIVE', 'ROTATED'] as const, required: true },
+        createdAt: { type: 'string', required: true, readOnly: true },
+        expiresAt: { type: 'number', required: true },
+        /** Epoch milliseconds of the rotation; with `childSeal`, what a retry in the grace window needs. */
+        rotatedAt: { type: 'number' },
+        /** The successor token, encrypted under a key derived from this token (which is never stored). */
+        childSeal: { type: 'string' },
+        ttl: { type: 'number', field: TTL_ATTRIBUTE },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['tokenHash'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );
 
 /** What a mailed link proves and what it may do (lib/account-tokens.ts). */
 export const TOKEN_PURPOSES = ['verification', 'recovery', 'email_change', 'invitation'] as const;
@@ -116,25 +131,28 @@ export type TokenPurpose = (typeof TOKEN_PURPOSES)[number];
  * a conditional delete in the transaction of the change it allows.
  */
 export const accountToken = (config?: EntityConfiguration) =>
-  new Entity({
-  model: { entity: 'accountToken', version: '1', service: 'roster' },
-  attributes: {
-    tokenHash: { type: 'string', required: true, readOnly: true },
-    purpose: { type: TOKEN_PURPOSES, required: true, readOnly: true },
-    /** The address the link was sent to, and the only one it can confirm. */
-    email: { type: 'string', required: true, readOnly: true },
-    /** The account it acts on; absent for an invitation (the address may have no account yet). */
-    userUuid: { type: 'string', readOnly: true },
-    /** The invitation whose e-mail carried it (purpose `invitation`). */
-    inviteUuid: { type: 'string', readOnly: true },
-    /** The user's `tokenEpoch` when it was made. */
-    epoch: { type: 'number', readOnly: true },
-    createdAt: { type: 'string', required: true, readOnly: true },
-    /** Epoch milliseconds after which it no longer works (TTL deletion comes later). */
-    expiresAt: { type: 'number', required: true, readOnly: true },
-    ttl: { type: 'number', field: TTL_ATTRIBUTE },
-  },
-  indexes: {
-    primary: { pk: { field: KEYS.pk, composite: ['tokenHash'] }, sk: { field: KEYS.sk, composite: [] } },
-  },
-}, config);
+  new Entity(
+    {
+      model: { entity: 'accountToken', version: '1', service: 'roster' },
+      attributes: {
+        tokenHash: { type: 'string', required: true, readOnly: true },
+        purpose: { type: TOKEN_PURPOSES, required: true, readOnly: true },
+        /** The address the link was sent to, and the only one it can confirm. */
+        email: { type: 'string', required: true, readOnly: true },
+        /** The account it acts on; absent for an invitation (the address may have no account yet). */
+        userUuid: { type: 'string', readOnly: true },
+        /** The invitation whose e-mail carried it (purpose `invitation`). */
+        inviteUuid: { type: 'string', readOnly: true },
+        /** The user's `tokenEpoch` when it was made. */
+        epoch: { type: 'number', readOnly: true },
+        createdAt: { type: 'string', required: true, readOnly: true },
+        /** Epoch milliseconds after which it no longer works (TTL deletion comes later). */
+        expiresAt: { type: 'number', required: true, readOnly: true },
+        ttl: { type: 'number', field: TTL_ATTRIBUTE },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['tokenHash'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );

@@ -14,7 +14,8 @@ export const membersResource = ({ api, call }: Caller) => {
     /** `memberId` is the member's `id` (the membership), not their `userId`. */
     async updateRole(slug: string, memberId: number, role: Role): Promise<Membership> {
       const path = { slug, memberId };
-      return (await call((headers) => api.PUT('/api/teams/{slug}/members/{memberId}', { headers, params: { path }, body: { role } }))).data.data;
+      return (await call((headers) => api.PUT('/api/teams/{slug}/members/{memberId}', { headers, params: { path }, body: { role } }))).data
+        .data;
     },
 
     /** Removes a member; a MEMBER may remove only themselves (leave). */

@@ -1,14 +1,7 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { type CryptoKey, type JWK, calculateJwkThumbprint, importJWK } from 'jose';
+import { generateKeyPairSync } from 'node:crypto';
+import { type JWK, calculateJwkThumbprint } from 'jose';
 import * as z from 'zod/mini';
-import { config } from '../config.ts';
-import { SIGNING_KEYS_ITEM } from '../db/entities/keys.ts';
-import { type Db, db as sharedDb } from '../db/service.ts';
-import { isConditionFailure } from '../db/transactions.ts';
-import { AppError } from '../errors.ts';
-import { log } from '../log.ts';
+import { config } from '../../config.ts';
 
 /**
  * The access-token signing keys (docs/keys.md). A keyset is a list of keys; signingKeyOf says
@@ -65,7 +58,7 @@ export const PUBLICATION_LEAD_MS = JWKS_MAX_AGE_SECONDS * 1000 + JWKS_CACHE_MS;
  */
 export const RETIREMENT_GRACE_MS = 10 * 60_000;
 
-const KID = /^[A-Za-z0-9_-]{1,64}$/;
+export const KID = /^[A-Za-z0-9_-]{1,64}$/;
 const ISO = z.string().check(z.refine((s) => !Number.isNaN(Date.parse(s)), { error: 'must be a timestamp' }));
 const PrivateKeyEntry = z.object({
   kid: z.string().check(z.regex(KID)),
@@ -98,8 +91,7 @@ export interface PublicKey {
 
 export const parseKeyset = (text: string): Keyset => KeysetSchema.parse(JSON.parse(text));
 
-// ---------------------------------------------------------------------------------------------
-// The key model, pure.
+// The key model, pure: the stores are table-store.ts (public) and file-store.ts (local private keys).
 
 export const newKey = async (alg: Algorithm, now: Date): Promise<PrivateKey> => {
   const pair = alg === 'EdDSA' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -170,7 +162,9 @@ export const signingKeyOf = (keyset: Keyset, published: readonly PublicKey[], no
  */
 export const publishedSignerOf = (published: readonly PublicKey[], now: Date): PublicKey | undefined =>
   chooseSigner(
-    published.filter((p) => ALGORITHMS.includes(p.alg)).map((p) => ({ key: p, createdAt: p.createdAt, publishedAt: publishedAtOf(p), retiredAt: p.retiredAt })),
+    published
+      .filter((p) => ALGORITHMS.includes(p.alg))
+      .map((p) => ({ key: p, createdAt: p.createdAt, publishedAt: publishedAtOf(p), retiredAt: p.retiredAt })),
     now,
   );
 
@@ -257,239 +251,3 @@ export const jwksOf = (keys: readonly PublicKey[], now: Date): { keys: JWK[] } =
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
     .map(publicJwk),
 });
-
-// ---------------------------------------------------------------------------------------------
-// Stores: the table item (public), the local file and the secret (private).
-
-/** The public keys item as read: its keys, and when it was written (what a conditional write expects to find). */
-export interface PublishedItem {
-  keys: PublicKey[];
-  updatedAt: string;
-}
-
-export const readPublishedItem = async (database: Db, consistent = false): Promise<PublishedItem | null> => {
-  const { data } = await database.entities.signingKeys.get(SIGNING_KEYS_ITEM).go({ consistent });
-  return data ? { keys: data.keys as PublicKey[], updatedAt: data.updatedAt } : null;
-};
-
-export const readPublishedKeys = async (database: Db, consistent = false): Promise<PublicKey[] | null> =>
-  (await readPublishedItem(database, consistent))?.keys ?? null;
-
-/** A conditional publishKeys found the item changed since the caller read it: nothing was written. */
-export class PublishedKeysChanged extends Error {
-  constructor() {
-    super('the public keys item changed since it was read (a rotation or a revocation wrote it): nothing was written');
-    this.name = 'PublishedKeysChanged';
-  }
-}
-
-/**
- * Writes the item as given (a whole replacement); a key without publishedAt is stamped `now`.
- * With `expected` (the item as the caller read it, null if there was none), only if the item is
- * still exactly that: a concurrent rotation or revocation is then never overwritten (it throws
- * PublishedKeysChanged, and the caller reads again).
- */
-export const publishKeys = async (database: Db, keys: readonly PublicKey[], now: Date, expected?: PublishedItem | null): Promise<void> => {
-  const stamped = keys.map((k) => ({ ...k, publishedAt: k.publishedAt ?? now.toISOString() }));
-  const put = database.entities.signingKeys.put({ ...SIGNING_KEYS_ITEM, keys: stamped, updatedAt: now.toISOString() });
-  if (expected === undefined) {
-    await put.go();
-    return;
-  }
-  try {
-    await put
-      .where(({ updatedAt, keys: current }, { eq, notExists }) =>
-        expected === null ? notExists(updatedAt) : `${eq(updatedAt, expected.updatedAt)} AND ${eq(current, expected.keys)}`,
-      )
-      .go();
-  } catch (error) {
-    if (isConditionFailure(error)) throw new PublishedKeysChanged();
-    throw error;
-  }
-};
-
-/** How often updatePublishedKeys reads again after a concurrent write, before it gives up. */
-const PUBLISH_TRIES = 3;
-
-/**
- * Replaces the item with `change(keys as read)`, only if nobody wrote it in between (a rotation
- * step and a revocation may race): on a concurrent write it reads again and re-applies `change`.
- */
-export const updatePublishedKeys = async (
-  database: Db,
-  now: Date,
-  change: (published: PublicKey[]) => PublicKey[] | Promise<PublicKey[]>,
-): Promise<void> => {
-  for (let tries = 1; ; tries++) {
-    const item = await readPublishedItem(database, true);
-    try {
-      await publishKeys(database, await change(item?.keys ?? []), now, item);
-      return;
-    } catch (error) {
-      if (!(error instanceof PublishedKeysChanged) || tries === PUBLISH_TRIES) throw error;
-    }
-  }
-};
-
-const KEYSET_FILE = 'signing-keys.json';
-
-export const readKeysetFile = async (dir: string): Promise<Keyset | null> => {
-  try {
-    return parseKeyset(await readFile(join(dir, KEYSET_FILE), 'utf8'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-};
-
-/** Writes the keyset beside the file, 0600, then moves it in (replacing) or links it in (only if absent). */
-const placeKeysetFile = async (dir: string, keyset: Keyset, how: 'replace' | 'create'): Promise<boolean> => {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const file = join(dir, KEYSET_FILE);
-  const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(temp, `${JSON.stringify(keyset, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-  if (how === 'replace') {
-    await rename(temp, file);
-    return true;
-  }
-  try {
-    await link(temp, file);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false; // another process made it first
-    throw error;
-  } finally {
-    await unlink(temp);
-  }
-};
-
-/**
- * The local keyset: DATA_DIR/signing-keys.json, made with one key on first use, and its public keys
- * published (added to the item) before this process signs with any of them.
- */
-export const localKeyset = async (database: Db, dir: string, now: Date): Promise<Keyset> => {
-  let keyset = await readKeysetFile(dir);
-  if (!keyset) {
-    await placeKeysetFile(dir, { keys: [await newKey(ALGORITHMS[0] ?? 'EdDSA', now)] }, 'create');
-    keyset = (await readKeysetFile(dir)) as Keyset;
-  }
-  const published = (await readPublishedKeys(database, true)) ?? [];
-  const missing = publicKeysOf(keyset).filter((k) => !published.some((p) => p.kid === k.kid && p.x === k.x));
-  if (missing.length > 0) {
-    // Added, not replaced: a racing process's key stays published until the next rotation.
-    await publishKeys(database, [...published.filter((p) => !missing.some((m) => m.kid === p.kid)), ...missing], now);
-  }
-  return keyset;
-};
-
-/**
- * `npm run keys:rotate`, one step: rotateKeyset (with the retirements the item records, so a
- * revoked key leaves the file too), the public keys published first (the new key, and the old ones
- * retired at now + RETIREMENT_GRACE_MS), then the file replaced. The item is written only if
- * nothing else wrote it since it was read (else PublishedKeysChanged, nothing replaced). Signers
- * take the new key once it has been published PUBLICATION_LEAD_MS (signingKeyOf).
- */
-export const rotateLocalKeys = async (database: Db, dir: string, now: Date): Promise<Keyset> => {
-  const keyset = await localKeyset(database, dir, now);
-  const item = await readPublishedItem(database, true);
-  const published = item?.keys ?? [];
-  const next = await rotateKeyset(withPublishedRetirements(keyset, published), now);
-  await publishKeys(database, mergePublished(publicKeysOf(next), published), now, item);
-  await placeKeysetFile(dir, next, 'replace');
-  forgetCachedKeys(); // this process knows at once; others within CACHE_MAX_AGE_MS
-  return next;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Per-process caches.
-
-/** Every cache of this process, so forgetCachedKeys reaches the signing key's too (signing.ts). */
-const caches = new Set<{ forget: () => void }>();
-
-/** One value per process, reloaded when older than the age asked for; a failed load is not kept. */
-export class KeyCache<T> {
-  private entry: { value: Promise<T>; at: number } | undefined;
-  private readonly load: () => Promise<T>;
-  private readonly clock: () => number;
-
-  constructor(load: () => Promise<T>, clock: () => number = Date.now) {
-    this.load = load;
-    this.clock = clock;
-    caches.add(this);
-  }
-
-  get(maxAgeMs = CACHE_MAX_AGE_MS): Promise<T> {
-    const now = this.clock();
-    if (!this.entry || now - this.entry.at >= maxAgeMs) {
-      const entry = { value: this.load(), at: now };
-      entry.value.catch(() => {
-        if (this.entry === entry) this.entry = undefined;
-      });
-      this.entry = entry;
-    }
-    return this.entry.value;
-  }
-
-  forget(): void {
-    this.entry = undefined;
-  }
-}
-
-/** Local mode: DynamoDB Local and no secret. Deployed, a missing key is an outage, never made up. */
-export const isLocal = (): boolean => !config.signingKeySecretArn && Boolean(config.dynamodbEndpoint);
-
-export const unavailable = (error: unknown): never => {
-  log.error('signing keys unavailable', error);
-  throw new AppError('unavailable', undefined, { headers: { 'Retry-After': '5' } });
-};
-
-interface Verifiers {
-  keys: PublicKey[];
-  imported: Map<string, Promise<CryptoKey>>;
-}
-
-const verifiers = new KeyCache<Verifiers>(async () => {
-  let keys = await readPublishedKeys(sharedDb());
-  if (!keys && isLocal()) {
-    await localKeyset(sharedDb(), config.dataDir, new Date());
-    keys = await readPublishedKeys(sharedDb(), true);
-  }
-  if (!keys) throw new Error('no public signing keys are published');
-  return { keys, imported: new Map() };
-});
-
-const findKey = (set: Verifiers, kid: string, alg: string, now: Date): PublicKey | undefined =>
-  set.keys.find((k) => k.kid === kid && k.alg === alg && ALGORITHMS.includes(k.alg) && stillVerifies(k, now));
-
-/**
- * The public key of ours named `kid`, for `alg`, if verifiers accept it now; undefined otherwise.
- * An unknown kid reloads the published keys once (at most every RELOAD_MIN_INTERVAL_MS): it may
- * be a key published since this process loaded them.
- */
-export const verificationKey = async (kid: unknown, alg: unknown, now = new Date()): Promise<CryptoKey | undefined> => {
-  if (typeof kid !== 'string' || !KID.test(kid) || typeof alg !== 'string') return undefined;
-  let set = await verifiers.get().catch(unavailable);
-  let found = findKey(set, kid, alg, now);
-  if (!found && !set.keys.some((k) => k.kid === kid)) {
-    set = await verifiers.get(RELOAD_MIN_INTERVAL_MS).catch(unavailable);
-    found = findKey(set, kid, alg, now);
-  }
-  if (!found) return undefined;
-  const id = `${found.kid}.${found.x}`;
-  let imported = set.imported.get(id);
-  if (!imported) {
-    const { kty, crv, x, y } = found;
-    imported = importJWK({ kty, crv, x, ...(y ? { y } : {}) }, found.alg) as Promise<CryptoKey>;
-    set.imported.set(id, imported);
-  }
-  return imported;
-};
-
-/** The JWK Set other verifiers fetch: the published item, at most JWKS_CACHE_MS old. */
-export const publishedJwks = async (now = new Date()): Promise<{ keys: JWK[] }> =>
-  jwksOf((await verifiers.get(JWKS_CACHE_MS).catch(unavailable)).keys, now);
-
-/** Drops this process's cached keys (after a rotation made here, and in tests). */
-export const forgetCachedKeys = (): void => {
-  for (const cache of caches) cache.forget();
-};
