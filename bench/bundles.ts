@@ -51,7 +51,7 @@ export const bundle = async (name: string, entry: string, root: string, files: r
   const file = join(dir, 'index.mjs');
   const { metafile } = await build({ ...ESBUILD, entryPoints: [entry], outfile: file, metafile: true, logLevel: 'warning' });
   // CDK runs these from the project directory, with inputDir the project's path (what is copied).
-  for (const command of afterBundling(PROJECT_DIR, dir, files)) await run(command, { cwd: PROJECT_DIR });
+  for (const command of afterBundling(PROJECT_DIR, dir, files, true)) await run(command, { cwd: PROJECT_DIR });
   const code = readFileSync(file);
   return { name, dir, file, bytes: code.length, gzipBytes: gzipSync(code).length, packages: byPackage(metafile) };
 };

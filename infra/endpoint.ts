@@ -33,11 +33,16 @@ export const REQUIRE_BANNER = "import { createRequire } from 'node:module'; cons
  * - Lambda's credentials are always in environment variables, so the SDK's default chain (SSO, INI
  *   files, STS, instance metadata: a third of every bundle) is swapped for the environment source;
  * - ElectroDB's model check, whose models are constants checked by every test run (ElectroDB uses
- *   `jsonschema` for nothing else: test/unit/entities.test.ts fails on an upgrade that does).
+ *   `jsonschema` for nothing else: test/unit/entities.test.ts fails on an upgrade that does);
+ * - the DynamoDB client packages, for the subset of their commands used (infra/sdk-subsets/): a
+ *   `require` of lib-dynamodb by ElectroDB otherwise keeps and initialises all of both at import
+ *   (some 50 KiB, 10-20 ms of each import).
  */
 export const ALIASES = {
   '@aws-sdk/credential-provider-node': fileURLToPath(new URL('../lib/aws/lambda-credentials.ts', import.meta.url)),
   jsonschema: fileURLToPath(new URL('../lib/db/models-checked-in-tests.ts', import.meta.url)),
+  '@aws-sdk/lib-dynamodb': fileURLToPath(new URL('./sdk-subsets/lib-dynamodb.mjs', import.meta.url)),
+  '@aws-sdk/client-dynamodb': fileURLToPath(new URL('./sdk-subsets/client-dynamodb.mjs', import.meta.url)),
 };
 
 /** How every function is built, in esbuild's own terms, so a benchmark can build the same bundle. */
@@ -72,9 +77,9 @@ export const BUNDLING = {
 
 /**
  * Where Lambda unpacks a function's code, and the variables that make Node read the compile cache
- * shipped there (infra/compile-cache.ts) instead of compiling the bundle on every cold start. A
- * variable and not an entry module that enables the cache: Node enables it before the runtime
- * imports the handler, and the handler stays `index.handler` beside its source map.
+ * shipped there (infra/compile-cache.ts, `-c compileCache=true`) instead of compiling the bundle on
+ * every cold start. A variable and not an entry module that enables the cache: Node enables it
+ * before the runtime imports the handler, and the handler stays `index.handler` beside its source map.
  */
 export const TASK_ROOT = '/var/task';
 export const compileCacheEnv = (taskRoot: string = TASK_ROOT): Record<string, string> => ({
@@ -86,19 +91,19 @@ const COMPILE_CACHE_SCRIPT = fileURLToPath(new URL('./compile-cache.ts', import.
 
 /**
  * What runs in esbuild's output directory (the function's code) once the bundle is there: the
- * route's files copied beside it, then its compile cache written, by the Node that runs this
- * (the cache only serves the Node version, architecture and user it was made with:
+ * route's files copied beside it, then, with `compileCache`, its compile cache written by the Node
+ * that runs this (the cache only serves the Node version, architecture and user it was made with:
  * infra/compile-cache.ts). bench/bundles.ts runs the same commands.
  */
-export const afterBundling = (inputDir: string, outputDir: string, files: readonly string[] = []): string[] => [
+export const afterBundling = (inputDir: string, outputDir: string, files: readonly string[], compileCache: boolean): string[] => [
   ...files.map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
-  `"${process.execPath}" "${COMPILE_CACHE_SCRIPT}" "${outputDir}"`,
+  ...(compileCache ? [`"${process.execPath}" "${COMPILE_CACHE_SCRIPT}" "${outputDir}"`] : []),
 ];
 
-const commandHooks = (files: readonly string[]): ICommandHooks => ({
+const commandHooks = (files: readonly string[], compileCache: boolean): ICommandHooks => ({
   beforeBundling: () => [],
   beforeInstall: () => [],
-  afterBundling: (inputDir, outputDir) => afterBundling(inputDir, outputDir, files),
+  afterBundling: (inputDir, outputDir) => afterBundling(inputDir, outputDir, files, compileCache),
 });
 
 export const LOG_RETENTION = RetentionDays.ONE_MONTH;
@@ -138,6 +143,8 @@ export interface EndpointProps {
   readonly timeoutSeconds?: number;
   /** Lambda active tracing (`-c tracing=true`): Lambda records a segment per invocation; no X-Ray SDK in the bundle. */
   readonly tracing?: boolean;
+  /** Ship the bundle's V8 compile cache and point Node at it (`-c compileCache=true`; docs/operations.md). */
+  readonly compileCache?: boolean;
 }
 
 /**
@@ -156,7 +163,7 @@ export class Endpoint extends NodejsFunction {
   constructor(
     scope: Construct,
     id: string,
-    { name, environment = {}, reservedConcurrency, files = [], timeoutSeconds, tracing = false }: EndpointProps,
+    { name, environment = {}, reservedConcurrency, files = [], timeoutSeconds, tracing = false, compileCache = false }: EndpointProps,
   ) {
     // Made before super() because the function takes them as props; they sit beside it in scope.
     const logGroup = new LogGroup(scope, `${id}Logs`, { retention: LOG_RETENTION });
@@ -172,14 +179,14 @@ export class Endpoint extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: FUNCTION_DEFAULTS.memoryMb,
       timeout: Duration.seconds(timeoutSeconds ?? FUNCTION_DEFAULTS.timeoutSeconds),
-      bundling: { ...BUNDLING, commandHooks: commandHooks(files) },
+      bundling: { ...BUNDLING, commandHooks: commandHooks(files, compileCache) },
       loggingFormat: LoggingFormat.JSON,
       applicationLogLevelV2: ApplicationLogLevel.INFO,
       systemLogLevelV2: SystemLogLevel.WARN,
       logGroup,
       ...(tracing ? { tracing: Tracing.ACTIVE } : {}),
       role,
-      environment: { ...environment, ...compileCacheEnv() },
+      environment: { ...environment, ...(compileCache ? compileCacheEnv() : {}) },
       ...(reservedConcurrency ? { reservedConcurrentExecutions: reservedConcurrency } : {}),
     });
     logGroup.grantWrite(role);

@@ -41,6 +41,12 @@ export interface DeployOptions {
   gradualDeploy: boolean;
   /** Lambda active tracing (X-Ray) on every function. */
   tracing: boolean;
+  /**
+   * Ship each bundle's V8 compile cache (infra/compile-cache.ts). Off by default: it only serves a
+   * runtime with the synth machine's Node version, architecture and uid, and its bytes differ per
+   * checkout, so each deploy from a fresh clone updates every function (docs/operations.md).
+   */
+  compileCache: boolean;
   /** Subscribed to the alarm topic by e-mail; none: the topic has no subscriber until one is added. */
   alarmEmail: string | undefined;
   mail: MailOptions;
@@ -63,6 +69,7 @@ export const DEFAULT_OPTIONS: DeployOptions = {
   reservedConcurrency: false,
   gradualDeploy: false,
   tracing: false,
+  compileCache: false,
   alarmEmail: undefined,
   mail: { transport: 'log', publicUrl: undefined },
   table: undefined,
@@ -198,6 +205,7 @@ export const deployOptions = (node: Node): DeployOptions => ({
   reservedConcurrency: flag('reservedConcurrency', node.tryGetContext('reservedConcurrency'), DEFAULT_OPTIONS.reservedConcurrency),
   gradualDeploy: flag('gradualDeploy', node.tryGetContext('gradualDeploy'), DEFAULT_OPTIONS.gradualDeploy),
   tracing: flag('tracing', node.tryGetContext('tracing'), DEFAULT_OPTIONS.tracing),
+  compileCache: flag('compileCache', node.tryGetContext('compileCache'), DEFAULT_OPTIONS.compileCache),
   alarmEmail: alarmEmail(node.tryGetContext('alarmEmail')),
   mail: mailOptions(node),
   table: restoredTable(node),

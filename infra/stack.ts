@@ -288,7 +288,14 @@ export class RosterStack extends Stack {
     files: readonly string[] = [],
   ): Alias {
     const id = idOf(name);
-    const fn = new Endpoint(this, id, { name, environment, reservedConcurrency, files, tracing: this.options.tracing });
+    const fn = new Endpoint(this, id, {
+      name,
+      environment,
+      reservedConcurrency,
+      files,
+      tracing: this.options.tracing,
+      compileCache: this.options.compileCache,
+    });
     this.endpoints.set(name, fn);
     const alias = new Alias(this, `${id}Live`, { aliasName: LIVE_ALIAS, version: fn.currentVersion });
     this.aliases.set(name, alias);
@@ -327,7 +334,13 @@ export class RosterStack extends Stack {
     timeoutSeconds?: number,
     reserveMs?: number,
   ): Endpoint {
-    const fn = new Endpoint(this, idOf(name), { name, environment, timeoutSeconds, tracing: this.options.tracing });
+    const fn = new Endpoint(this, idOf(name), {
+      name,
+      environment,
+      timeoutSeconds,
+      tracing: this.options.tracing,
+      compileCache: this.options.compileCache,
+    });
     this.background.set(name, fn);
     const timeout = fn.timeout ?? Duration.seconds(FUNCTION_DEFAULTS.timeoutSeconds);
     // A run with work left stops `reserveMs` before its timeout: that long is its normal duration.

@@ -1,4 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { config } from '../config.ts';
@@ -62,6 +62,26 @@ const countForRequest = (client: DynamoDBDocumentClient): void => {
 };
 
 /**
+ * Settings the SDK would otherwise look up on a cold start's first request, each in the environment
+ * and then in the shared config files (~/.aws/config and credentials), given the values it finds on
+ * Lambda, where neither sets them: its defaults. The first call skips those lookups and, with an
+ * endpoint, reads no file at all (test/unit/db-client.test.ts). Without one, the SDK still looks
+ * for a configured endpoint URL, which the deployed-mode tests set (AWS_ENDPOINT_URL).
+ */
+const SETTINGS = {
+  retryMode: 'standard',
+  useFipsEndpoint: false,
+  useDualstackEndpoint: false,
+  accountIdEndpointMode: 'preferred',
+  authSchemePreference: [],
+  disableClockSkewCorrection: false,
+  userAgentAppId: () => Promise.resolve(undefined),
+  // Not `endpointDiscoveryEnabled: false`: any value there counts as the caller's choice, which the
+  // SDK refuses alongside a custom endpoint (DynamoDB Local's); unset, no command discovers one.
+  endpointDiscoveryEnabledProvider: () => Promise.resolve(undefined),
+} as const satisfies DynamoDBClientConfig;
+
+/**
  * One client per process, made at module scope so warm invocations reuse its connections.
  * Timeouts bound every call (by default 1 s to connect, 2 s per attempt, 3 attempts) well inside
  * the function timeout, so a hung database becomes a 503 rather than a gateway timeout.
@@ -69,6 +89,7 @@ const countForRequest = (client: DynamoDBDocumentClient): void => {
 export const createDocumentClient = (endpoint = config.dynamodbEndpoint): DynamoDBDocumentClient => {
   const client = DynamoDBDocumentClient.from(
     new DynamoDBClient({
+      ...SETTINGS,
       region: config.region,
       maxAttempts: 3,
       requestHandler: new NodeHttpHandler({

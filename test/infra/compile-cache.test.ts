@@ -17,8 +17,15 @@ import { synth } from './template.ts';
 const PROJECT_DIR = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('compile cache', () => {
-  it('is read by every function from its task root, in portable mode', () => {
+  it('is off by default: no function is told to read one', () => {
     const built = synth();
+    for (const name of [...built.stack.endpoints.keys(), ...built.stack.background.keys()]) {
+      expect(Object.keys(built.allVariables(name)), name).not.toContain('NODE_COMPILE_CACHE');
+    }
+  });
+
+  it('with -c compileCache=true, is read by every function from its task root, in portable mode', () => {
+    const built = synth({ compileCache: 'true' });
     const names = [...built.stack.endpoints.keys(), ...built.stack.background.keys()];
     expect(names.length).toBeGreaterThan(40);
     for (const name of names) {
@@ -40,7 +47,7 @@ describe('compile cache', () => {
     mkdirSync(code);
     const entry = join(PROJECT_DIR, 'functions/teams-get.ts');
     await build({ ...ESBUILD, entryPoints: [entry], outfile: join(code, 'index.mjs'), logLevel: 'silent' });
-    for (const command of afterBundling(PROJECT_DIR, code)) execSync(command, { cwd: PROJECT_DIR, stdio: 'pipe' });
+    for (const command of afterBundling(PROJECT_DIR, code, [], true)) execSync(command, { cwd: PROJECT_DIR, stdio: 'pipe' });
 
     // One directory per Node version, architecture, V8 flags and user, holding the bundle's entry.
     const cache = join(code, COMPILE_CACHE_DIR);
