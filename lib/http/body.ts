@@ -75,9 +75,9 @@ export const parseJsonObject = async (request: Request<Event>): Promise<Record<s
   } catch (error) {
     // Its refusals are 422 HttpErrors (@middy/util createError); anything else is a bug: a 500.
     if (!(error instanceof Error && 'statusCode' in error)) throw error;
-    // It refuses `__proto__` and `constructor.prototype` keys, which CONTRACT.md ignores like any
-    // unknown field (SECURITY-TESTS D6): JSON.parse makes them plain own properties, never a
-    // prototype, and zod's output drops them.
+    // It refuses `__proto__` and `constructor.prototype` keys, which the contract ignores like any
+    // unknown field (test/api/isolation.test.ts, D6): JSON.parse makes them plain own properties,
+    // never a prototype, and zod's output drops them.
     if (error.message === FORBIDDEN_KEY) value = JSON.parse(text);
     // Its other refusal, "Invalid or malformed JSON was provided", is the contract's 400.
     else throw new AppError('invalid_json');
