@@ -9,7 +9,7 @@ import { ESBUILD, afterBundling } from '../infra/endpoint.ts';
 
 export interface Bundle {
   name: string;
-  /** The function's code as deployed: the bundle, its source map, the route's shipped files and the compile cache (Lambda's task root). */
+  /** The function's code as deployed: the bundle, its source map, the route's shipped files, and the compile cache that `-c compileCache=true` ships (COLD_CACHE picks whether a run reads it). */
   dir: string;
   /** The .mjs file. */
   file: string;

@@ -22,11 +22,14 @@ const RUNS = Number(process.env.COLD_RUNS ?? 15);
 /** COLD_ONLY=teams-get,invites-create: only these functions (and the floor), for a quick look. */
 const ONLY = process.env.COLD_ONLY?.split(',').filter(Boolean);
 /**
- * COLD_CACHE: `on` (as deployed: Node reads the compile cache shipped with each bundle), `off` (Node
- * compiles the bundle), or `both`: each function twice, the second as `<name> (no cache)`, the two
- * interleaved in every round so that both see the same moments of a busy machine.
+ * COLD_CACHE: `off` (as deployed by default: Node compiles the bundle), `on` (as with
+ * `-c compileCache=true`: Node reads the compile cache shipped with each bundle), or `both`: each
+ * function twice, the second as `<name> (no cache)`, the two interleaved in every round so that
+ * both see the same moments of a busy machine.
  */
-const CACHE = (process.env.COLD_CACHE ?? 'on') as 'on' | 'off' | 'both';
+const CACHE_MODES = ['off', 'on', 'both'] as const;
+const CACHE = (process.env.COLD_CACHE ?? 'off') as (typeof CACHE_MODES)[number];
+if (!CACHE_MODES.includes(CACHE)) throw new Error(`COLD_CACHE must be one of ${CACHE_MODES.join(', ')}`);
 /** Cold runs of a function per round, each with an event of its own (a write cannot be repeated). */
 const PER_ROUND = CACHE === 'both' ? 2 : 1;
 const EVENTS = RUNS * PER_ROUND;

@@ -1,6 +1,6 @@
 /**
  * Writes V8's code cache for one bundled function into its code directory (infra/endpoint.ts runs
- * this after esbuild, on the deployed bundle, and bench/bundles.ts on the benchmarked one):
+ * this after esbuild with `-c compileCache=true`, and bench/bundles.ts on every benchmarked bundle):
  *   node infra/compile-cache.ts <function code dir>
  * Node then reads it instead of compiling the bundle (NODE_COMPILE_CACHE: compileCacheEnv in endpoint.ts):
  * portable mode keys the cache by the bundle's path relative to the cache, so it still matches once

@@ -18,16 +18,16 @@ import { Page, type PageRequest } from './pagination.ts';
 import { canInviteAs, canManageInvites } from './rules.ts';
 import type { InviteInput } from './schemas.ts';
 import { actorStillHolds, memberOf, pageThenMember, teamIdOf } from './teams.ts';
-import { addDays, epochSeconds, isoMillis } from './time.ts';
+import { addDays, expirySeconds, isoMillis } from './time.ts';
 import { type InviteItem, type InviteView, type TeamItem, type UserItem, inviteView } from './views.ts';
 
 const NOT_FOUND = 'No pending invite with that id in this team.';
 
 /** Ended invites stay readable for a while (so a second accept gets 409, not 404), then TTL removes them. */
-const endedTtl = (now: Date): number => epochSeconds(addDays(now, config.endedInviteRetentionDays));
+const endedTtl = (now: Date): number => expirySeconds(addDays(now, config.endedInviteRetentionDays));
 
 /** Pending invites are removed by TTL a retention period after they expire. */
-const pendingTtl = (expiresAt: Date): number => epochSeconds(addDays(expiresAt, config.endedInviteRetentionDays));
+const pendingTtl = (expiresAt: Date): number => expirySeconds(addDays(expiresAt, config.endedInviteRetentionDays));
 
 const isExpired = (i: InviteItem, now: Date): boolean => i.expiresAt <= isoMillis(now);
 

@@ -9,7 +9,7 @@ import type { Db } from './db/service.ts';
 import { commit, named, write } from './db/transactions.ts';
 import { AppError } from './errors.ts';
 import type { VerifyInput } from './schemas.ts';
-import { addDays, epochSeconds, isoMillis } from './time.ts';
+import { addDays, expirySeconds, isoMillis } from './time.ts';
 import { type UserItem, userView } from './views.ts';
 
 /** The e-mails about an account (docs/accounts.md), as opposed to those about an invite. */
@@ -28,7 +28,7 @@ export const accountMessage = (kind: AccountMailKind, to: { userUuid?: string; a
   status: 'PENDING' as const,
   createdAt: isoMillis(now),
   // Kept as long as invitation messages (lib/invites.ts), then TTL removes it.
-  ttl: epochSeconds(addDays(now, config.endedInviteRetentionDays)),
+  ttl: expirySeconds(addDays(now, config.endedInviteRetentionDays)),
 });
 
 /** The comparisons a where-callback's `op` offers that tokenEpochIs needs (ElectroDB's, for any entity). */

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2
 import type * as z from 'zod/mini';
 import { type Claims, type ClientInfo, claimsOf, verifyClaims } from '../auth/session-items.ts';
 import { tokenFromAuthorization } from '../auth/tokens.ts';
-import { serviceUnavailable } from '../errors.ts';
+import { AppError, serviceUnavailable } from '../errors.ts';
 import { noteRequest } from '../log.ts';
 import { measured } from '../metrics.ts';
 import { DEFAULT_LIMIT, Page } from '../pagination.ts';
@@ -72,7 +72,8 @@ const authenticate = (required: boolean): Stage => ({
   // a token that verifies: any other gets the 401 (or 503) a warm function gives.
   onError: async (request) => {
     const claims = request.context.roster.actor;
-    if (!claims) return;
+    // Failing to verify is itself the error: no second try (and key read) for the same answer.
+    if (!claims || (request.error instanceof AppError && ['unauthorized', 'unavailable'].includes(request.error.code))) return;
     try {
       await verifyClaims(claims);
     } catch (error) {
@@ -131,6 +132,9 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => P
       const checked = { body, query, params, client, now: new Date() };
       // TypeScript cannot follow a generic N through AuthOf<N>; `route.auth` is its value at run time.
       const result = await run((route.auth ? { ...checked, actor: context.roster.actor } : checked) as Call<N>);
+      // Nothing answers a token that has not verified: a no-op once readAsActor did (warm: at once),
+      // a backstop for a use case that never read the session.
+      if (context.roster.actor) await verifyClaims(context.roster.actor);
       if (result instanceof Page) {
         const limit = (query as { limit?: number } | undefined)?.limit ?? DEFAULT_LIMIT;
         const link = result.cursor ? { link: nextLink(event, limit, result.cursor) } : undefined;
