@@ -29,6 +29,11 @@ export default tseslint.config(
     },
   },
   {
+    // The bundles' one-line CommonJS shims of Node's builtins (infra/endpoint.ts BUILTINS).
+    files: ['infra/builtins/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', process: 'readonly' } },
+  },
+  {
     // The local server and scripts talk to a person on the terminal.
     files: ['infra/local.ts', 'scripts/**', 'bench/**'],
     rules: { 'no-console': 'off' },

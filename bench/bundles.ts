@@ -64,6 +64,32 @@ export const functionNames = (): string[] =>
     .filter((file) => file.endsWith('.ts'))
     .map((file) => file.slice(0, -'.ts'.length));
 
+/**
+ * The baseline (bench/baseline-handler.ts) bundled the plain way, as the anchors bundle theirs:
+ * esbuild's bundle, minified ESM for Node 24 with a `require` shim, ESM builds of dependencies
+ * first; none of the stack's aliases (SDK subsets, builtin shims), no source map.
+ */
+export const bundleBaseline = async (root: string): Promise<Bundle> => {
+  const dir = join(root, 'baseline');
+  mkdirSync(dir);
+  const file = join(dir, 'index.mjs');
+  const { metafile } = await build({
+    entryPoints: [join(PROJECT_DIR, 'bench', 'baseline-handler.ts')],
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'esm',
+    minify: true,
+    mainFields: ['module', 'main'],
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    outfile: file,
+    metafile: true,
+    logLevel: 'warning',
+  });
+  const code = readFileSync(file);
+  return { name: 'baseline', dir, file, bytes: code.length, gzipBytes: gzipSync(code).length, packages: byPackage(metafile) };
+};
+
 /** The floor: a handler that does nothing, bundled the same way. */
 export const bundleFloor = (root: string): Promise<Bundle> => {
   const entry = join(root, 'floor.ts');

@@ -10,7 +10,9 @@ import { chmodTree } from '../infra/compile-cache.ts';
 import { compileCacheEnv } from '../infra/endpoint.ts';
 import { db } from '../lib/db/service.ts';
 import { ROUTES, type Route } from '../lib/http/routes.ts';
-import { type Bundle, bundle, bundleFloor, functionEntry, functionNames } from './bundles.ts';
+import { SignJWT } from 'jose';
+import { BASELINE_SECRET, BASELINE_TEAM, baselineTeam } from './baseline-handler.ts';
+import { type Bundle, bundle, bundleBaseline, bundleFloor, functionEntry, functionNames } from './bundles.ts';
 import { marshal } from './bulk-write.ts';
 import type { PartContext } from './context.ts';
 import { toEvent } from './invoke.ts';
@@ -35,10 +37,12 @@ const PER_ROUND = CACHE === 'both' ? 2 : 1;
 const EVENTS = RUNS * PER_ROUND;
 /** None, as on the stack's functions: the source map ships but is not loaded (infra/endpoint.ts). */
 const NODE_OPTIONS = '';
+/** COLD_PROFILE=<dir>: each run also writes a V8 CPU profile there (`<function>.<round>.cpuprofile`), to see what a first call pays. */
+const PROFILE_DIR = process.env.COLD_PROFILE;
 const RUNNER = fileURLToPath(new URL('./cold-runner.mjs', import.meta.url));
 const run = promisify(execFile);
 
-type Kind = 'read' | 'write' | 'import only' | 'floor';
+type Kind = 'read' | 'write' | 'import only' | 'floor' | 'baseline';
 
 export interface ColdRow {
   name: string;
@@ -60,6 +64,8 @@ export interface ColdResult {
   nodeOptions: string;
   /** Whether the runs read the compile cache shipped with each bundle (`both`: rows with and without). */
   compileCache: typeof CACHE;
+  /** The baseline's import + first call, p50, from the same rounds: what each function's ratio is to. */
+  baselineMs: number | null;
   rows: ColdRow[];
 }
 
@@ -102,6 +108,19 @@ const mailerEvents = async (ctx: PartContext, inviteUuids: string[]): Promise<Dy
   })) as DynamoDBStreamEvent[];
 };
 
+/** The baseline's team in the table and its events: a GET of that team with a valid HS256 token. */
+const baselineTarget = async (ctx: PartContext): Promise<Target> => {
+  await ctx.writer.write([(baselineTeam.put(BASELINE_TEAM).params() as { Item: Record<string, unknown> }).Item]);
+  const token = await new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject('bench')
+    .setIssuedAt()
+    .setExpirationTime('2h')
+    .sign(new TextEncoder().encode(BASELINE_SECRET));
+  const { event } = toEvent({ method: 'GET', path: `/api/teams/${BASELINE_TEAM.slug}`, token });
+  return { name: 'baseline', kind: 'baseline', events: Array.from({ length: EVENTS }, () => event), expected: '200' };
+};
+
 /** Every function in functions/ with the events of its cold runs: realistic, successful calls. */
 const targets = async (ctx: PartContext): Promise<Target[]> => {
   // The large team: 8 members for role changes, RUNS to remove, and some to spare.
@@ -142,13 +161,32 @@ interface Sample {
 const runEnv = (taskRoot: string, cache: boolean): NodeJS.ProcessEnv => {
   const cacheVariables = compileCacheEnv(taskRoot);
   const inherited = Object.entries(process.env).filter(([name]) => !(name in cacheVariables));
-  // LAMBDA_TASK_ROOT: where a function finds the files shipped beside it (lib/shipped.ts).
-  return { ...Object.fromEntries(inherited), NODE_OPTIONS, LAMBDA_TASK_ROOT: taskRoot, ...(cache ? cacheVariables : {}) };
+  // LAMBDA_TASK_ROOT: where a function finds the files shipped beside it (lib/shipped.ts). The
+  // region and credentials as Lambda sets them, which the baseline's SDK client reads.
+  return {
+    ...Object.fromEntries(inherited),
+    NODE_OPTIONS,
+    LAMBDA_TASK_ROOT: taskRoot,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'bench',
+    AWS_SECRET_ACCESS_KEY: 'bench',
+    AWS_SESSION_TOKEN: 'bench',
+    ...(cache ? cacheVariables : {}),
+  };
 };
 
 /** `taskRoot`: a read-only copy of the bundle's directory, as Lambda's /var/task is. */
-const coldStart = async (target: Target, taskRoot: string, eventFile: string | undefined): Promise<Sample> => {
-  const { stdout, stderr } = await run(process.execPath, [RUNNER, join(taskRoot, 'index.mjs'), ...(eventFile ? [eventFile] : [])], {
+const coldStart = async (target: Target, taskRoot: string, eventFile: string | undefined, round: number): Promise<Sample> => {
+  const profile = PROFILE_DIR
+    ? [
+        '--cpu-prof',
+        '--cpu-prof-interval=100',
+        `--cpu-prof-dir=${PROFILE_DIR}`,
+        `--cpu-prof-name=${target.name.replace(/\W+/g, '-')}.${round}.cpuprofile`,
+      ]
+    : [];
+  const args = [...profile, RUNNER, join(taskRoot, 'index.mjs'), ...(eventFile ? [eventFile] : [])];
+  const { stdout, stderr } = await run(process.execPath, args, {
     env: runEnv(taskRoot, target.cache ?? false),
     maxBuffer: 16 * 1024 * 1024,
   });
@@ -160,13 +198,14 @@ const coldStart = async (target: Target, taskRoot: string, eventFile: string | u
   return sample;
 };
 
-const measure = async (ctx: PartContext, list: Target[], dir: string): Promise<ColdResult> => {
-  ctx.progress(`cold start: bundling ${list.length} functions and the floor`);
+const measure = async (ctx: PartContext, list: Target[], baseline: Target, dir: string): Promise<ColdResult> => {
+  ctx.progress(`cold start: bundling ${list.length} functions, the baseline and the floor`);
   const shipped = (name: string) => (ROUTES as readonly Route[]).find((r) => r.name === name)?.files ?? [];
   const bundles = await Promise.all(list.map((t) => bundle(t.name, functionEntry(t.name), dir, shipped(t.name))));
   const floor = await bundleFloor(dir);
   // The floor gets an API event too, which it ignores: measured the same way as the others.
   const built: (Target & { bundle: Bundle })[] = [
+    { ...baseline, bundle: await bundleBaseline(dir) },
     ...list.map((t, i) => ({ ...t, bundle: bundles[i] as Bundle })),
     {
       name: 'floor',
@@ -177,10 +216,16 @@ const measure = async (ctx: PartContext, list: Target[], dir: string): Promise<C
     },
   ];
   // `variant`: which of a round's events the run takes.
-  const all = built.flatMap((t) => [
-    ...(CACHE === 'off' ? [] : [{ ...t, cache: true, variant: 0 }]),
-    ...(CACHE === 'on' ? [] : [{ ...t, cache: false, variant: PER_ROUND - 1, name: CACHE === 'both' ? `${t.name} (no cache)` : t.name }]),
-  ]);
+  // The baseline ships no compile cache: it runs once a round, without.
+  const all = built.flatMap((t) => {
+    const plain = t.kind === 'baseline';
+    return [
+      ...(CACHE === 'off' || plain ? [] : [{ ...t, cache: true, variant: 0 }]),
+      ...(CACHE === 'on' && !plain
+        ? []
+        : [{ ...t, cache: false, variant: PER_ROUND - 1, name: CACHE === 'both' && !plain ? `${t.name} (no cache)` : t.name }]),
+    ];
+  });
   // Each function's code copied read-only, as Lambda's task root is: Node must read the cache there
   // without writing (root may write anyway: Node then adds the runner's own entry, compiled before the timed import).
   const roots = new Map(built.map((t) => [t.bundle.dir, join(dir, 'task-roots', t.bundle.name)]));
@@ -200,7 +245,7 @@ const measure = async (ctx: PartContext, list: Target[], dir: string): Promise<C
         eventFile = join(dir, `${t.name}.${r}.json`);
         writeFileSync(eventFile, JSON.stringify(t.events[r * PER_ROUND + t.variant]));
       }
-      samples.get(t.name)?.push(await coldStart(t, roots.get(t.bundle.dir) as string, eventFile));
+      samples.get(t.name)?.push(await coldStart(t, roots.get(t.bundle.dir) as string, eventFile, r));
     }
   }
 
@@ -222,15 +267,17 @@ const measure = async (ctx: PartContext, list: Target[], dir: string): Promise<C
       expected: t.expected,
     };
   });
-  return { runs: RUNS, nodeOptions: NODE_OPTIONS, compileCache: CACHE, rows };
+  const baselineMs = rows.find((r) => r.kind === 'baseline')?.totalMs?.p50 ?? null;
+  return { runs: RUNS, nodeOptions: NODE_OPTIONS, compileCache: CACHE, baselineMs, rows };
 };
 
 export const runColdStart = async (ctx: PartContext): Promise<ColdResult> => {
   ctx.progress('cold start: seeding and preparing events');
   const list = await targets(ctx);
+  const baseline = await baselineTarget(ctx);
   const dir = mkdtempSync(join(tmpdir(), 'roster-bench-cold-'));
   try {
-    return await measure(ctx, list, dir);
+    return await measure(ctx, list, baseline, dir);
   } finally {
     // The read-only copies first made writable again: without it a user other than root could not remove them.
     chmodTree(dir, 0o755, 0o644);

@@ -7,11 +7,14 @@ import type { NatPhase, NatResult } from './nat.ts';
 import type { Results } from './parts.ts';
 import type { ScaleResult, ScaleRow } from './scale.ts';
 
-/** The targets of issue 6. */
+/**
+ * The targets of issues 6 and 13. Cold starts as a ratio to the baseline's (import + first call,
+ * p50, same rounds: bench/baseline-handler.ts), which holds on a machine busy or idle.
+ */
 export const TARGETS = {
   readRequests: 2,
-  coldReadMs: 80,
-  coldWriteMs: 100,
+  coldReadRatio: 0.65,
+  coldWriteRatio: 0.8,
   bundleKiB: 450,
   warmExcludingDynamoDbMs: 2,
   scaleLatencyRatio: 1.5,
@@ -45,27 +48,36 @@ const statuses = (seen: Record<string, number>, expected?: string): string =>
     .map(([status, n]) => (expected === undefined || status === expected ? `${status} ×${n}` : `**${status} ×${n}**`))
     .join(', ');
 
-const coldTarget = (row: ColdRow): string => {
-  if (row.kind === 'floor' || row.kind === 'import only' || !row.totalMs) return '—';
-  const limit = row.kind === 'read' ? TARGETS.coldReadMs : TARGETS.coldWriteMs;
-  return `${verdict(row.totalMs.p50 <= limit)} (≤${limit})`;
+/** Functions that hash on purpose (passwords: sign-up, sign-in, reset, deletion) or only run in the background: no cold target. */
+const NO_COLD_TARGET: ReadonlySet<string> = new Set(['auth-signup', 'auth-signin', 'auth-reset', 'auth-user-delete', 'mailer']);
+
+const ratioOf = (row: ColdRow, baselineMs: number | null): number | null =>
+  row.totalMs && baselineMs && row.kind !== 'baseline' ? row.totalMs.p50 / baselineMs : null;
+
+const coldTarget = (row: ColdRow, baselineMs: number | null): string => {
+  const ratio = ratioOf(row, baselineMs);
+  if ((row.kind !== 'read' && row.kind !== 'write') || ratio === null) return '—';
+  if (NO_COLD_TARGET.has(row.name.replace(/ \(no cache\)$/, ''))) return 'none (hashes on purpose or runs in the background)';
+  const limit = row.kind === 'read' ? TARGETS.coldReadRatio : TARGETS.coldWriteRatio;
+  return `${verdict(ratio <= limit)} (≤${limit}×)`;
 };
 
 const coldSection = (cold: ColdResult): string => {
   const rows = cold.rows.map((r) => [
-    r.name === 'floor' ? '_floor: empty handler_' : r.name,
+    r.name === 'floor' ? '_floor: empty handler_' : r.name === 'baseline' ? '_baseline: naive GET team, one GetItem_' : r.name,
     r.kind,
     kib(r.bytes),
     kib(r.gzipBytes),
     `${ms(r.importMs.p50)} / ${ms(r.importMs.p90)}`,
     r.invokeMs ? `${ms(r.invokeMs.p50)} / ${ms(r.invokeMs.p90)}` : 'not invoked',
     r.totalMs ? `${ms(r.totalMs.p50)} / ${ms(r.totalMs.p90)}` : '—',
+    ratioOf(r, cold.baselineMs)?.toFixed(2) ?? '—',
     statuses(r.statuses, r.expected),
     r.packages[0] ? `${r.packages[0].name} ${kib(r.packages[0].bytes)}` : '',
-    verdict(r.bytes <= TARGETS.bundleKiB * 1024),
-    coldTarget(r),
+    r.kind === 'baseline' ? '—' : verdict(r.bytes <= TARGETS.bundleKiB * 1024),
+    coldTarget(r, cold.baselineMs),
   ]);
-  const biggest = cold.rows.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  const biggest = cold.rows.filter((r) => r.kind !== 'baseline').reduce((a, b) => (b.bytes > a.bytes ? b : a));
   const top = biggest.packages.slice(0, 10).map((p) => [p.name, kib(p.bytes), `${((100 * p.bytes) / biggest.bytes).toFixed(1)}%`]);
   return [
     '## 1. Cold start',
@@ -75,6 +87,8 @@ const coldSection = (cold: ColdResult): string => {
       `then ${cold.runs} fresh Node processes each (${cold.nodeOptions ? `NODE_OPTIONS=${cold.nodeOptions}` : 'no NODE_OPTIONS: the source map ships but is not loaded'}, as deployed), round-robin over the functions: ` +
       'time to `await import()` the bundle, then its first invocation against DynamoDB Local (a realistic call; the answers are listed). ' +
       'The mailer delivers one new outbox message with the log transport; the key rotation is imported only (its steps need Secrets Manager). ' +
+      'The baseline (bench/baseline-handler.ts: Middy, its JSON body parser, an HS256 token checked with jose, zod, one ElectroDB GetItem; ' +
+      "bundled the plain way, without the stack's aliases) runs in the same rounds; each function's import + first call p50 is given as a ratio to its. " +
       'Read = GET. Times in ms, p50 / p90; sizes in KiB.',
     '',
     table(
@@ -86,10 +100,11 @@ const coldSection = (cold: ColdResult): string => {
         'import',
         'first call',
         'import + first call',
+        '× baseline',
         'answers',
         'largest package',
         `≤${TARGETS.bundleKiB} KiB`,
-        'cold p50 target',
+        'cold p50 target (× baseline)',
       ],
       rows,
     ),

@@ -26,7 +26,47 @@ import { acknowledge } from './nag-acknowledgements.ts';
  * Checked here: the SDK's CommonJS build does that without this banner and without `mainFields`
  * below; with either, it works. Both stay, so a CommonJS-only dependency cannot break a function.
  */
-export const REQUIRE_BANNER = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+export const REQUIRE_BANNER = "const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);";
+
+/**
+ * The Node builtins the bundles use, each reached through `process.getBuiltinModule` (infra/builtins/)
+ * instead of an ESM `import`: for an imported builtin Node builds a module facade by reading every
+ * export, and some exports are lazy getters that load more of Node (node:http's load undici, some
+ * 50 ms; node:process's and node:fs's 10 ms more). The builtins' own objects are used as they are.
+ * test/unit/bundles.test.ts fails when a bundle still imports one.
+ */
+export const BUILTINS = [
+  'async_hooks',
+  'child_process',
+  'crypto',
+  'dns',
+  'events',
+  'fs',
+  'fs/promises',
+  'http',
+  'https',
+  'net',
+  'os',
+  'path',
+  'process',
+  'stream',
+  'timers',
+  'timers/promises',
+  'tls',
+  'url',
+  'util',
+  'zlib',
+] as const;
+
+const builtinShims = Object.fromEntries(
+  BUILTINS.flatMap((name) => {
+    const shim = fileURLToPath(new URL(`./builtins/${name.replace('/', '-')}.cjs`, import.meta.url));
+    return [
+      [`node:${name}`, shim],
+      [name, shim],
+    ];
+  }),
+);
 
 /**
  * Modules replaced in the bundles only (tests and local runs use the real ones):
@@ -36,9 +76,11 @@ export const REQUIRE_BANNER = "import { createRequire } from 'node:module'; cons
  *   `jsonschema` for nothing else: test/unit/entities.test.ts fails on an upgrade that does);
  * - the DynamoDB client packages, for the subset of their commands used (infra/sdk-subsets/): a
  *   `require` of lib-dynamodb by ElectroDB otherwise keeps and initialises all of both at import
- *   (some 50 KiB, 10-20 ms of each import).
+ *   (some 50 KiB, 10-20 ms of each import);
+ * - Node's builtins, for shims that skip the ESM facade (BUILTINS above).
  */
 export const ALIASES = {
+  ...builtinShims,
   '@aws-sdk/credential-provider-node': fileURLToPath(new URL('../lib/aws/lambda-credentials.ts', import.meta.url)),
   jsonschema: fileURLToPath(new URL('../lib/db/models-checked-in-tests.ts', import.meta.url)),
   '@aws-sdk/lib-dynamodb': fileURLToPath(new URL('./sdk-subsets/lib-dynamodb.mjs', import.meta.url)),

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '../sha256.ts';
 
 /**
  * Opaque tokens (refresh tokens, the tokens of mailed links): 256 random bits, URL-safe. Only the
@@ -7,4 +8,4 @@ import { createHash, randomBytes } from 'node:crypto';
  */
 export const newOpaqueToken = (): string => randomBytes(32).toString('base64url');
 
-export const hashOpaqueToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+export const hashOpaqueToken = sha256Hex;

@@ -3,7 +3,8 @@ import { isConditionFailure } from '../db/transactions.ts';
 import { rateLimited } from '../errors.ts';
 import { log } from '../log.ts';
 import { epochSeconds } from '../time.ts';
-import { accountSubject, hashed } from './account-key.ts';
+import { sha256Hex } from '../sha256.ts';
+import { accountSubject } from './account-key.ts';
 import { type LimitState, MAX_TRIES, WRITE, forgottenAt, stateOnConditionFailure } from './limit-state.ts';
 import { clientNetwork } from './source-network.ts';
 
@@ -31,7 +32,7 @@ export interface BackoffSettings {
 }
 
 /** The key of one account's attempts from one network (see `clientNetwork`). */
-export const accountNetworkSubject = (email: string, ip: string): string => hashed(`${accountSubject(email)} ${clientNetwork(ip)}`);
+export const accountNetworkSubject = (email: string, ip: string): string => sha256Hex(`${accountSubject(email)} ${clientNetwork(ip)}`);
 
 /** Seconds a network waits after its `fails`-th consecutive failure on an account (0 before the back-off starts). */
 export const backoffSeconds = (fails: number, s: BackoffSettings): number =>

@@ -1,7 +1,7 @@
 import { isIPv6 } from 'node:net';
 import { config } from '../config.ts';
 import type { Db } from '../db/service.ts';
-import { hashed } from './account-key.ts';
+import { sha256Hex } from '../sha256.ts';
 import { type BucketSettings, type BucketToken, takeToken } from './token-bucket.ts';
 
 /**
@@ -43,7 +43,7 @@ export const clientNetwork = (ip: string): string => {
     .join(':')}::/64`;
 };
 
-export const ipSubject = (ip: string): string => hashed(clientNetwork(ip));
+export const ipSubject = (ip: string): string => sha256Hex(clientNetwork(ip));
 
 /**
  * Reserves a token of the caller's sign-in bucket: call it first, before the account limits.

@@ -1,11 +1,12 @@
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ESBUILD } from '../../infra/endpoint.ts';
+import { BUILTINS, ESBUILD } from '../../infra/endpoint.ts';
 import {
   ACCESS_LOG_FIELDS,
   CLEANUP_RETRY_ATTEMPTS,
@@ -788,5 +789,23 @@ describe('bundle', () => {
     // The handler's own log lines come first (lib/log.ts writes to stdout); the answer is the last line.
     expect(JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '')).toMatchObject({ statusCode: 503 });
     expect(existsSync(join(dir, 'signing-keys.json')), 'a deployed verifier made up a key').toBe(false);
+  });
+
+  // Node builds an ESM facade for an imported builtin by reading all its exports, which loads more
+  // of Node (node:http's getters load undici): the bundles reach builtins through infra/builtins/.
+  it.each(['teams-get', 'mailer'])('%s imports no Node builtin as an ES module', async (name) => {
+    const entry = fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url));
+    const outfile = join(dir, `${name}.mjs`);
+    const result = await build({ ...ESBUILD, entryPoints: [entry], outfile, write: false, logLevel: 'silent' });
+    const code = result.outputFiles.find((file) => file.path === outfile)?.text ?? '';
+    const imported = [...code.matchAll(/\b(?:from|import)\s*["']([^"']+)["']/g)].map((match) => match[1] ?? '');
+    expect(code.length).toBeGreaterThan(100_000);
+    expect(imported.filter((specifier) => isBuiltin(specifier))).toEqual([]);
+    expect(code).toContain('process.getBuiltinModule("node:http")');
+  });
+
+  it('has a shim for each builtin it lists, and no other', () => {
+    const shims = readdirSync(fileURLToPath(new URL('../../infra/builtins/', import.meta.url))).sort();
+    expect(shims).toEqual(BUILTINS.map((name) => `${name.replace('/', '-')}.cjs`).sort());
   });
 });

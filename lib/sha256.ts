@@ -1,0 +1,4 @@
+import { createHash } from 'node:crypto';
+
+/** The SHA-256 of a text, hex: what the table keeps of secrets and of limit subjects (hex survives ElectroDB's key lowercasing). */
+export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
