@@ -61,6 +61,9 @@ const countForRequest = (client: DynamoDBDocumentClient): void => {
   );
 };
 
+/** The SDK's logger middleware, by the name it is added under (`loggerMiddlewareOptions`). */
+export const LOGGER_MIDDLEWARE = 'loggerMiddleware';
+
 /**
  * Settings the SDK would otherwise look up on a cold start's first request, each in the environment
  * and then in the shared config files (~/.aws/config and credentials), given the values it finds on
@@ -102,5 +105,9 @@ export const createDocumentClient = (endpoint = config.dynamodbEndpoint): Dynamo
     { marshallOptions: { removeUndefinedValues: true } },
   );
   countForRequest(client);
+  // Roster gives the SDK no logger, yet its logger middleware builds a redacted copy of every input
+  // and output (a walk of each by its schema) to hand to the no-op default: CPU on every request,
+  // and on a cold start a first walk of each command's shapes.
+  client.middlewareStack.remove(LOGGER_MIDDLEWARE);
   return client;
 };

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ESBUILD } from '../../infra/endpoint.ts';
+import { LOGGER_MIDDLEWARE, createDocumentClient } from '../../lib/db/client.ts';
 
 const clientModule = fileURLToPath(new URL('../../lib/db/client.ts', import.meta.url));
 
@@ -36,6 +38,15 @@ const script = `
 `;
 
 describe('DynamoDB client settings', () => {
+  it("drops the SDK's logger middleware, which redacts every input and output for a logger Roster never gives it", () => {
+    const plain = new DynamoDBClient({ region: 'us-east-1' });
+    // Named as the SDK names it: a rename there fails here instead of silently keeping the cost.
+    expect(plain.middlewareStack.identify()).toContainEqual(expect.stringMatching(new RegExp(`^${LOGGER_MIDDLEWARE} `)));
+    const ours = createDocumentClient('http://127.0.0.1:9');
+    expect(ours.middlewareStack.identify().filter((name) => name.startsWith(LOGGER_MIDDLEWARE))).toEqual([]);
+    expect(ours.middlewareStack.identify()).toContainEqual(expect.stringMatching(/^countForRequest /));
+  });
+
   it('the first request reads no shared config or credentials file', () => {
     const home = mkdtempSync(join(tmpdir(), 'roster-home-'));
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
