@@ -29,6 +29,21 @@ export default tseslint.config(
     },
   },
   {
+    // An Actor is a caller whose session was found live: only lib/auth/session-items.ts, which
+    // reads it, may make one. A cast anywhere else would skip that check and still compile.
+    files: ['lib/**/*.ts', 'functions/**/*.ts', 'infra/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'test/**/*.ts'],
+    ignores: ['lib/auth/session-items.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "TSAsExpression[typeAnnotation.typeName.name='Actor'], TSTypeAssertion[typeAnnotation.typeName.name='Actor']",
+          message: 'Only readAsActor and signOutAs (lib/auth/session-items.ts) make an Actor.',
+        },
+      ],
+    },
+  },
+  {
     // The bundles' one-line CommonJS shims of Node's builtins (infra/endpoint.ts BUILTINS).
     files: ['infra/builtins/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', process: 'readonly' } },

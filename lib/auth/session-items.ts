@@ -7,6 +7,7 @@ import type { Db } from '../db/service.ts';
 import { isConditionFailure } from '../db/transactions.ts';
 import { AppError } from '../errors.ts';
 import { log } from '../log.ts';
+import { epochSeconds } from '../time.ts';
 import type { Identity } from './actor.ts';
 import type { PublicKey } from './keys/model.ts';
 import { adoptPublishedKeys, keysInMemory, publishedKeysRead } from './keys/verification.ts';
@@ -143,7 +144,7 @@ export const signOutAs = async (db: Db, claims: Claims): Promise<Actor> => {
   try {
     await db.entities.session
       .remove({ userUuid: identity.userUuid, sessionId: identity.sessionId })
-      .where((a, op) => op.gt(a.expiresAt, Math.floor(Date.now() / 1000)))
+      .where((a, op) => op.gt(a.expiresAt, epochSeconds(Date.now())))
       .go();
   } catch (error) {
     if (isConditionFailure(error)) throw new AppError('unauthorized');
