@@ -21,7 +21,7 @@ import { type Summary, summarize } from './stats.ts';
 
 /** Fresh processes per function: each one a cold start (COLD_RUNS=3 for a quick look; the report's figures are of 15). */
 const RUNS = Number(process.env.COLD_RUNS ?? 15);
-/** COLD_ONLY=teams-get,invites-create: only these functions (and the floor), for a quick look. */
+/** COLD_ONLY=teams-get,invites-create: only these functions (and the baseline and the floor), for a quick look. */
 const ONLY = process.env.COLD_ONLY?.split(',').filter(Boolean);
 /**
  * COLD_CACHE: `off` (as deployed by default: Node compiles the bundle), `on` (as with
@@ -37,7 +37,7 @@ const PER_ROUND = CACHE === 'both' ? 2 : 1;
 const EVENTS = RUNS * PER_ROUND;
 /** None, as on the stack's functions: the source map ships but is not loaded (infra/endpoint.ts). */
 const NODE_OPTIONS = '';
-/** COLD_PROFILE=<dir>: each run also writes a V8 CPU profile there (`<function>.<round>.cpuprofile`), to see what a first call pays. */
+/** COLD_PROFILE=<dir>: each run also writes a V8 CPU profile there (`<function>.<round>.cpuprofile`), to see what a first call pays; its times then include the profiler's cost. */
 const PROFILE_DIR = process.env.COLD_PROFILE;
 const RUNNER = fileURLToPath(new URL('./cold-runner.mjs', import.meta.url));
 const run = promisify(execFile);

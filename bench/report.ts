@@ -88,7 +88,8 @@ const coldSection = (cold: ColdResult): string => {
       'time to `await import()` the bundle, then its first invocation against DynamoDB Local (a realistic call; the answers are listed). ' +
       'The mailer delivers one new outbox message with the log transport; the key rotation is imported only (its steps need Secrets Manager). ' +
       'The baseline (bench/baseline-handler.ts: Middy, its JSON body parser, an HS256 token checked with jose, zod, one ElectroDB GetItem; ' +
-      "bundled the plain way, without the stack's aliases) runs in the same rounds; each function's import + first call p50 is given as a ratio to its. " +
+      "bundled the plain way, without the stack's aliases) runs in the same rounds; each function's import + first call p50 is given as a ratio to its" +
+      (cold.compileCache === 'off' ? '. ' : ', which runs without a compile cache in every mode. ') +
       'Read = GET. Times in ms, p50 / p90; sizes in KiB.',
     '',
     table(

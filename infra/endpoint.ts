@@ -21,10 +21,10 @@ import { COMPILE_CACHE_DIR } from './compile-cache.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
 
 /**
- * An ESM bundle has no `require`: a CommonJS dependency that requires a Node builtin then throws
- * "Dynamic require of node:https is not supported" on first use (middy docs/best-practices/bundling).
- * Checked here: the SDK's CommonJS build does that without this banner and without `mainFields`
- * below; with either, it works. Both stay, so a CommonJS-only dependency cannot break a function.
+ * An ESM bundle has no `require`: a CommonJS dependency that requires a module esbuild leaves
+ * outside the bundle would throw "Dynamic require of … is not supported" on first use (middy
+ * docs/best-practices/bundling). Node's builtins come through BUILTINS below instead; the banner
+ * stays for anything else left outside (the SDK's optional `require` of its CRT signer, in a try).
  */
 export const REQUIRE_BANNER = "const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);";
 
@@ -33,13 +33,17 @@ export const REQUIRE_BANNER = "const require = process.getBuiltinModule('node:mo
  * instead of an ESM `import`: for an imported builtin Node builds a module facade by reading every
  * export, and some exports are lazy getters that load more of Node (node:http's load undici, some
  * 50 ms; node:process's and node:fs's 10 ms more). The builtins' own objects are used as they are.
- * test/unit/bundles.test.ts fails when a bundle still imports one.
+ * esbuild's alias of a name also takes its sub-paths (`stream` would turn `stream/promises` into
+ * `…/stream.cjs/promises`), so each sub-path of a listed builtin has a shim of its own. The
+ * 'bundle' tests of test/infra/stack.test.ts fail when a function's bundle still imports a builtin,
+ * or a sub-path lacks its shim.
  */
 export const BUILTINS = [
   'async_hooks',
   'child_process',
   'crypto',
   'dns',
+  'dns/promises',
   'events',
   'fs',
   'fs/promises',
@@ -48,13 +52,19 @@ export const BUILTINS = [
   'net',
   'os',
   'path',
+  'path/posix',
+  'path/win32',
   'process',
   'stream',
+  'stream/consumers',
+  'stream/promises',
+  'stream/web',
   'timers',
   'timers/promises',
   'tls',
   'url',
   'util',
+  'util/types',
   'zlib',
 ] as const;
 
