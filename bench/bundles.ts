@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { type Metafile, build } from 'esbuild';
+import { type BuildOptions, type Metafile, build } from 'esbuild';
 import { ESBUILD, afterBundling } from '../infra/endpoint.ts';
 
 export interface Bundle {
   name: string;
-  /** The function's code as deployed: the bundle, its source map, the route's shipped files, and the compile cache that `-c compileCache=true` ships (COLD_CACHE picks whether a run reads it). */
+  /** The function's code as deployed: the bundle, its source map, the route's shipped files, and (for COLD_CACHE=on or both) the compile cache that `-c compileCache=true` ships. */
   dir: string;
   /** The .mjs file. */
   file: string;
@@ -41,19 +41,32 @@ const byPackage = (metafile: Metafile): Bundle['packages'] => {
   return [...totals].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes);
 };
 
-/**
- * Bundles one entry exactly as the CDK stack does (infra/endpoint.ts ESBUILD, then its
- * afterBundling commands: a route's `files` and the compile cache) into a directory of its own under `root`.
- */
-export const bundle = async (name: string, entry: string, root: string, files: readonly string[] = []): Promise<Bundle> => {
+/** esbuild's output for one entry, written to `<root>/<name>/index.mjs`, with its sizes and packages. */
+const buildInto = async (name: string, root: string, options: BuildOptions): Promise<Bundle> => {
   const dir = join(root, name);
   mkdirSync(dir);
   const file = join(dir, 'index.mjs');
-  const { metafile } = await build({ ...ESBUILD, entryPoints: [entry], outfile: file, metafile: true, logLevel: 'warning' });
-  // CDK runs these from the project directory, with inputDir the project's path (what is copied).
-  for (const command of afterBundling(PROJECT_DIR, dir, files, true)) await run(command, { cwd: PROJECT_DIR });
+  const { metafile } = await build({ ...options, outfile: file, metafile: true, logLevel: 'warning' });
   const code = readFileSync(file);
   return { name, dir, file, bytes: code.length, gzipBytes: gzipSync(code).length, packages: byPackage(metafile) };
+};
+
+/**
+ * Bundles one entry exactly as the CDK stack does (infra/endpoint.ts ESBUILD, then its
+ * afterBundling commands: a route's `files` and, when asked, the compile cache) into a directory of
+ * its own under `root`.
+ */
+export const bundle = async (
+  name: string,
+  entry: string,
+  root: string,
+  files: readonly string[],
+  compileCache: boolean,
+): Promise<Bundle> => {
+  const built = await buildInto(name, root, { ...ESBUILD, entryPoints: [entry] });
+  // CDK runs these from the project directory, with inputDir the project's path (what is copied).
+  for (const command of afterBundling(PROJECT_DIR, built.dir, files, compileCache)) await run(command, { cwd: PROJECT_DIR });
+  return built;
 };
 
 export const functionEntry = (name: string): string => join(FUNCTIONS_DIR, `${name}.ts`);
@@ -69,11 +82,8 @@ export const functionNames = (): string[] =>
  * esbuild's bundle, minified ESM for Node 24 with a `require` shim, ESM builds of dependencies
  * first; none of the stack's aliases (SDK subsets, builtin shims), no source map.
  */
-export const bundleBaseline = async (root: string): Promise<Bundle> => {
-  const dir = join(root, 'baseline');
-  mkdirSync(dir);
-  const file = join(dir, 'index.mjs');
-  const { metafile } = await build({
+export const bundleBaseline = (root: string): Promise<Bundle> =>
+  buildInto('baseline', root, {
     entryPoints: [join(PROJECT_DIR, 'bench', 'baseline-handler.ts')],
     bundle: true,
     platform: 'node',
@@ -82,17 +92,11 @@ export const bundleBaseline = async (root: string): Promise<Bundle> => {
     minify: true,
     mainFields: ['module', 'main'],
     banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
-    outfile: file,
-    metafile: true,
-    logLevel: 'warning',
   });
-  const code = readFileSync(file);
-  return { name: 'baseline', dir, file, bytes: code.length, gzipBytes: gzipSync(code).length, packages: byPackage(metafile) };
-};
 
 /** The floor: a handler that does nothing, bundled the same way. */
-export const bundleFloor = (root: string): Promise<Bundle> => {
+export const bundleFloor = (root: string, compileCache: boolean): Promise<Bundle> => {
   const entry = join(root, 'floor.ts');
   writeFileSync(entry, 'export const handler = async () => ({ statusCode: 200 });\n');
-  return bundle('floor', entry, root);
+  return bundle('floor', entry, root, [], compileCache);
 };

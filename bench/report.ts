@@ -48,16 +48,13 @@ const statuses = (seen: Record<string, number>, expected?: string): string =>
     .map(([status, n]) => (expected === undefined || status === expected ? `${status} ×${n}` : `**${status} ×${n}**`))
     .join(', ');
 
-/** Functions that hash on purpose (passwords: sign-up, sign-in, reset, deletion) or only run in the background: no cold target. */
-const NO_COLD_TARGET: ReadonlySet<string> = new Set(['auth-signup', 'auth-signin', 'auth-reset', 'auth-user-delete', 'mailer']);
-
 const ratioOf = (row: ColdRow, baselineMs: number | null): number | null =>
   row.totalMs && baselineMs && row.kind !== 'baseline' ? row.totalMs.p50 / baselineMs : null;
 
 const coldTarget = (row: ColdRow, baselineMs: number | null): string => {
   const ratio = ratioOf(row, baselineMs);
   if ((row.kind !== 'read' && row.kind !== 'write') || ratio === null) return '—';
-  if (NO_COLD_TARGET.has(row.name.replace(/ \(no cache\)$/, ''))) return 'none (hashes on purpose or runs in the background)';
+  if (row.hashes) return 'none (hashes a password on purpose)';
   const limit = row.kind === 'read' ? TARGETS.coldReadRatio : TARGETS.coldWriteRatio;
   return `${verdict(ratio <= limit)} (≤${limit}×)`;
 };
