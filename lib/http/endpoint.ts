@@ -4,20 +4,24 @@ import type * as z from 'zod/mini';
 import { type Claims, type ClientInfo, claimsOf, verifyClaims } from '../auth/session-items.ts';
 import { tokenFromAuthorization } from '../auth/tokens.ts';
 import { AppError, serviceUnavailable } from '../errors.ts';
+import type { HeldKey } from '../idempotency.ts';
 import { noteRequest } from '../log.ts';
 import { measured } from '../metrics.ts';
 import { DEFAULT_LIMIT, Page } from '../pagination.ts';
 import { parseJsonObject, requireBodySize, requireJsonType } from './body.ts';
 import { errorResponse, jsonResponse, requestIdOf } from './errors.ts';
+import { idempotency, stillRunning } from './idempotency.ts';
 import { type PathParams, pathParams } from './params.ts';
 import { type BodyOf, type QueryOf, requestOf } from './requests.ts';
-import { type ROUTES, type RouteName, routeNamed } from './routes.ts';
+import { type ROUTES, type RouteName, isIdempotent, routeNamed } from './routes.ts';
 import { validate } from './validation.ts';
 
 interface State {
   /** The access token's claims: a use case reads the session with them to learn its Actor (readAsActor). */
   actor?: Claims;
   json?: Record<string, unknown>;
+  /** The `Idempotency-Key` claim this request holds (idempotency.ts). */
+  held?: HeldKey;
 }
 type RosterContext = Context & { roster: State };
 
@@ -91,10 +95,10 @@ const parseBody = (hasBody: boolean): Stage => ({
 });
 
 /**
- * The Middy chain of every function: body checks, authentication, validation with the route's
- * zod schemas (requests.ts), the use
- * case, then `{ data }` (plus `Link` for pages). Errors of any step become the contract's
- * envelope in one place. A function about to time out answers 503 instead of a gateway 5xx.
+ * The Middy chain of every function: body checks, authentication, the `Idempotency-Key` claim
+ * (authenticated POSTs), validation with the route's zod schemas (requests.ts), the use case,
+ * then `{ data }` (plus `Link` for pages). Errors of any step become the contract's envelope in
+ * one place. A function about to time out answers 503 instead of a gateway 5xx.
  * Each request writes one log line with its metrics (lib/metrics.ts `measured`).
  */
 export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => Promise<unknown>) => {
@@ -105,7 +109,7 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => P
   const chain = middy<Event, Result, Error, RosterContext>({
     timeoutEarlyInMillis: 500,
     timeoutEarlyResponse: () => {
-      throw serviceUnavailable(1, 'The request took too long; try again.');
+      throw stillRunning(serviceUnavailable(1, 'The request took too long; try again.'));
     },
   })
     .before(({ context }) => {
@@ -114,6 +118,7 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => P
     .use(guardBody(route.body))
     .use(authenticate(route.auth))
     .use(parseBody(route.body))
+    .use(isIdempotent(route) ? [idempotency(route)] : [])
     // `.onError(fn)`, not `.use({ onError })`: an inline object's `request` is `any`, which would
     // make the handler's event and context `any` too.
     .onError((request) => {

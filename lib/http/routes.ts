@@ -41,7 +41,8 @@ const SWAGGER_UI = ['node_modules/swagger-ui-dist/swagger-ui-bundle.js', 'node_m
 
 /**
  * Every authenticated function reads its caller's session (BatchGetItem, folded into its first
- * read) and the public signing keys (GetItem, cached).
+ * read) and the public signing keys (GetItem, cached). An authenticated POST also claims, settles
+ * and frees `Idempotency-Key` records (PutItem, UpdateItem, DeleteItem: lib/idempotency.ts).
  */
 const AUTH = ['GetItem', 'BatchGetItem'] as const;
 
@@ -90,7 +91,7 @@ export const ROUTES = [
     auth: true,
     body: false,
     status: 200,
-    actions: ['GetItem', 'DeleteItem', 'Query', 'BatchWriteItem'],
+    actions: [...AUTH, 'DeleteItem', 'Query', 'BatchWriteItem', 'PutItem', 'UpdateItem'],
     indexes: [],
   },
   { name: 'auth-user', method: 'GET', path: '/api/auth/user', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
@@ -132,7 +133,7 @@ export const ROUTES = [
     auth: true,
     body: false,
     status: 200,
-    actions: [...AUTH, 'UpdateItem', 'PutItem'],
+    actions: [...AUTH, 'UpdateItem', 'PutItem', 'DeleteItem'],
     indexes: [],
   },
   {
@@ -210,7 +211,7 @@ export const ROUTES = [
     auth: true,
     body: true,
     status: 201,
-    actions: [...AUTH, 'PutItem'],
+    actions: [...AUTH, 'PutItem', 'UpdateItem', 'DeleteItem'],
     indexes: [],
   },
   { name: 'teams-get', method: 'GET', path: '/api/teams/{slug}', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
@@ -272,7 +273,7 @@ export const ROUTES = [
     auth: true,
     body: true,
     status: 201,
-    actions: [...AUTH, 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+    actions: [...AUTH, 'PutItem', 'UpdateItem', 'ConditionCheckItem', 'DeleteItem'],
     indexes: [],
   },
   {
@@ -303,7 +304,7 @@ export const ROUTES = [
     auth: true,
     body: false,
     status: 200,
-    actions: [...AUTH, 'Query', 'UpdateItem', 'PutItem', 'ConditionCheckItem'],
+    actions: [...AUTH, 'Query', 'UpdateItem', 'PutItem', 'ConditionCheckItem', 'DeleteItem'],
     indexes: ['gsi1'],
   },
   {
@@ -381,6 +382,9 @@ export const FUNCTION_DEFAULTS = { timeoutSeconds: 10, memoryMb: 1024 } as const
 
 /** The function API Gateway's default route calls: 404, or 405 with `Allow`, in our envelope. */
 export const FALLBACK = 'fallback';
+
+/** The routes that honour `Idempotency-Key`: the POSTs with a token (docs/idempotency.md says why not the others). */
+export const isIdempotent = (route: Pick<Route, 'method' | 'auth'>): boolean => route.method === 'POST' && route.auth;
 
 export const routeNamed = (name: RouteName): Route => ROUTES.find((r) => r.name === name) as Route;
 

@@ -1,7 +1,8 @@
 import * as z from 'zod/mini';
 import { type ErrorCode, MESSAGES, STATUS } from '../errors.ts';
 import { requestOf } from '../http/requests.ts';
-import { ROUTES, type Route, type RouteName } from '../http/routes.ts';
+import { ROUTES, type Route, type RouteName, isIdempotent } from '../http/routes.ts';
+import { keepsAnswer } from '../idempotency.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../pagination.ts';
 import { Email, SLUG_PATTERN } from '../schemas.ts';
 import {
@@ -169,6 +170,11 @@ const HEADERS: Record<string, Json> = {
   'WWW-Authenticate': header('`Token realm="roster"`', true),
   'Retry-After': header('Seconds to wait before trying again.', true, { type: 'integer', minimum: 1 }),
   Link: header('`<absolute URL of the next page>; rel="next"`, only when another item exists.', false),
+  'Idempotent-Replayed': header(
+    '`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`, sent again.',
+    false,
+    { type: 'string', enum: ['true'] },
+  ),
 };
 const headers = (...names: string[]): Record<string, Json> =>
   Object.fromEntries(['X-Request-Id', 'Cache-Control', ...names].map((name) => [name, { $ref: `#/components/headers/${name}` }]));
@@ -180,6 +186,16 @@ const PARAMETERS: Record<string, Json> = {
   uuid: { type: 'string', format: 'uuid', description: "The invite's UUID, as in the e-mailed link." },
   sessionId: { type: 'string', format: 'uuid', description: "The session's id, from `GET /api/auth/sessions`." },
   asset: { type: 'string', description: 'The file name.' },
+};
+
+/** The request header of the authenticated POSTs (docs/idempotency.md). */
+const IDEMPOTENCY_PARAMETER: Json = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Any 1 to 255 printable ASCII characters (a UUID, say), new for each request. Sent again with the same request by the same user within 24 hours, it gets the first answer again (with `Idempotent-Replayed: true`) and nothing is done twice; with another request, 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress` with `Retry-After`. A 401, 429 or 5xx is not kept: a retry runs again.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
 };
 
 const pathParameters = (route: Route): Json[] =>
@@ -222,6 +238,8 @@ const errorCodes = (route: Route, operation: Operation): ErrorCode[] => {
   if (enveloped) codes.add('body_too_large');
   if (route.auth) codes.add('unauthorized');
   if (route.body) ['unsupported_media_type', 'invalid_json', 'invalid_body', 'validation_failed'].forEach((c) => codes.add(c as ErrorCode));
+  if (isIdempotent(route))
+    ['validation_failed', 'idempotency_key_reused', 'idempotency_in_progress'].forEach((c) => codes.add(c as ErrorCode));
   if (request.query) codes.add('validation_failed');
   if (route.path.includes('{')) codes.add('not_found');
   codes.add('internal');
@@ -233,7 +251,10 @@ const ERROR_HEADERS: Partial<Record<number, string[]>> = { 401: ['WWW-Authentica
 
 const errorRef = (code: ErrorCode): Json => component(ERROR_COMPONENTS.get(code) as z.ZodMiniType);
 
-const errorResponses = (codes: ErrorCode[]): Record<string, Json> => {
+/** The answers an `Idempotency-Key` replays (lib/idempotency.ts keepsAnswer) carry `Idempotent-Replayed` then. */
+const replayable = (route: Route, status: number): string[] => (isIdempotent(route) && keepsAnswer(status) ? ['Idempotent-Replayed'] : []);
+
+const errorResponses = (route: Route, codes: ErrorCode[]): Record<string, Json> => {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(STATUS[code], [...(byStatus.get(STATUS[code]) ?? []), code]);
   return Object.fromEntries(
@@ -241,7 +262,18 @@ const errorResponses = (codes: ErrorCode[]): Record<string, Json> => {
       String(status),
       {
         description: list.map((code) => `\`${code}\``).join(', '),
-        headers: headers(...(ERROR_HEADERS[status] ?? [])),
+        headers: {
+          ...headers(...(ERROR_HEADERS[status] ?? []), ...replayable(route, status)),
+          ...(list.includes('idempotency_in_progress') && !ERROR_HEADERS[status]?.includes('Retry-After')
+            ? {
+                'Retry-After': {
+                  ...HEADERS['Retry-After'],
+                  description: 'On `idempotency_in_progress`: seconds to wait.',
+                  required: false,
+                },
+              }
+            : {}),
+        },
         content: {
           'application/json': {
             // The envelope with exactly the codes this route answers with this status.
@@ -271,7 +303,11 @@ const successResponse = (route: Route, operation: Operation): Json => {
       content: { 'application/json': { schema: dataOf({ type: 'array', items: component(success.page) }) } },
     };
   }
-  return { description, headers: headers(), content: { 'application/json': { schema: dataOf(component(success.data)) } } };
+  return {
+    description,
+    headers: headers(...replayable(route, route.status)),
+    content: { 'application/json': { schema: dataOf(component(success.data)) } },
+  };
 };
 
 /** What API Gateway answers itself, before any function runs, on every route: not in the envelope. */
@@ -287,7 +323,11 @@ const operationOf = (route: Route): Json => {
   const operation: Operation = OPERATIONS[route.name as RouteName];
   const request = requestOf(route.name as RouteName);
   const page = 'page' in operation.success;
-  const parameters = [...pathParameters(route), ...queryParameters(request.query, page)];
+  const parameters = [
+    ...pathParameters(route),
+    ...queryParameters(request.query, page),
+    ...(isIdempotent(route) ? [IDEMPOTENCY_PARAMETER] : []),
+  ];
   return {
     operationId: route.name,
     tags: [operation.tag],
@@ -310,7 +350,7 @@ const operationOf = (route: Route): Json => {
       : {}),
     responses: {
       [String(route.status)]: successResponse(route, operation),
-      ...errorResponses(errorCodes(route, operation)),
+      ...errorResponses(route, errorCodes(route, operation)),
       ...GATEWAY_REFS,
     },
   };

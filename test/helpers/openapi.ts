@@ -77,12 +77,15 @@ const parse = (text: string): { ok: true; value: unknown } | { ok: false } => {
 
 const mediaType = (answer: Answer): string => answer.headers.get('content-type')?.split(';')[0]?.trim() ?? '(none)';
 
-/** The API's own headers (components.headers): required ones present, none where undocumented, values as specified. */
-const headerProblems = (answer: Answer, documented: readonly string[]): string[] =>
+/**
+ * The API's own headers (components.headers): required ones present, none where undocumented, values as specified.
+ * `optional` names those a response lists inline as not required (Retry-After on a 409 that only some of its codes send).
+ */
+const headerProblems = (answer: Answer, documented: readonly string[], optional: readonly string[] = []): string[] =>
   Object.entries(document.components.headers).flatMap(([name, { required, schema }]) => {
     const value = answer.headers.get(name);
     const listed = documented.includes(name);
-    if (value === null) return listed && required ? [`header ${name} is missing`] : [];
+    if (value === null) return listed && required && !optional.includes(name) ? [`header ${name} is missing`] : [];
     if (!listed) return [`header ${name} is not documented for this answer`];
     const typed = schema.type === 'integer' ? Number(value) : value;
     const validate = validator('components', 'headers', name, 'schema');
@@ -113,7 +116,11 @@ const problemsOf = (method: string, pathname: string, answer: Answer): string[] 
   const response = listed && '$ref' in listed ? document.components.responses[listed.$ref.split('/').pop() as string] : listed;
   if (!response)
     return [`status ${status} is not documented for ${operation.operationId} (documented: ${Object.keys(operation.responses).join(', ')})`];
-  const problems = headerProblems(answer, Object.keys(response.headers ?? {}));
+  const listedHeaders = Object.entries(response.headers ?? {});
+  const optional = listedHeaders
+    .filter(([, h]) => typeof h === 'object' && h !== null && !('$ref' in h) && (h as { required?: boolean }).required === false)
+    .map(([name]) => name);
+  const problems = headerProblems(answer, Object.keys(response.headers ?? {}), optional);
   // No content: the document promises nothing about the body (API Gateway's own answers).
   const { content } = response;
   if (!content) return problems;

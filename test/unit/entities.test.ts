@@ -6,13 +6,14 @@ import { Entity } from 'electrodb';
 import { describe, expect, it } from 'vitest';
 import { ALIASES, ESBUILD } from '../../infra/endpoint.ts';
 import { cursorKey } from '../../lib/db/entities/cursor-key.ts';
+import { idempotencyRecord } from '../../lib/db/entities/idempotency.ts';
 import { signingKeys } from '../../lib/db/entities/keys.ts';
 import { rateLimit } from '../../lib/db/entities/limits.ts';
 import { mailSuppression } from '../../lib/db/entities/mail.ts';
 import { outboxMessage } from '../../lib/db/entities/outbox.ts';
 import { invite, inviteSweep, pendingInvite } from '../../lib/db/entities/invites.ts';
 import { membership, slugClaim, team, teamCleanup } from '../../lib/db/entities/teams.ts';
-import { emailClaim, idClaim, refreshToken, session, user } from '../../lib/db/entities/users.ts';
+import { accountToken, emailClaim, idClaim, refreshToken, session, user } from '../../lib/db/entities/users.ts';
 
 /**
  * The bundles skip ElectroDB's model check (lib/db/models-checked-in-tests.ts): this is where the
@@ -24,6 +25,7 @@ const FACTORIES = {
   idClaim,
   session,
   refreshToken,
+  accountToken,
   team,
   slugClaim,
   membership,
@@ -36,6 +38,7 @@ const FACTORIES = {
   cursorKey,
   outboxMessage,
   mailSuppression,
+  idempotencyRecord,
 };
 
 describe('entity models', () => {

@@ -1,11 +1,29 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FALLBACK, ROUTES, matchRoute } from '../../lib/http/routes.ts';
+import { FALLBACK, ROUTES, isIdempotent, matchRoute } from '../../lib/http/routes.ts';
 
 describe('route table', () => {
   it('names a handler file for every route and the fallback', () => {
     for (const name of [...ROUTES.map((r) => r.name), FALLBACK]) {
       expect(existsSync(new URL(`../../functions/${name}.ts`, import.meta.url)), name).toBe(true);
+    }
+  });
+
+  it('grants every authenticated POST what Idempotency-Key records need (a replay reads the session too)', () => {
+    const idempotent = ROUTES.filter(isIdempotent);
+    expect(idempotent.map((r) => r.name).sort()).toEqual(
+      [
+        'auth-signout',
+        'auth-verify-resend',
+        'invites-accept',
+        'invites-create',
+        'invites-decline',
+        'invites-resend',
+        'teams-create',
+      ].sort(),
+    );
+    for (const route of idempotent) {
+      expect(route.actions, route.name).toEqual(expect.arrayContaining(['BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem']));
     }
   });
 
