@@ -1,4 +1,18 @@
 export { RosterClient, type RosterClientOptions } from './client.js';
 export { RosterError, RosterNetworkError } from './errors.js';
-export type { ErrorCode, Invite, Jwks, Member, Membership, Page, PageQuery, Role, Session, SessionInfo, Team, User } from './types.js';
+export type {
+  ErrorCode,
+  Invite,
+  Jwks,
+  Member,
+  Membership,
+  Page,
+  PageQuery,
+  Role,
+  Session,
+  SessionInfo,
+  Team,
+  User,
+  WriteOptions,
+} from './types.js';
 export type { components, operations, paths } from './schema.js';

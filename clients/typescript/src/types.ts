@@ -31,3 +31,17 @@ export interface Page<T> {
 }
 /** `limit` and `cursor`, shared by every list. */
 export type PageQuery = QueryOf<'teams-list'>;
+
+/** Options of the signed-in POSTs. */
+export interface WriteOptions {
+  /**
+   * Sent as `Idempotency-Key` (1 to 255 printable ASCII characters; a UUID, say). Sending the same
+   * request again with the same key within 24 hours gets the first answer back and does nothing
+   * twice: use one key per intended action, and the same key for its retries.
+   */
+  idempotencyKey?: string;
+}
+
+/** The `Idempotency-Key` header parameter, when a key is given. */
+export const idempotencyHeader = ({ idempotencyKey }: WriteOptions = {}): { header?: { 'Idempotency-Key': string } } =>
+  idempotencyKey === undefined ? {} : { header: { 'Idempotency-Key': idempotencyKey } };

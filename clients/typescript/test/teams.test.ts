@@ -39,6 +39,20 @@ describe('teams, invites and members', () => {
     expect((await ann.client.members.list(slug)).data.map((m) => m.email)).toEqual([ann.email]);
   });
 
+  it('sends idempotencyKey as Idempotency-Key: a retry gets the first answer and does nothing twice', async () => {
+    const ann = await signedUp('ann');
+    const slug = unique('once');
+    const idempotencyKey = crypto.randomUUID();
+    const first = await ann.client.teams.create({ name: 'Once', slug }, { idempotencyKey });
+    expect(await ann.client.teams.create({ name: 'Once', slug }, { idempotencyKey })).toEqual(first);
+    const reused = await ann.client.teams.create({ name: 'Other', slug: unique('other') }, { idempotencyKey }).catch((e: unknown) => e);
+    expect(reused).toMatchObject({ status: 422, code: 'idempotency_key_reused' });
+    const bob = await signedUp('bob');
+    await ann.client.invites.create(slug, { email: bob.email, role: 'MEMBER' }, { idempotencyKey: 'invite-bob' });
+    await ann.client.invites.create(slug, { email: bob.email, role: 'MEMBER' }, { idempotencyKey: 'invite-bob' });
+    expect((await ann.client.invites.list(slug)).data).toHaveLength(1);
+  });
+
   it('declines and revokes invites', async () => {
     const ann = await signedUp('ann');
     const cy = await signedUp('cy');

@@ -1,6 +1,6 @@
 import type { Caller } from '../caller.js';
 import { RosterError } from '../errors.js';
-import type { BodyOf, QueryOf, Session, SessionInfo, User } from '../types.js';
+import { type BodyOf, type QueryOf, type Session, type SessionInfo, type User, type WriteOptions, idempotencyHeader } from '../types.js';
 
 export const authResource = ({ api, anonymous, call, session }: Caller) => ({
   /** Creates an account and signs it in; the client keeps the session. */
@@ -21,9 +21,9 @@ export const authResource = ({ api, anonymous, call, session }: Caller) => ({
    * Ends the session on the server (`scope: 'global'`: every session of the user) and forgets it
    * here, even when the server could not be reached. A session that had already ended is no error.
    */
-  async signOut(query: QueryOf<'auth-signout'> = {}): Promise<void> {
+  async signOut(query: QueryOf<'auth-signout'> = {}, options?: WriteOptions): Promise<void> {
     try {
-      await call((headers) => api.POST('/api/auth/signout', { headers, params: { query } }));
+      await call((headers) => api.POST('/api/auth/signout', { headers, params: { query, ...idempotencyHeader(options) } }));
     } catch (error) {
       if (!(error instanceof RosterError && error.status === 401)) throw error;
     } finally {
@@ -56,8 +56,8 @@ export const authResource = ({ api, anonymous, call, session }: Caller) => ({
   },
 
   /** Mails the signed-in user a new link to confirm their address (nothing when already confirmed). */
-  async resendVerification(): Promise<void> {
-    await call((headers) => api.POST('/api/auth/verify/resend', { headers }));
+  async resendVerification(options?: WriteOptions): Promise<void> {
+    await call((headers) => api.POST('/api/auth/verify/resend', { headers, params: idempotencyHeader(options) }));
   },
 
   /** Asks for a password reset link; the answer is the same whether or not an account has `email`. */

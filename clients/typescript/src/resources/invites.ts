@@ -1,6 +1,6 @@
 import type { Caller } from '../caller.js';
 import { paginate, toPage } from '../pagination.js';
-import type { BodyOf, Invite, Page, PageQuery } from '../types.js';
+import { type BodyOf, type Invite, type Page, type PageQuery, type WriteOptions, idempotencyHeader } from '../types.js';
 
 /** A team's invitations, as its OWNERs and ADMINs manage them. */
 export const invitesResource = ({ api, call }: Caller) => {
@@ -13,8 +13,10 @@ export const invitesResource = ({ api, call }: Caller) => {
     all: (slug: string, query?: PageQuery): AsyncGenerator<Invite> => paginate((q) => list(slug, q), query),
 
     /** Invites an e-mail address (again: the pending invite is renewed and sent again). */
-    async create(slug: string, body: BodyOf<'invites-create'>): Promise<void> {
-      await call((headers) => api.POST('/api/teams/{slug}/invites', { headers, params: { path: { slug } }, body }));
+    async create(slug: string, body: BodyOf<'invites-create'>, options?: WriteOptions): Promise<void> {
+      await call((headers) =>
+        api.POST('/api/teams/{slug}/invites', { headers, params: { path: { slug }, ...idempotencyHeader(options) }, body }),
+      );
     },
 
     async get(slug: string, id: number): Promise<Invite> {
@@ -22,8 +24,10 @@ export const invitesResource = ({ api, call }: Caller) => {
     },
 
     /** Sends the invite again with a fresh expiry. */
-    async resend(slug: string, id: number): Promise<void> {
-      await call((headers) => api.POST('/api/teams/{slug}/invites/{id}/resend', { headers, params: { path: { slug, id } } }));
+    async resend(slug: string, id: number, options?: WriteOptions): Promise<void> {
+      await call((headers) =>
+        api.POST('/api/teams/{slug}/invites/{id}/resend', { headers, params: { path: { slug, id }, ...idempotencyHeader(options) } }),
+      );
     },
 
     /** Revokes the invite. */

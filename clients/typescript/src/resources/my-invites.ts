@@ -1,6 +1,6 @@
 import type { Caller } from '../caller.js';
 import { paginate, toPage } from '../pagination.js';
-import type { Invite, Page, PageQuery } from '../types.js';
+import { type Invite, type Page, type PageQuery, type WriteOptions, idempotencyHeader } from '../types.js';
 
 /** Invitations addressed to the signed-in user's e-mail, by their `uuid`. */
 export const myInvitesResource = ({ api, call }: Caller) => {
@@ -17,12 +17,16 @@ export const myInvitesResource = ({ api, call }: Caller) => {
     },
 
     /** Joins the team with the invite's role. */
-    async accept(uuid: string): Promise<void> {
-      await call((headers) => api.POST('/api/invites/{uuid}/accept', { headers, params: { path: { uuid } } }));
+    async accept(uuid: string, options?: WriteOptions): Promise<void> {
+      await call((headers) =>
+        api.POST('/api/invites/{uuid}/accept', { headers, params: { path: { uuid }, ...idempotencyHeader(options) } }),
+      );
     },
 
-    async decline(uuid: string): Promise<void> {
-      await call((headers) => api.POST('/api/invites/{uuid}/decline', { headers, params: { path: { uuid } } }));
+    async decline(uuid: string, options?: WriteOptions): Promise<void> {
+      await call((headers) =>
+        api.POST('/api/invites/{uuid}/decline', { headers, params: { path: { uuid }, ...idempotencyHeader(options) } }),
+      );
     },
   };
 };

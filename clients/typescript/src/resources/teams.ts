@@ -1,6 +1,6 @@
 import type { Caller } from '../caller.js';
 import { paginate, toPage } from '../pagination.js';
-import type { BodyOf, Page, PageQuery, Team } from '../types.js';
+import { type BodyOf, type Page, type PageQuery, type Team, type WriteOptions, idempotencyHeader } from '../types.js';
 
 export const teamsResource = ({ api, call }: Caller) => {
   /** One page of the caller's teams, in the order they joined them. */
@@ -13,8 +13,8 @@ export const teamsResource = ({ api, call }: Caller) => {
     all: (query?: PageQuery): AsyncGenerator<Team> => paginate(list, query),
 
     /** The caller becomes its OWNER. */
-    async create(body: BodyOf<'teams-create'>): Promise<Team> {
-      return (await call((headers) => api.POST('/api/teams', { headers, body }))).data.data;
+    async create(body: BodyOf<'teams-create'>, options?: WriteOptions): Promise<Team> {
+      return (await call((headers) => api.POST('/api/teams', { headers, params: idempotencyHeader(options), body }))).data.data;
     },
 
     async get(slug: string): Promise<Team> {
