@@ -10,6 +10,8 @@ export interface ApiRequest {
   path: string;
   token?: string;
   json?: unknown;
+  /** Sent as `Idempotency-Key`. */
+  idempotencyKey?: string;
 }
 
 export interface Reply {
@@ -25,6 +27,7 @@ const headersOf = (req: ApiRequest): Record<string, string> => ({
   'user-agent': 'roster-bench',
   ...(req.json !== undefined ? { 'content-type': 'application/json' } : {}),
   ...(req.token ? { authorization: `Token ${req.token}` } : {}),
+  ...(req.idempotencyKey ? { 'idempotency-key': req.idempotencyKey } : {}),
 });
 
 /** The function API Gateway would call for this request, and the payload-2.0 event it would send (as lib/http/server.ts builds it). */

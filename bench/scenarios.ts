@@ -360,6 +360,38 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
       },
     },
     {
+      label: 'POST /api/teams/{slug}/invites with a new Idempotency-Key',
+      name: 'invites-create',
+      status: 201,
+      prepare: async () => {
+        const { owner: inviter, team } = await ownTeam('keyed');
+        return () => ({
+          method: 'POST',
+          path: `/api/teams/${team.slug}/invites`,
+          token: inviter.token,
+          json: { email: newEmail('invitee'), role: 'MEMBER' },
+          idempotencyKey: fresh('key'),
+        });
+      },
+    },
+    {
+      label: 'POST /api/teams/{slug}/invites, replayed by its Idempotency-Key',
+      name: 'invites-create',
+      status: 201,
+      // Every call sends the first one's key and body: all but the first are replays.
+      prepare: async () => {
+        const { owner: inviter, team } = await ownTeam('replayed');
+        const json = { email: newEmail('invitee'), role: 'MEMBER' };
+        return repeat({
+          method: 'POST',
+          path: `/api/teams/${team.slug}/invites`,
+          token: inviter.token,
+          json,
+          idempotencyKey: fresh('key'),
+        })();
+      },
+    },
+    {
       label: `GET /api/teams/{slug}/invites (${PENDING_INVITES})`,
       name: 'invites-list',
       status: 200,
