@@ -13,6 +13,8 @@ const LOAD = [
   'test/unit/limits.test.ts',
   'test/api/invite-sweep.test.ts',
   'test/api/scale.test.ts',
+  // A 100-row bulk invite must answer within the function's timeout: timed, so alone.
+  'test/api/bulk-invites.test.ts',
   // Bundles every function twice (asset hashes must not change between synths): minutes of CPU.
   'test/infra/rollout.test.ts',
   // Its own emulator, killed and hung under a continuous load of invitations for about three minutes.

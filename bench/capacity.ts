@@ -1,4 +1,5 @@
 import type { PartContext } from './context.ts';
+import type { Bound } from './scale-model.ts';
 import { invokeDirect } from './invoke.ts';
 import { type DynamoCall, meterHandlers, recordCalls } from './meter.ts';
 import { LARGE_TEAM, scenarios } from './scenarios.ts';
@@ -15,6 +16,8 @@ export interface CapacityRow {
   total: number;
   rcu: number;
   wcu: number;
+  /** The scenario's own hottest key, when not its route's (bench/scale-model.ts BOUNDS). */
+  bound?: Bound;
 }
 
 export interface CapacityResult {
@@ -27,13 +30,16 @@ const byOperation = (calls: DynamoCall[]): Record<string, number> => {
   return counts;
 };
 
+/** CAPACITY_ONLY=invites-bulk,teams-get: only these functions' scenarios, for a quick look. */
+const ONLY = process.env.CAPACITY_ONLY?.split(',').filter(Boolean);
+
 /** `bigSize`: the large team's members (test/api/scale.test.ts measures with fewer: a page costs the same). */
 export const runCapacity = async (ctx: PartContext, bigSize = LARGE_TEAM): Promise<CapacityResult> => {
   meterHandlers();
   ctx.progress(`capacity: seeding the steady state (a team of ${bigSize.toLocaleString('en-US')})`);
   const state = await ctx.steadyState(bigSize);
   const rows: CapacityRow[] = [];
-  for (const scenario of scenarios(state, ctx.writer)) {
+  for (const scenario of scenarios(state, ctx.writer).filter((s) => !ONLY || ONLY.includes(s.name))) {
     const request = await scenario.prepare(2);
     const [warm, measured] = [request(0), request(1)];
     if (!warm || !measured) throw new Error(`${scenario.label}: no request to send`);
@@ -50,6 +56,7 @@ export const runCapacity = async (ctx: PartContext, bigSize = LARGE_TEAM): Promi
       total: calls.length,
       rcu: calls.reduce((sum, c) => sum + c.rcu, 0),
       wcu: calls.reduce((sum, c) => sum + c.wcu, 0),
+      ...(scenario.bound ? { bound: scenario.bound } : {}),
     });
   }
   return { rows };

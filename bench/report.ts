@@ -31,6 +31,8 @@ export interface Meta {
   loadBefore: number;
   /** Worker output (handler logs), for a closer look. */
   log: string;
+  /** Parts not run this time, taken as they were from the previous latest.json, and that run's date. */
+  carried?: { parts: string[]; from: string };
 }
 
 const ms = (value: number): string => value.toFixed(value < 1 ? 2 : 1);
@@ -317,6 +319,7 @@ export const markdown = (meta: Meta, results: Results): string =>
         '(cold start; capacity and warm load; scale), with the table of lib/db/table.ts less its stream (bench/worker.ts says why)',
       `- Command: \`${meta.command}\`; wall time ${meta.wallSeconds.toFixed(0)} s; one-minute load average before it ${meta.loadBefore.toFixed(2)}` +
         (meta.loadBefore > 0.5 ? ' (other work was running then, and may have slowed the times)' : ''),
+      ...(meta.carried ? [`- Not run this time, carried over from the run of ${meta.carried.from}: ${meta.carried.parts.join(', ')}`] : []),
     ].join('\n'),
     results.cold ? coldSection(results.cold) : '',
     capacitySection(results),

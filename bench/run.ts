@@ -2,7 +2,8 @@
  * `npm run bench [-- cold capacity load scale hotteam nat]`: the benchmarks of issues 6 and 10. Each group of parts
  * (bench/parts.ts) runs in turn, in a worker process with an in-memory DynamoDB Local, a table
  * and a data directory of its own; the results go to bench/results/latest.md and latest.json,
- * and the Markdown is printed.
+ * and the Markdown is printed. Parts not asked for keep their results from the previous
+ * latest.json (the report says which, and from when), so re-measuring one part leaves a whole report.
  */
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -88,7 +89,16 @@ const runGroup = async (group: readonly PartName[]): Promise<Results> => {
   }
 };
 
+const previous = (() => {
+  try {
+    return JSON.parse(readFileSync(join(RESULTS_DIR, 'latest.json'), 'utf8')) as { meta: Meta; results: Results };
+  } catch {
+    return undefined;
+  }
+})();
 const results: Results = {};
+const carried = PART_NAMES.filter((part) => !parts.includes(part) && previous?.results[part] !== undefined);
+for (const part of carried) Object.assign(results, { [part]: previous?.results[part] });
 for (const group of PROCESS_GROUPS) {
   const mine = group.filter((part) => parts.includes(part));
   if (mine.length > 0) Object.assign(results, await runGroup(mine));
@@ -106,6 +116,7 @@ const meta: Meta = {
   wallSeconds: (performance.now() - started) / 1000,
   loadBefore,
   log: logFile,
+  ...(carried.length > 0 && previous ? { carried: { parts: carried, from: previous.meta.carried?.from ?? previous.meta.date } } : {}),
 };
 mkdirSync(RESULTS_DIR, { recursive: true });
 const report = markdown(meta, results);

@@ -65,10 +65,24 @@ export const BOUNDS: Record<RouteName | 'fallback', Bound> = {
   'teams-get': { key: 'the team item (and the slug claim item)', per: 'team', rcu: 1, wcu: 0 },
   'teams-update': { key: 'the team item (read, then written in the transaction)', per: 'team', rcu: 1, wcu: 2 },
   'teams-delete': { key: 'the team item (deleted once)', per: 'team', rcu: 1, wcu: 2 },
+  'audit-list': { key: "the team's audit log partition (a page of about 0.4 KB entries; gsi1 by action)", per: 'team', rcu: 5, wcu: 0 },
+  'webhooks-create': { key: "the team's webhook count item (counted in the transaction)", per: 'team', rcu: 0, wcu: 2 },
+  'webhooks-list': { key: "the team's webhook partition (at most 10 endpoints)", per: 'team', rcu: 1, wcu: 0 },
+  'webhooks-delete': { key: "the team's webhook count item (counted in the transaction)", per: 'team', rcu: 0, wcu: 2 },
   'members-list': { key: "the team's members in gsi2 (a page)", per: 'team', rcu: 4, wcu: 0 },
   'members-update-role': { key: 'the team item (read; written only when an OWNER is involved)', per: 'team', rcu: 1, wcu: 0 },
   'members-remove': { key: 'the team item (read; written only when an OWNER leaves)', per: 'team', rcu: 1, wcu: 0 },
+  'transfer-create': { key: "the team's mail bucket (and its hourly allowance)", per: 'team', rcu: 0, wcu: 1 },
+  'transfer-accept': {
+    key: 'the team item (read, then checked in the transaction; the transfer item likewise)',
+    per: 'team',
+    rcu: 1,
+    wcu: 2,
+  },
+  'transfer-decline': { key: "the team's transfer item (read, then deleted in the transaction)", per: 'team', rcu: 1, wcu: 2 },
+  'transfer-cancel': { key: "the team's transfer item (read, then deleted in the transaction)", per: 'team', rcu: 1, wcu: 2 },
   'invites-create': { key: "the team's mail bucket (and its hourly allowance)", per: 'team', rcu: 0, wcu: 1 },
+  'invites-bulk': { key: "the team's mail bucket, a write per row: 100 (and its hourly allowance)", per: 'team', rcu: 0, wcu: 100 },
   'invites-list': { key: "the team's pending invites in gsi1 (a page)", per: 'team', rcu: 1, wcu: 0 },
   'invites-get': { key: 'the team item', per: 'team', rcu: 1, wcu: 0 },
   'invites-resend': { key: "the team's mail bucket (and its hourly allowance)", per: 'team', rcu: 0, wcu: 1 },
@@ -123,9 +137,13 @@ export interface ModelRow {
 }
 
 /** The model's rows: one per measured call, in the capacity part's order. */
+/** A measured row's hottest key: its scenario's own, else its route's. */
+export const boundOf = (row: Pick<CapacityRow, 'name' | 'bound'>): Bound | undefined =>
+  row.bound ?? BOUNDS[row.name as RouteName | 'fallback'];
+
 export const modelRows = (capacity: readonly CapacityRow[], load: readonly LoadRow[]): ModelRow[] =>
   capacity.map((row) => {
-    const bound = BOUNDS[row.name as RouteName | 'fallback'];
+    const bound = boundOf(row);
     if (!bound) throw new Error(`no bound for ${row.name} in bench/scale-model.ts`);
     const timed = load.find((l) => l.label === row.label);
     const lambdaMs = timed?.handlerMs ? timed.handlerMs.p50 : null;

@@ -1,4 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import { db } from '../lib/db/service.ts';
+import { MAX_BULK_INVITES } from '../lib/schemas.ts';
+import { addDays, expirySeconds, isoMillis } from '../lib/time.ts';
+import { TRANSFER_DAYS } from '../lib/transfers.ts';
+import type { UserItem } from '../lib/views.ts';
 import type { BulkWriter } from './bulk-write.ts';
+import type { Bound } from './scale-model.ts';
 import type { ApiRequest } from './invoke.ts';
 import { addSyntheticMembers, inviteItems, storedUser, teamItems } from './items.ts';
 import {
@@ -17,6 +24,7 @@ import {
   myInvites,
   signUp,
   teamInvites,
+  webhook,
 } from './seed.ts';
 
 /**
@@ -80,6 +88,8 @@ export interface Scenario {
   status: number;
   /** Hashes a password with argon2id: about 45 ms by design. */
   hashes?: true;
+  /** Its hottest key when not the route's own (bench/scale-model.ts BOUNDS): a replay does none of the route's work. */
+  bound?: Bound;
   /** Makes `count` calls possible; then request(i) for i < count (undefined when a pool is used up). */
   prepare: (count: number) => Promise<(i: number) => ApiRequest | undefined>;
 }
@@ -121,6 +131,74 @@ const ownTeams = async (name: string, count: number): Promise<{ owner: Account; 
 const ownTeam = async (name: string): Promise<{ owner: Account; team: Team }> => {
   const owner = await signUp(name);
   return { owner, team: await createTeam(owner, name) };
+};
+
+/** Synthetic members of the nominating teams, numbered past the large team's. */
+let nextSynthetic = 100_000_000;
+/** Ids of the nominees' memberships written here (below 2^53, far from lib/ids.ts's and bench/items.ts's). */
+let nextMemberId = 8e15;
+
+/**
+ * `count` teams of `nominator`, each with `nominee` as a MEMBER and an open transfer to them, as
+ * createTransfer leaves it (its outbox message aside: no mailer runs here). Returns the slugs.
+ */
+const openTransfers = async (writer: BulkWriter, nominator: UserItem, nominee: UserItem, count: number): Promise<string[]> => {
+  const now = new Date();
+  const stamp = isoMillis(now);
+  const expires = addDays(now, TRANSFER_DAYS);
+  const e = db().entities;
+  const itemOf = (params: unknown) => (params as { Item: Record<string, unknown> }).Item;
+  const teams = Array.from({ length: count }, () => {
+    const slug = fresh('handover');
+    const team = teamItems(nominator, slug, now);
+    const owner = team.items.find((i) => i.__edb_e__ === 'membership') as { memberId: number };
+    const memberId = ++nextMemberId;
+    const items = [
+      ...team.items,
+      itemOf(
+        e.membership
+          .put({
+            teamId: team.teamId,
+            userUuid: nominee.userUuid,
+            memberId,
+            userId: nominee.userId,
+            role: 'MEMBER',
+            createdAt: stamp,
+            updatedAt: stamp,
+          })
+          .params(),
+      ),
+      itemOf(
+        e.transfer
+          .put({
+            teamId: team.teamId,
+            transferId: randomUUID(),
+            nomineeUserUuid: nominee.userUuid,
+            nomineeMemberId: memberId,
+            nomineeUserId: nominee.userId,
+            nomineeRole: 'MEMBER',
+            nominatorUserUuid: nominator.userUuid,
+            nominatorMemberId: owner.memberId,
+            nominatorUserId: nominator.userId,
+            createdAt: stamp,
+            expiresAt: isoMillis(expires),
+            ttl: expirySeconds(expires),
+          })
+          .params(),
+      ),
+    ];
+    return { slug, items };
+  });
+  await writer.write(teams.flatMap((t) => t.items));
+  return teams.map((t) => t.slug);
+};
+
+/** A pool of open transfers whose nominee (accept, decline) or nominator (cancel) is `caller`, a fresh account. */
+const transfersFor = async (writer: BulkWriter, side: 'nominee' | 'nominator', count: number) => {
+  const [caller, counterpart] = await Promise.all([signUp(side), signUp('counterpart')]);
+  const [me, them] = await Promise.all([storedUser(caller.uuid), storedUser(counterpart.uuid)]);
+  const slugs = side === 'nominee' ? await openTransfers(writer, them, me, count) : await openTransfers(writer, me, them, count);
+  return { caller, slugs };
 };
 
 /**
@@ -346,6 +424,52 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
         from(s.removable.splice(-count), (id) => ({ method: 'DELETE', path: `/api/teams/${big.slug}/members/${id}`, token: owner.token })),
     },
     {
+      label: 'POST /api/teams/{slug}/transfer (replacing the open one)',
+      name: 'transfer-create',
+      status: 201,
+      // Like renames: one team per in-flight request, each with a member to nominate again and again.
+      prepare: async () => {
+        const { owner: nominator, teams } = await ownTeams('nominating', 8);
+        const nominees = await Promise.all(teams.map((team) => addSyntheticMembers(writer, team.id, nextSynthetic++, 1)));
+        return (i) => {
+          const n = i % teams.length;
+          return {
+            method: 'POST',
+            path: `/api/teams/${(teams[n] as Team).slug}/transfer`,
+            token: nominator.token,
+            json: { memberId: nominees[n]?.[0] },
+          };
+        };
+      },
+    },
+    {
+      label: 'POST /api/teams/{slug}/transfer/accept',
+      name: 'transfer-accept',
+      status: 200,
+      prepare: async (count) => {
+        const { caller, slugs } = await transfersFor(writer, 'nominee', count);
+        return from(slugs, (slug) => ({ method: 'POST', path: `/api/teams/${slug}/transfer/accept`, token: caller.token }));
+      },
+    },
+    {
+      label: 'POST /api/teams/{slug}/transfer/decline',
+      name: 'transfer-decline',
+      status: 200,
+      prepare: async (count) => {
+        const { caller, slugs } = await transfersFor(writer, 'nominee', count);
+        return from(slugs, (slug) => ({ method: 'POST', path: `/api/teams/${slug}/transfer/decline`, token: caller.token }));
+      },
+    },
+    {
+      label: 'DELETE /api/teams/{slug}/transfer',
+      name: 'transfer-cancel',
+      status: 200,
+      prepare: async (count) => {
+        const { caller, slugs } = await transfersFor(writer, 'nominator', count);
+        return from(slugs, (slug) => ({ method: 'DELETE', path: `/api/teams/${slug}/transfer`, token: caller.token }));
+      },
+    },
+    {
       label: 'POST /api/teams/{slug}/invites',
       name: 'invites-create',
       status: 201,
@@ -379,6 +503,12 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
       name: 'invites-create',
       status: 201,
       // Every call sends the first one's key and body: all but the first are replays.
+      bound: {
+        key: "the caller's Idempotency-Key record (its failed conditional put: 1 WCU on DynamoDB, none reported by DynamoDB Local)",
+        per: 'user',
+        rcu: 0,
+        wcu: 0,
+      },
       prepare: async () => {
         const { owner: inviter, team } = await ownTeam('replayed');
         const json = { email: newEmail('invitee'), role: 'MEMBER' };
@@ -391,11 +521,71 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
         })();
       },
     },
+    // The most a call takes (a 1-row call costs what POST …/invites does; bench/scale-model.ts has
+    // one bound per route): every call invites new addresses.
+    {
+      label: `POST /api/teams/{slug}/invites/bulk (${MAX_BULK_INVITES} rows)`,
+      name: 'invites-bulk',
+      status: 200,
+      prepare: async () => {
+        const { owner: inviter, team } = await ownTeam('bulk');
+        return () => ({
+          method: 'POST',
+          path: `/api/teams/${team.slug}/invites/bulk`,
+          token: inviter.token,
+          json: { invites: Array.from({ length: MAX_BULK_INVITES }, () => ({ email: newEmail('bulk'), role: 'MEMBER' })) },
+        });
+      },
+    },
     {
       label: `GET /api/teams/{slug}/invites (${PENDING_INVITES})`,
       name: 'invites-list',
       status: 200,
       prepare: repeat({ method: 'GET', path: `/api/teams/${alpha.slug}/invites`, token: owner.token }),
+    },
+    {
+      label: 'GET /api/teams/{slug}/audit (its first 60 entries: creation, joins, invites)',
+      name: 'audit-list',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: `/api/teams/${alpha.slug}/audit`, token: owner.token }),
+    },
+    {
+      label: 'POST /api/teams/{slug}/webhooks',
+      name: 'webhooks-create',
+      status: 201,
+      // At most WEBHOOKS_PER_TEAM (10) a team: a team of its own for each ten calls.
+      prepare: async (count) => {
+        const { owner: by, teams } = await ownTeams('hooked', Math.ceil(count / 10));
+        return (i) => ({
+          method: 'POST',
+          path: `/api/teams/${teams[Math.floor(i / 10)]?.slug}/webhooks`,
+          token: by.token,
+          json: { url: `https://192.0.32.10/hook/${i}`, events: ['invite.created', 'member.removed'] },
+        });
+      },
+    },
+    {
+      label: 'GET /api/teams/{slug}/webhooks (3)',
+      name: 'webhooks-list',
+      status: 200,
+      prepare: async () => {
+        const { owner: by, team } = await ownTeam('listed');
+        for (let n = 0; n < 3; n++) await webhook(by, team.slug, n);
+        return repeat({ method: 'GET', path: `/api/teams/${team.slug}/webhooks`, token: by.token })();
+      },
+    },
+    {
+      label: 'DELETE /api/teams/{slug}/webhooks/{id}',
+      name: 'webhooks-delete',
+      status: 200,
+      prepare: async (count) => {
+        const { owner: by, teams } = await ownTeams('unhooked', Math.ceil(count / 10));
+        const hooks = await inParallel(count, 4, async (i) => {
+          const slug = (teams[Math.floor(i / 10)] as Team).slug;
+          return { slug, id: await webhook(by, slug, i) };
+        });
+        return from(hooks, ({ slug, id }) => ({ method: 'DELETE', path: `/api/teams/${slug}/webhooks/${id}`, token: by.token }));
+      },
     },
     {
       label: 'GET /api/teams/{slug}/invites/{id}',

@@ -74,6 +74,21 @@ export const createTeam = async (owner: Account, name = 'team'): Promise<Team> =
   return { slug, id: body.data.id };
 };
 
+/** A webhook endpoint of the team (a public literal address: nothing is resolved or sent); its id. */
+export const webhook = async (by: Account, slug: string, n: number): Promise<number> =>
+  (
+    await call(
+      {
+        method: 'POST',
+        path: `/api/teams/${slug}/webhooks`,
+        token: by.token,
+        json: { url: `https://192.0.32.10/hook/${n}`, events: ['team.updated'] },
+      },
+      201,
+      'webhook',
+    )
+  ).body.data.id as number;
+
 export const invite = (by: Account, slug: string, email: string, role = 'MEMBER'): Promise<Reply> =>
   call({ method: 'POST', path: `/api/teams/${slug}/invites`, token: by.token, json: { email, role } }, 201, 'invite');
 

@@ -35,6 +35,8 @@ export const outboxMessageOf = (record: DynamoDBRecord): OutboxRef | undefined =
     inviteUuid: image.inviteUuid?.S,
     userUuid: image.userUuid?.S,
     address: image.address?.S,
+    teamId: image.teamId?.N === undefined ? undefined : Number(image.teamId.N),
+    transferId: image.transferId?.S,
   });
 };
 

@@ -240,66 +240,77 @@ export class Monitoring extends Construct {
 
   /**
    * Alarms on one function; returns those a gradual deploy rolls back on (its 5xx or errors, and
-   * its p99 duration; not throttles, which say nothing about the new code).
+   * its p99 duration; not throttles, which say nothing about the new code). The alarms are made in
+   * `scope` (an API function's nested stack, beside the CodeDeploy group that rolls back on them),
+   * notify this topic, and are named after it (`alarmName`); the dashboard, here, shows the function.
    */
-  watchFunction(watched: WatchedFunction): IAlarm[] {
+  watchFunction(watched: WatchedFunction, scope: Construct = this): IAlarm[] {
     const { name, fn, kind } = watched;
     this.functions.push(watched);
     const failures =
       kind === 'api'
-        ? this.alarm({
-            id: `${name}-5xx`,
-            section: 'function-5xx',
-            summary: `The ${name} function answered 5xx, or crashed before answering, in 2 of the last 5 minutes.`,
-            // Its Lambda Errors never counts an answered error (Middy's onError makes each one a
-            // response): those are the EMF ServerErrors it emits per request. Errors still counts
-            // what the handler never answered: timeouts, out of memory, a bundle that fails to load.
-            metric: new MathExpression({
-              expression: filledSum(['answered', 'crashed']),
-              usingMetrics: {
-                answered: emf(REQUEST_METRICS.serverErrors, name, { statistic: 'Sum', period: ONE_MINUTE }),
-                crashed: fn.metricErrors({ statistic: 'Sum', period: ONE_MINUTE }),
-              },
-              label: `${name} 5xx and crashes`,
-              period: ONE_MINUTE,
-            }),
-            // One-minute periods so a canary (minutes long) sees it; two minutes of five, so a lone
-            // 503 during a DynamoDB blip does not page, a failing route does.
-            threshold: 1,
-            evaluationPeriods: 5,
-            datapointsToAlarm: 2,
-            // FILL gives every period a value; were there none, no requests means no errors.
-            treatMissingData: TreatMissingData.NOT_BREACHING,
-          })
-        : this.alarm({
-            id: `${name}-errors`,
-            section: 'function-errors',
-            summary: `The ${name} function failed${kind === 'stream' || kind === 'schedule' ? ' in 2 of the last 3 five-minute periods' : ''}.`,
-            // Background functions throw on failure, so Lambda's Errors counts them.
-            metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
-            threshold: 1,
-            // A stream batch is retried and a sweeper's next tick catches up: page on repeated
-            // failure. A rotation or a bounce notification that fails is lost: page at once.
-            ...(kind === 'stream' || kind === 'schedule' ? { evaluationPeriods: 3, datapointsToAlarm: 2 } : { evaluationPeriods: 1 }),
-            // No invocations, no errors.
-            treatMissingData: TreatMissingData.NOT_BREACHING,
-          });
+        ? this.alarm(
+            {
+              id: `${name}-5xx`,
+              section: 'function-5xx',
+              summary: `The ${name} function answered 5xx, or crashed before answering, in 2 of the last 5 minutes.`,
+              // Its Lambda Errors never counts an answered error (Middy's onError makes each one a
+              // response): those are the EMF ServerErrors it emits per request. Errors still counts
+              // what the handler never answered: timeouts, out of memory, a bundle that fails to load.
+              metric: new MathExpression({
+                expression: filledSum(['answered', 'crashed']),
+                usingMetrics: {
+                  answered: emf(REQUEST_METRICS.serverErrors, name, { statistic: 'Sum', period: ONE_MINUTE }),
+                  crashed: fn.metricErrors({ statistic: 'Sum', period: ONE_MINUTE }),
+                },
+                label: `${name} 5xx and crashes`,
+                period: ONE_MINUTE,
+              }),
+              // One-minute periods so a canary (minutes long) sees it; two minutes of five, so a lone
+              // 503 during a DynamoDB blip does not page, a failing route does.
+              threshold: 1,
+              evaluationPeriods: 5,
+              datapointsToAlarm: 2,
+              // FILL gives every period a value; were there none, no requests means no errors.
+              treatMissingData: TreatMissingData.NOT_BREACHING,
+            },
+            scope,
+          )
+        : this.alarm(
+            {
+              id: `${name}-errors`,
+              section: 'function-errors',
+              summary: `The ${name} function failed${kind === 'stream' || kind === 'schedule' ? ' in 2 of the last 3 five-minute periods' : ''}.`,
+              // Background functions throw on failure, so Lambda's Errors counts them.
+              metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
+              threshold: 1,
+              // A stream batch is retried and a sweeper's next tick catches up: page on repeated
+              // failure. A rotation or a bounce notification that fails is lost: page at once.
+              ...(kind === 'stream' || kind === 'schedule' ? { evaluationPeriods: 3, datapointsToAlarm: 2 } : { evaluationPeriods: 1 }),
+              // No invocations, no errors.
+              treatMissingData: TreatMissingData.NOT_BREACHING,
+            },
+            scope,
+          );
     // No throttle alarm per function: \`lambda-throttles\` watches every function of the account and
     // region at once (a throttled API function also shows in \`api-5xx-rate\`), and the dashboard
     // shows throttles per function. One alarm per function cost 45 of CloudFormation's 500 resources.
     const thresholdMs = durationThresholdMs(watched);
-    const slow = this.alarm({
-      id: `${name}-duration`,
-      section: 'function-duration',
-      summary: `The ${name} function's p99 duration reached ${Math.round(thresholdMs)} ms (timeout ${watched.timeout.toMilliseconds()} ms).`,
-      // Lambda's own Duration, not the EMF one: it includes the invocations that time out.
-      metric: fn.metricDuration({ statistic: 'p99', period: kind === 'api' ? ONE_MINUTE : FIVE_MINUTES }),
-      threshold: thresholdMs,
-      // API: 3 of 5 minutes (a canary sees it; one slow cold minute does not page). Background: 2 of 3 five-minute periods.
-      ...(kind === 'api' ? { evaluationPeriods: 5, datapointsToAlarm: 3 } : { evaluationPeriods: 3, datapointsToAlarm: 2 }),
-      // No invocations, nothing slow.
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    const slow = this.alarm(
+      {
+        id: `${name}-duration`,
+        section: 'function-duration',
+        summary: `The ${name} function's p99 duration reached ${Math.round(thresholdMs)} ms (timeout ${watched.timeout.toMilliseconds()} ms).`,
+        // Lambda's own Duration, not the EMF one: it includes the invocations that time out.
+        metric: fn.metricDuration({ statistic: 'p99', period: kind === 'api' ? ONE_MINUTE : FIVE_MINUTES }),
+        threshold: thresholdMs,
+        // API: 3 of 5 minutes (a canary sees it; one slow cold minute does not page). Background: 2 of 3 five-minute periods.
+        ...(kind === 'api' ? { evaluationPeriods: 5, datapointsToAlarm: 3 } : { evaluationPeriods: 3, datapointsToAlarm: 2 }),
+        // No invocations, nothing slow.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      },
+      scope,
+    );
     return [failures, slow];
   }
 
@@ -554,9 +565,17 @@ export class Monitoring extends Construct {
     );
   }
 
-  private alarm(spec: AlarmSpec): Alarm {
-    const alarm = new Alarm(this, spec.id, {
-      alarmName: `${Stack.of(this).stackName}-${spec.id}`,
+  /**
+   * An alarm in `scope` that notifies the topic. Its name starts with this stack's name and, in a
+   * nested stack, that stack's id as well (`Roster-Auth-auth-signin-5xx`): an alarm that moves to
+   * another stack must change its name, since CloudFormation creates the new one before it deletes the old.
+   */
+  private alarm(spec: AlarmSpec, scope: Construct = this): Alarm {
+    const stack = Stack.of(this);
+    const nested = Stack.of(scope);
+    const prefix = nested === stack ? stack.stackName : `${stack.stackName}-${nested.node.id}`;
+    const alarm = new Alarm(scope, spec.id, {
+      alarmName: `${prefix}-${spec.id}`,
       alarmDescription: `${spec.summary} ${RUNBOOK_SECTIONS[spec.section]} Runbook: ${RUNBOOK}#${spec.section}`,
       metric: spec.metric,
       threshold: spec.threshold,

@@ -1,4 +1,4 @@
-import { Annotations, type App, CfnOutput, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, type App, CfnOutput, Duration, Fn, NestedStack, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { type CfnStage, HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -24,7 +24,7 @@ import { INDEXES } from '../lib/db/table.ts';
 import { type DynamoAction, FALLBACK, FUNCTION_DEFAULTS, ROUTES, type RouteName } from '../lib/http/routes.ts';
 import { RosterDataStack } from './data-stack.ts';
 import { Endpoint, LOG_RETENTION } from './endpoint.ts';
-import { Monitoring, type WatchedFunction } from './monitoring.ts';
+import { Monitoring, routeGroup, type WatchedFunction } from './monitoring.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
 import { type DeployOptions, deployOptions } from './options.ts';
 import { STREAM_FILTERS } from './stream-filters.ts';
@@ -50,15 +50,40 @@ export const LIVE_ALIAS = 'live';
 
 /**
  * How CodeDeploy moves an API function's alias to a new version with `-c gradualDeploy=true` (off
- * by default: a group per API function is 40 of CloudFormation's 500 resources per stack, and each
- * deploy waits for every canary): a tenth of the requests for five minutes, then all, back to the
- * old version as soon as one of the function's alarms fires.
+ * by default: each deploy waits for every canary): a tenth of the requests for five minutes, then
+ * all, back to the old version as soon as one of the function's alarms fires.
  */
 export const DEPLOYMENT_CONFIG = LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES;
 
 /** The stacks' ids: the stateful one, and the functions' one. */
 export const DATA_STACK_ID = 'RosterData';
 export const STACK_ID = 'Roster';
+
+/**
+ * The nested stacks of the functions' stack that hold the API functions, by id, each with the route
+ * groups it holds (infra/monitoring.ts routeGroup, the dashboard's rows). CloudFormation takes 500
+ * resources per stack: each API function is 7 in its nested stack (function, role, log group,
+ * version, alias, two alarms; 8 with gradual deploys, its CodeDeploy group) and its route 3 in the
+ * parent (route, integration, permission). A route of a group not listed here fails the synth.
+ */
+export const FUNCTION_STACKS = {
+  Auth: ['auth'],
+  Teams: ['teams', 'members', 'transfer', 'audit', 'webhooks'],
+  Invites: ['invites', 'my-invites'],
+  Pages: ['docs', 'page', 'fallback'],
+} as const satisfies Record<string, readonly string[]>;
+
+export type FunctionStackId = keyof typeof FUNCTION_STACKS;
+
+/** The nested stack an API function (a route name, or FALLBACK) lives in. */
+export const functionStackOf = (name: string): FunctionStackId => {
+  const group = routeGroup(name);
+  const found = (Object.keys(FUNCTION_STACKS) as FunctionStackId[]).find((id) =>
+    (FUNCTION_STACKS[id] as readonly string[]).includes(group),
+  );
+  if (!found) throw new Error(`${name}: its route group ${group} has no nested stack: add it to FUNCTION_STACKS (infra/stack.ts)`);
+  return found;
+};
 
 /**
  * The routes that check a credential: a password (sign-up, sign-in, a password change or reset,
@@ -141,9 +166,17 @@ interface MailSending {
  * alias that CodeDeploy moves gradually), the fallback on the default route, the background
  * functions (mailer, team cleanup, invite and outbox sweepers, SES events, key rotation) and the
  * monitoring. The state they use lives in the data stack (infra/data-stack.ts).
+ *
+ * The API functions, with their versions, aliases, CodeDeploy groups and alarms, live in nested
+ * stacks (FUNCTION_STACKS), so that routes can be added past CloudFormation's 500 resources per
+ * stack; this stack keeps the HTTP API with its routes, integrations and invoke permissions, the
+ * background functions, the alarm topic, the dashboard and the service alarms. CDK passes what
+ * crosses the two as nested stack parameters (this stack's topic, CodeDeploy application and role)
+ * and outputs (the aliases' ARNs, the functions' names); the data stack's values are imported
+ * where they are used.
  */
 export class RosterStack extends Stack {
-  /** The API's functions by handler name (the route names and FALLBACK). */
+  /** The API's functions by handler name (the route names and FALLBACK), each in its nested stack. */
   readonly endpoints = new Map<string, Endpoint>();
   /** The `live` alias of each API function, which the HTTP API calls. */
   readonly aliases = new Map<string, Alias>();
@@ -151,6 +184,8 @@ export class RosterStack extends Stack {
   readonly deploymentGroups = new Map<string, LambdaDeploymentGroup>();
   /** Every background function by its name (KEY_ROTATION, MAILER, the lib/background.ts names). */
   readonly background = new Map<string, Endpoint>();
+  /** The nested stacks of the API functions by id (FUNCTION_STACKS), made as a route first needs one. */
+  readonly functionStacks = new Map<FunctionStackId, NestedStack>();
   /** The table the functions use: the data stack's, or a restored one (`-c tableName`). */
   readonly table: ITable;
   /** The SES configuration set the mail goes through (SES transport only). */
@@ -275,10 +310,23 @@ export class RosterStack extends Stack {
     return { application: new LambdaApplication(this, 'Deployments'), role };
   }
 
+  /** The nested stack of this API function, made on first use (a nested stack without resources cannot deploy). */
+  private functionStack(name: string): NestedStack {
+    const id = functionStackOf(name);
+    const existing = this.functionStacks.get(id);
+    if (existing) return existing;
+    const groups = FUNCTION_STACKS[id].join(', ');
+    const created = new NestedStack(this, id, { description: `Roster: the API functions of the route groups ${groups}` });
+    this.functionStacks.set(id, created);
+    return created;
+  }
+
   /**
    * An API function (a route's, or the fallback), published as a version behind the `live` alias
    * the HTTP API calls, watched by the monitoring; with gradual deploys, CodeDeploy shifts the alias
-   * (DEPLOYMENT_CONFIG) and rolls back on the alarms the monitoring returns for it.
+   * (DEPLOYMENT_CONFIG) and rolls back on the alarms the monitoring returns for it. All of them in
+   * the function's nested stack: a CodeDeploy group, the alias it moves (whose update policy names
+   * the group) and the alarms it rolls back on must share a stack, or the stacks would need each other.
    */
   private apiFunction(
     name: string,
@@ -288,7 +336,8 @@ export class RosterStack extends Stack {
     files: readonly string[] = [],
   ): Alias {
     const id = idOf(name);
-    const fn = new Endpoint(this, id, {
+    const scope = this.functionStack(name);
+    const fn = new Endpoint(scope, id, {
       name,
       environment,
       reservedConcurrency,
@@ -297,19 +346,17 @@ export class RosterStack extends Stack {
       compileCache: this.options.compileCache,
     });
     this.endpoints.set(name, fn);
-    const alias = new Alias(this, `${id}Live`, { aliasName: LIVE_ALIAS, version: fn.currentVersion });
+    const alias = new Alias(scope, `${id}Live`, { aliasName: LIVE_ALIAS, version: fn.currentVersion });
     this.aliases.set(name, alias);
-    const alarms = this.monitoring.watchFunction({
-      name,
-      fn: alias,
-      timeout: fn.timeout ?? Duration.seconds(FUNCTION_DEFAULTS.timeoutSeconds),
-      kind: 'api',
-    });
+    const alarms = this.monitoring.watchFunction(
+      { name, fn: alias, timeout: fn.timeout ?? Duration.seconds(FUNCTION_DEFAULTS.timeoutSeconds), kind: 'api' },
+      scope,
+    );
     if (deployments) {
       if (alarms.length === 0) throw new Error(`no alarm to roll back ${name} on: infra/monitoring.ts watchFunction returned none`);
       this.deploymentGroups.set(
         name,
-        new LambdaDeploymentGroup(this, `${id}Deployment`, {
+        new LambdaDeploymentGroup(scope, `${id}Deployment`, {
           ...deployments,
           alias,
           deploymentConfig: DEPLOYMENT_CONFIG,
@@ -325,7 +372,9 @@ export class RosterStack extends Stack {
    * A background function: no alias, its updates take effect at once. A canary could not judge
    * them: a scheduled sweep runs once a minute and the rotation once a month, and a stream or SNS
    * function retries its own failures; each of them is idempotent, and their failures end in a
-   * dead-letter queue or the next run, never lost.
+   * dead-letter queue or the next run, never lost. They stay in this stack (a few dozen resources):
+   * moved, a stream function's mapping would be replaced, and a new mapping starts at the stream's
+   * trim horizon again.
    */
   private backgroundFunction(
     name: string,

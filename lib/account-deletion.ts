@@ -1,3 +1,4 @@
+import { type AuditActor, audited } from './audit.ts';
 import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from './limits/password-attempts.ts';
 import { verifyPassword } from './auth/passwords.ts';
 import { type Claims, type ClientInfo, endSessionsOf, readAsActor } from './auth/session-items.ts';
@@ -5,6 +6,7 @@ import { readTogether } from './db/batch-read.ts';
 import type { Db, Tx } from './db/service.ts';
 import { commit, named, write } from './db/transactions.ts';
 import { AppError } from './errors.ts';
+import { memberTarget } from './members.ts';
 import type { UserDeleteInput } from './schemas.ts';
 import type { MembershipItem, TeamItem, UserItem } from './views.ts';
 
@@ -47,9 +49,10 @@ const soleOwner = (slugs: string[]): AppError =>
  * A membership's delete, only while it is as read (same id, same role): a promotion to OWNER
  * meanwhile would otherwise leave `ownerCount` counting a deleted owner. An OWNER's also takes one
  * off its team's `ownerCount` WHERE `ownerCount > 1`: the condition demotion and removal carry,
- * so of a deletion and a concurrent demotion of the other owner, one fails.
+ * so of a deletion and a concurrent demotion of the other owner, one fails. The team's audit log
+ * gets its `member.left` entry in the same transaction.
  */
-const leave = (tx: Tx, { membership: m }: Held) => [
+const leave = (tx: Tx, { membership: m }: Held, by: AuditActor, now: Date) => [
   tx.membership
     .delete({ teamId: m.teamId, userUuid: m.userUuid })
     .where((a, op) => `${op.eq(a.role, m.role)} AND ${op.eq(a.memberId, m.memberId)}`)
@@ -63,13 +66,15 @@ const leave = (tx: Tx, { membership: m }: Held) => [
           .commit(),
       ]
     : []),
+  audited(tx, { teamId: m.teamId, action: 'member.left', actor: by, target: memberTarget(m), changes: { role: { before: m.role } } }, now),
 ];
 
-const itemsOf = (h: Held): number => (h.membership.role === 'OWNER' ? 2 : 1);
+/** A membership's items in the transaction: its delete and audit entry, and an OWNER's `ownerCount`. */
+const itemsOf = (h: Held): number => (h.membership.role === 'OWNER' ? 3 : 2);
 
 /**
  * The memberships in transactions of at most 100 items, the last of which also deletes the user
- * and the e-mail claim: up to 49 owned teams (or 98 memberships) it is all one transaction.
+ * and the e-mail claim: up to 32 owned teams (or 49 memberships) it is all one transaction.
  */
 const batches = (held: Held[]): Held[][] => {
   const out: Held[][] = [[]];
@@ -92,7 +97,7 @@ const batches = (held: Held[]): Held[][] => {
  * Resolves true when done, false when a membership changed meanwhile (read again and retry).
  * Throws `conflict` when the user changed (password or address) since it was read.
  */
-const leaveAndDelete = async (db: Db, u: UserItem, held: Held[]): Promise<boolean> => {
+const leaveAndDelete = async (db: Db, u: UserItem, held: Held[], by: AuditActor, now: Date): Promise<boolean> => {
   const all = batches(held);
   for (const [n, batch] of all.entries()) {
     const last = n === all.length - 1;
@@ -118,7 +123,7 @@ const leaveAndDelete = async (db: Db, u: UserItem, held: Held[]): Promise<boolea
                   ]
                 : []),
             ),
-            named('memberships', ...batch.flatMap((h) => leave(tx, h))),
+            named('memberships', ...batch.flatMap((h) => leave(tx, h, by, now))),
           ]),
         {
           account: () => new AppError('conflict'),
@@ -174,7 +179,7 @@ export const deleteAccount = async (
     const held = await membershipsOf(db, u.userUuid);
     const sole = held.filter((h) => h.membership.role === 'OWNER' && h.team.ownerCount <= 1).map((h) => h.team.slug);
     if (sole.length > 0) throw soleOwner(sole);
-    if (await leaveAndDelete(db, u, held)) break;
+    if (await leaveAndDelete(db, u, held, { userId: u.userId, email: u.email }, now)) break;
     if (tries === TRIES) throw new AppError('conflict');
   }
   // Strongly consistent: every session committed before is found and ended.

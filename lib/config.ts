@@ -25,6 +25,10 @@ export const config = {
   inviteDays: int('INVITE_TTL_DAYS', 7),
   /** How long ended invites stay readable (for 409 invite_not_pending) before TTL removes them. */
   endedInviteRetentionDays: int('ENDED_INVITE_RETENTION_DAYS', 30),
+  /** How long audit log entries are kept before TTL removes them (docs/audit.md). */
+  auditRetentionDays: int('AUDIT_RETENTION_DAYS', 365),
+  /** Webhook URLs may be http and reach loopback: local use and tests only, never set by the stack (docs/webhooks.md). */
+  webhooksAllowPrivateUrls: process.env.WEBHOOKS_ALLOW_PRIVATE_URLS === 'true',
   passwordMinLength: int('PASSWORD_MIN_LENGTH', 8),
   /** Invitation e-mails (create, re-invite, resend) one team may send per hour. */
   teamMailsPerHour: int('INVITE_MAILS_PER_TEAM_HOUR', 50),

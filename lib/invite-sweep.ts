@@ -2,6 +2,7 @@ import { INVITE_SWEEP } from './background.ts';
 import { EXPIRY_SHARDS, expiryBucketOf, statusComposites } from './db/entities/invites.ts';
 import type { Db } from './db/service.ts';
 import { isConditionFailure } from './db/transactions.ts';
+import { inFlight } from './in-flight.ts';
 import { HOUR_MS, isoMillis } from './time.ts';
 
 /**
@@ -35,16 +36,6 @@ export interface SweepResult {
 }
 
 const hourOf = (ms: number): string => new Date(ms).toISOString().slice(0, 13);
-
-/** Runs `work` over `items`, at most `width` at once. */
-const inFlight = async <T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> => {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) await work(items[next++] as T);
-    }),
-  );
-};
 
 /**
  * Sets every PENDING invite that expired by `now` to EXPIRED, hour by hour of gsi3 from the

@@ -1,3 +1,4 @@
+import { auditActor, audited, changed } from './audit.ts';
 import { randomUUID } from 'node:crypto';
 import { config } from './config.ts';
 import { limitTeamMail, limitUserInviteMail } from './limits/mail-allowances.ts';
@@ -11,6 +12,7 @@ import type { Db, Tx } from './db/service.ts';
 import { commit, named, write } from './db/transactions.ts';
 import { AppError, notFound } from './errors.ts';
 import { newId } from './ids.ts';
+import { inFlight } from './in-flight.ts';
 import { suppressedError, suppressionOf } from './mail/suppression.ts';
 import { EVENT_METRICS } from './metric-names.ts';
 import { recordEvent } from './metrics.ts';
@@ -19,7 +21,7 @@ import { canInviteAs, canManageInvites } from './rules.ts';
 import type { InviteInput } from './schemas.ts';
 import { actorStillHolds, memberOf, pageThenMember, teamIdOf } from './teams.ts';
 import { addDays, expirySeconds, isoMillis } from './time.ts';
-import { type InviteItem, type InviteView, type TeamItem, type UserItem, inviteView } from './views.ts';
+import { type InviteItem, type InviteView, type MembershipItem, type TeamItem, type UserItem, inviteView } from './views.ts';
 
 const NOT_FOUND = 'No pending invite with that id in this team.';
 
@@ -127,6 +129,9 @@ const renewPending = (
     .commit(),
 ];
 
+/** An invite as the audit log names it: its id and address. */
+const inviteTarget = (i: InviteItem) => ({ type: 'invite', id: i.inviteId, email: i.email }) as const;
+
 /** The invite a (team, e-mail) claim points at: `claimed` is its UUID, `pending` the invite if still open. */
 const lookUpPending = async (db: Db, teamId: number, email: string) => {
   const claim = (await db.entities.pendingInvite.get({ teamId, email }).go({ consistent: true })).data;
@@ -135,40 +140,102 @@ const lookUpPending = async (db: Db, teamId: number, email: string) => {
   return { claimed: claim.inviteUuid, pending: found && isOpen(found) ? found : undefined };
 };
 
+/** What an invite to an address finds before it writes: its account, and the claim's invite (lookUpPending). */
+interface FirstLook {
+  inviteeUuid: string | undefined;
+  claimed: string | undefined;
+  pending: InviteItem | undefined;
+}
+
 /**
- * Invites an e-mail address to the team. If that address already has a pending invite to this
- * team, it is updated (role, expiry, inviter) instead: one pending invite per address and team,
- * kept by the pendingInvite claim item. Inviting a current member is refused by a condition on
- * their membership key inside the same transaction. An address Roster no longer mails
- * (lib/mail/suppression.ts) is refused with 422; its item and the actor's user item (is the
- * sender's address confirmed?) are read with the team and membership, no request of their own.
- * The team's and the sender's mail allowances are charged only after every check that needs no
- * transaction, and given back when the transaction is refused: a 409 spends nothing.
- * Throws `forbidden`, `email_not_verified`, `validation_failed`, `already_member`, `rate_limited`,
- * `conflict`.
+ * lookUpPending and the accounts for many addresses at once, strongly consistent: their e-mail
+ * claims and (team, e-mail) claims in two BatchGetItems side by side, then the invites those claims
+ * point at in a third (none when no address has one).
  */
-export const createInvite = async (db: Db, claims: Claims, slug: string, input: InviteInput, now: Date): Promise<Record<string, never>> => {
+const lookFirst = async (db: Db, teamId: number, emails: readonly string[]): Promise<FirstLook[]> => {
+  const [accounts, claims] = await Promise.all([
+    readTogether(
+      db,
+      emails.map((email) => [db.entities.emailClaim, { email }] as const),
+    ),
+    readTogether(
+      db,
+      emails.map((email) => [db.entities.pendingInvite, { teamId, email }] as const),
+    ),
+  ]);
+  const claimed = claims.flatMap((c) => (c ? [c.inviteUuid] : []));
+  const invites = claimed.length
+    ? await readTogether(
+        db,
+        claimed.map((inviteUuid) => [db.entities.invite, { inviteUuid }] as const),
+      )
+    : [];
+  const byUuid = new Map(invites.flatMap((i) => (i ? [[i.inviteUuid, i] as const] : [])));
+  return emails.map((_, n) => {
+    const inviteUuid = claims[n]?.inviteUuid;
+    const found = inviteUuid === undefined ? undefined : byUuid.get(inviteUuid);
+    return { inviteeUuid: accounts[n]?.userUuid, claimed: inviteUuid, pending: found && isOpen(found) ? found : undefined };
+  });
+};
+
+/** Who invites, read once per request however many addresses it invites (inviterOf). */
+export interface Inviter {
+  team: TeamItem;
+  me: MembershipItem;
+  actor: Actor;
+  /** The caller's user item, its address confirmed: each invite's `invitedBy`. */
+  sender: UserItem;
+  /** The addresses asked about that Roster no longer mails (lib/mail/suppression.ts). */
+  suppressed: ReadonlySet<string>;
+}
+
+/**
+ * Who may invite into this team, checked once for a request: the team, the caller's membership
+ * (OWNER or ADMIN) and user item (a confirmed address), and the suppression item of each of
+ * `emails`, in requireMember's two BatchGetItems (the second one per 100 keys). Throws
+ * `not_found`, `forbidden`, `email_not_verified`.
+ */
+export const inviterOf = async (db: Db, claims: Claims, slug: string, emails: readonly string[]): Promise<Inviter> => {
   const {
-    team: t,
+    team,
     me,
     actor,
-    also: [suppressed, sender],
-  } = await requireInviteManager(db, claims, slug, (a) => [suppressionOf(db, input.email), ownItem(db, a.userUuid)] as const);
-  if (!canInviteAs(me.role, input.role)) throw new AppError('forbidden', 'Only an owner can invite an owner.');
-  requireConfirmed(sender);
-  if (suppressed) throw suppressedError();
+    also: [sender, ...suppressions],
+  } = await requireInviteManager(db, claims, slug, (a) => [ownItem(db, a.userUuid), ...emails.map((e) => suppressionOf(db, e))] as const);
+  return {
+    team,
+    me,
+    actor,
+    sender: requireConfirmed(sender),
+    suppressed: new Set(emails.filter((_, n) => suppressions[n])),
+  };
+};
+
+/**
+ * Invites one address as `inviter`, from its first look. If that address already has a pending
+ * invite to this team, it is updated (role, expiry, inviter) instead: one pending invite per
+ * address and team, kept by the pendingInvite claim item. Inviting a current member is refused by
+ * a condition on their membership key inside the same transaction. The team's and the sender's
+ * mail allowances are charged only after every check that needs no transaction, and given back
+ * when the transaction is refused: a 409 spends nothing. `idAt`: the millisecond its id is drawn
+ * at. Returns the invite as written. Throws `already_member`, `rate_limited`, `conflict`.
+ */
+const inviteOne = async (
+  db: Db,
+  inviter: Inviter,
+  input: InviteInput,
+  firstLook: FirstLook,
+  now: Date,
+  idAt: Date,
+): Promise<InviteItem> => {
+  const { team: t, me, actor } = inviter;
   const stamp = isoMillis(now);
   const expires = addDays(now, config.inviteDays);
   const ttl = pendingTtl(expires);
-
-  const [account, firstLook] = await Promise.all([
-    db.entities.emailClaim.get({ email: input.email }).go({ consistent: true }),
-    lookUpPending(db, t.teamId, input.email),
-  ]);
-  let found = firstLook;
+  let found: Pick<FirstLook, 'claimed' | 'pending'> = firstLook;
   // An invitee with an account must not be a member; one without cannot be yet. The actor is a
   // member by definition (and a transaction may not check one item twice).
-  const inviteeUuid = account.data?.userUuid;
+  const { inviteeUuid } = firstLook;
   if (inviteeUuid === actor.userUuid) throw new AppError('already_member');
   const tokens = await takeInviteMail(db, t.teamId, actor.userUuid, now);
   const notMember = (tx: Tx) =>
@@ -181,7 +248,9 @@ export const createInvite = async (db: Db, claims: Claims, slug: string, input: 
         ]
       : [];
   const changes = { role: input.role, invitedByUuid: actor.userUuid, expiresAt: isoMillis(expires), updatedAt: stamp, ttl };
+  const by = auditActor(actor, me.userId);
 
+  let written: InviteItem | undefined;
   let lookAgain = false;
   await sendingOnly(db, tokens, () =>
     commit(
@@ -190,15 +259,29 @@ export const createInvite = async (db: Db, claims: Claims, slug: string, input: 
         const { claimed, pending } = found;
         if (pending) {
           // Re-invite: refresh the pending invite the claim points at, and the claim's TTL with it.
+          written = { ...pending, ...changes, status: 'PENDING' };
+          const renewed = changed({ role: pending.role, expiresAt: pending.expiresAt }, { role: input.role, expiresAt: changes.expiresAt });
           return write(db, (tx) => [
             named('notMember', ...notMember(tx)),
             named('actorRole', actorStillHolds(tx, me)),
             named('pending', ...renewPending(tx, pending, changes)),
             named('mail', mailFor(tx, 'invitation', pending.inviteUuid, now)),
+            named(
+              'audit',
+              audited(tx, { teamId: t.teamId, action: 'invite.created', actor: by, target: inviteTarget(pending), changes: renewed }, now),
+            ),
           ]);
         }
-        const inviteUuid = randomUUID();
-        const inviteId = newId(now);
+        const created: InviteItem = {
+          inviteUuid: randomUUID(),
+          inviteId: newId(idAt),
+          teamId: t.teamId,
+          email: input.email,
+          status: 'PENDING',
+          createdAt: stamp,
+          ...changes,
+        };
+        written = created;
         return write(db, (tx) => [
           named('notMember', ...notMember(tx)),
           named('actorRole', actorStillHolds(tx, me)),
@@ -206,18 +289,27 @@ export const createInvite = async (db: Db, claims: Claims, slug: string, input: 
           named(
             'pending',
             tx.pendingInvite
-              .put({ teamId: t.teamId, email: input.email, inviteUuid, ttl })
+              .put({ teamId: t.teamId, email: input.email, inviteUuid: created.inviteUuid, ttl })
               .where((a, op) => (claimed ? `${op.notExists(a.inviteUuid)} OR ${op.eq(a.inviteUuid, claimed)}` : op.notExists(a.inviteUuid)))
               .commit(),
           ),
-          named('inviteId', tx.idClaim.create({ kind: 'invite', id: inviteId }).commit()),
+          named('inviteId', tx.idClaim.create({ kind: 'invite', id: created.inviteId }).commit()),
+          named('invite', tx.invite.create(created).commit()),
+          named('mail', mailFor(tx, 'invitation', created.inviteUuid, now)),
           named(
-            'invite',
-            tx.invite
-              .create({ inviteUuid, inviteId, teamId: t.teamId, email: input.email, status: 'PENDING', createdAt: stamp, ...changes })
-              .commit(),
+            'audit',
+            audited(
+              tx,
+              {
+                teamId: t.teamId,
+                action: 'invite.created',
+                actor: by,
+                target: inviteTarget(created),
+                changes: changed({}, { role: created.role, expiresAt: created.expiresAt }),
+              },
+              now,
+            ),
           ),
-          named('mail', mailFor(tx, 'invitation', inviteUuid, now)),
         ]);
       },
       {
@@ -233,6 +325,72 @@ export const createInvite = async (db: Db, claims: Claims, slug: string, input: 
     ),
   );
   recordEvent(EVENT_METRICS.invitesCreated);
+  // Set by every attempt, so by the one that committed.
+  return written as InviteItem;
+};
+
+/** One address's outcome: the invite as written, or what refused it (an AppError, or any other failure as thrown). */
+export type InviteOutcome = { invite: InviteItem } | { error: unknown };
+
+/**
+ * Addresses invited at once. Each one's reads and writes run one after the other (a few round
+ * trips), so 8 side by side finish 100 in about 13 times one invite's time (docs/api.md).
+ */
+const INVITES_IN_FLIGHT = 8;
+
+/**
+ * Invites each of `inputs` (distinct addresses) as `inviter`, each on its own, in this order: an
+ * address the caller may not give that role (403; an ADMIN cannot invite an OWNER) or that Roster
+ * no longer mails (422) is refused without a request; the others get their first look together
+ * (lookFirst), then are invited INVITES_IN_FLIGHT at a time (inviteOne). Once a mail allowance
+ * refuses one (429), those not started yet are refused with it without trying: it stays spent for
+ * longer than the request lasts. One outcome per input, in order.
+ */
+export const inviteEach = async (db: Db, inviter: Inviter, inputs: readonly InviteInput[], now: Date): Promise<InviteOutcome[]> => {
+  const outcomes = inputs.map((input): InviteOutcome | undefined => {
+    if (!canInviteAs(inviter.me.role, input.role)) return { error: new AppError('forbidden', 'Only an owner can invite an owner.') };
+    if (inviter.suppressed.has(input.email)) return { error: suppressedError() };
+    return undefined;
+  });
+  const open = inputs.flatMap((input, n) => (outcomes[n] ? [] : [{ n, input }]));
+  const looks = await lookFirst(
+    db,
+    inviter.team.teamId,
+    open.map((o) => o.input.email),
+  );
+  let spent: AppError | undefined;
+  await inFlight(
+    open.map((o, k) => ({ ...o, look: looks[k] as FirstLook })),
+    INVITES_IN_FLIGHT,
+    async ({ n, input, look }) => {
+      if (spent) {
+        outcomes[n] = { error: spent };
+        return;
+      }
+      try {
+        // Each row's id at a millisecond of its own (the request's plus the row's number): a hundred
+        // ids drawn in one millisecond from its 4,096 would clash with odds of about 70%, each clash
+        // costing a transaction, and the invites now list in row order.
+        outcomes[n] = { invite: await inviteOne(db, inviter, input, look, now, new Date(now.getTime() + n)) };
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'rate_limited') spent ??= error;
+        outcomes[n] = { error };
+      }
+    },
+  );
+  return outcomes as InviteOutcome[];
+};
+
+/**
+ * Invites an e-mail address to the team (inviterOf, then inviteEach with one address): the
+ * caller's rights, then the role's, then the address's suppression, read with the team and
+ * membership (no request of their own). Throws `forbidden`, `email_not_verified`,
+ * `validation_failed`, `already_member`, `rate_limited`, `conflict`.
+ */
+export const createInvite = async (db: Db, claims: Claims, slug: string, input: InviteInput, now: Date): Promise<Record<string, never>> => {
+  const inviter = await inviterOf(db, claims, slug, [input.email]);
+  const [outcome] = await inviteEach(db, inviter, [input], now);
+  if (outcome && 'error' in outcome) throw outcome.error;
   return {};
 };
 
@@ -329,9 +487,28 @@ export const resendInvite = async (db: Db, claims: Claims, slug: string, inviteI
           ),
           named('actorRole', actorStillHolds(tx, me)),
           named('mail', mailFor(tx, 'invitation', found.inviteUuid, now)),
+          named(
+            'audit',
+            audited(
+              tx,
+              {
+                teamId: t.teamId,
+                action: 'invite.resent',
+                actor: auditActor(actor, me.userId),
+                target: inviteTarget(found),
+                changes: { expiresAt: { before: found.expiresAt, after: isoMillis(expires) } },
+              },
+              now,
+            ),
+          ),
         ]),
       // A message id clash is worth another try.
-      { pending: () => notFound(NOT_FOUND), actorRole: () => new AppError('conflict'), mail: () => 'retry' },
+      {
+        pending: () => notFound(NOT_FOUND),
+        actorRole: () => new AppError('conflict'),
+        mail: () => 'retry',
+        audit: () => new AppError('conflict'),
+      },
     ),
   );
   return {};
@@ -393,7 +570,7 @@ const endInvite = (tx: Tx, i: InviteItem, status: 'ACCEPTED' | 'DECLINED' | 'REV
  * Throws `forbidden`, `not_found`.
  */
 export const deleteInvite = async (db: Db, claims: Claims, slug: string, inviteId: number, now: Date): Promise<Record<string, never>> => {
-  const { team: t, me } = await requireInviteManager(db, claims, slug);
+  const { team: t, me, actor } = await requireInviteManager(db, claims, slug);
   let found = await findTeamInvite(db, t, inviteId, now);
   let readAgain = false;
   await commit(
@@ -403,7 +580,24 @@ export const deleteInvite = async (db: Db, claims: Claims, slug: string, inviteI
         if (!again || again.status !== 'PENDING' || isExpired(again, now)) throw notFound(NOT_FOUND);
         found = again;
       }
-      return write(db, (tx) => [...endInvite(tx, found, 'REVOKED', now), named('actorRole', actorStillHolds(tx, me))]);
+      return write(db, (tx) => [
+        ...endInvite(tx, found, 'REVOKED', now),
+        named('actorRole', actorStillHolds(tx, me)),
+        named(
+          'audit',
+          audited(
+            tx,
+            {
+              teamId: t.teamId,
+              action: 'invite.deleted',
+              actor: auditActor(actor, me.userId),
+              target: inviteTarget(found),
+              changes: { status: { before: 'PENDING', after: 'REVOKED' } },
+            },
+            now,
+          ),
+        ),
+      ]);
     },
     {
       invite: () => {
@@ -412,6 +606,7 @@ export const deleteInvite = async (db: Db, claims: Claims, slug: string, inviteI
       },
       pending: () => notFound(NOT_FOUND),
       actorRole: () => new AppError('conflict'),
+      audit: () => new AppError('conflict'),
     },
   );
   return {};
@@ -573,6 +768,20 @@ export const acceptInvite = async (db: Db, claims: Claims, inviteUuid: string, n
             .commit(),
         ),
         named('ownerCount', ...(i.role === 'OWNER' ? [tx.team.patch({ teamId: i.teamId }).add({ ownerCount: 1 }).commit()] : [])),
+        named(
+          'audit',
+          audited(
+            tx,
+            {
+              teamId: i.teamId,
+              action: 'invite.accepted',
+              actor: auditActor(actor, invitee.userId),
+              target: inviteTarget(i),
+              changes: { status: { before: 'PENDING', after: 'ACCEPTED' }, memberId: { after: memberId }, role: { after: i.role } },
+            },
+            now,
+          ),
+        ),
       ]);
     },
     {
@@ -583,6 +792,7 @@ export const acceptInvite = async (db: Db, claims: Claims, inviteUuid: string, n
       memberId: () => 'retry',
       account: again,
       ownerCount: () => notFound(TEAM_GONE),
+      audit: () => new AppError('conflict'),
     },
   );
   recordEvent(EVENT_METRICS.invitesAccepted);
@@ -596,6 +806,7 @@ export const declineInvite = async (db: Db, claims: Claims, inviteUuid: string, 
     items: [found, user],
   } = await readAsActor(db, claims, (userUuid) => [[db.entities.invite, { inviteUuid }], ownItem(db, userUuid)] as const);
   let i = addressedTo(found, user);
+  const by = auditActor(actor, accountOf(user).userId);
   stillOpen(i, await teamOf(db, i), now);
   let readAgain = false;
   await commit(
@@ -604,6 +815,20 @@ export const declineInvite = async (db: Db, claims: Claims, inviteUuid: string, 
       return write(db, (tx) => [
         ...endInvite(tx, i, 'DECLINED', now),
         named('mail', ...(config.declineNotice ? [mailFor(tx, 'declined', i.inviteUuid, now)] : [])),
+        named(
+          'audit',
+          audited(
+            tx,
+            {
+              teamId: i.teamId,
+              action: 'invite.declined',
+              actor: by,
+              target: inviteTarget(i),
+              changes: { status: { before: 'PENDING', after: 'DECLINED' } },
+            },
+            now,
+          ),
+        ),
       ]);
     },
     {

@@ -15,6 +15,8 @@ export interface RequestRecord {
   /** API Gateway's id of the request, and Lambda's id of the invocation. */
   readonly requestId: string;
   readonly awsRequestId: string;
+  /** The client's address as API Gateway saw it (for the audit log; never on the request line). */
+  readonly sourceIp?: string;
   /** The caller's public user id, once known (never an e-mail address or a token). */
   userId?: string;
   /** The team's slug, when the request names one. */

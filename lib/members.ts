@@ -1,3 +1,4 @@
+import { auditActor, audited } from './audit.ts';
 import type { Claims } from './auth/session-items.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
@@ -74,8 +75,16 @@ const ownerCounter = (tx: Tx, teamId: number, owners: number) =>
  */
 const guardsFailed = (owners: number) => {
   const conflict = () => new AppError('conflict');
-  return { membership: conflict, actorRole: conflict, ownerCount: () => (owners < 0 ? new AppError('last_owner') : conflict()) };
+  return {
+    membership: conflict,
+    actorRole: conflict,
+    ownerCount: () => (owners < 0 ? new AppError('last_owner') : conflict()),
+    audit: conflict,
+  };
 };
+
+/** A membership as the audit log names it: its member id and its user's public id. */
+export const memberTarget = (m: MembershipItem) => ({ type: 'member', id: m.memberId, userId: m.userId }) as const;
 
 /** The membership still exactly as it was read: same id (not re-created) and same role. */
 const unchanged = (target: MembershipItem) => (a: { role: unknown; memberId: unknown }, op: { eq: (a: unknown, v: unknown) => string }) =>
@@ -87,7 +96,7 @@ const unchanged = (target: MembershipItem) => (a: { role: unknown; memberId: unk
  * one transaction. Throws `forbidden`, `not_found`, `last_owner`, `conflict`.
  */
 export const updateMemberRole = async (db: Db, claims: Claims, slug: string, memberId: number, role: Role, now: Date) => {
-  const { team: t, me } = await requireMember(db, slug, claims);
+  const { team: t, me, actor } = await requireMember(db, slug, claims);
   const target = await findMember(db, t.teamId, memberId);
   if (!canChangeRole(me.role, target.role, role)) throw new AppError('forbidden');
   if (target.role === role) return membershipView(target);
@@ -104,6 +113,20 @@ export const updateMemberRole = async (db: Db, claims: Claims, slug: string, mem
         ),
         named('actorRole', ...(isSelf ? [] : [actorStillHolds(tx, me)])),
         named('ownerCount', ...ownerCounter(tx, t.teamId, owners)),
+        named(
+          'audit',
+          audited(
+            tx,
+            {
+              teamId: t.teamId,
+              action: 'member.role_changed',
+              actor: auditActor(actor, me.userId),
+              target: memberTarget(target),
+              changes: { role: { before: target.role, after: role } },
+            },
+            now,
+          ),
+        ),
       ]),
     guardsFailed(owners),
   );
@@ -115,8 +138,8 @@ export const updateMemberRole = async (db: Db, claims: Claims, slug: string, mem
  * read, the actor's role, and never the last OWNER. Throws `forbidden`, `not_found`,
  * `last_owner`, `conflict`.
  */
-export const removeMember = async (db: Db, claims: Claims, slug: string, memberId: number): Promise<Record<string, never>> => {
-  const { team: t, me } = await requireMember(db, slug, claims);
+export const removeMember = async (db: Db, claims: Claims, slug: string, memberId: number, now: Date): Promise<Record<string, never>> => {
+  const { team: t, me, actor } = await requireMember(db, slug, claims);
   const target = await findMember(db, t.teamId, memberId);
   const isSelf = target.userUuid === me.userUuid;
   if (!canRemoveMember(me.role, target.role, isSelf)) throw new AppError('forbidden');
@@ -128,6 +151,20 @@ export const removeMember = async (db: Db, claims: Claims, slug: string, memberI
         named('membership', tx.membership.delete({ teamId: t.teamId, userUuid: target.userUuid }).where(unchanged(target)).commit()),
         named('actorRole', ...(isSelf ? [] : [actorStillHolds(tx, me)])),
         named('ownerCount', ...ownerCounter(tx, t.teamId, owners)),
+        named(
+          'audit',
+          audited(
+            tx,
+            {
+              teamId: t.teamId,
+              action: isSelf ? 'member.left' : 'member.removed',
+              actor: auditActor(actor, me.userId),
+              target: memberTarget(target),
+              changes: { role: { before: target.role } },
+            },
+            now,
+          ),
+        ),
       ]),
     guardsFailed(owners),
   );

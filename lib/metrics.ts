@@ -114,6 +114,7 @@ export const measured =
     const record: RequestRecord = {
       requestId: requestIdOf(event, context),
       awsRequestId: context.awsRequestId,
+      sourceIp: event.requestContext?.http?.sourceIp,
       dynamodb: { requests: 0, readUnits: 0, writeUnits: 0 },
       events: new Map(),
     };

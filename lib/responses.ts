@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { AUDIT_ACTIONS, AUDIT_TARGETS } from './audit-actions.ts';
 import type { ErrorCode } from './errors.ts';
 import { ROLES } from './rules.ts';
 
@@ -100,6 +101,85 @@ export const InviteSchema = z.strictObject({
   updatedAt: Timestamp,
 });
 
+/**
+ * A team's open ownership transfer: who is nominated (as the member list shows them), by whom, and
+ * until when it can be accepted. `id` is a UUID: each nomination is a new transfer.
+ */
+export const TransferSchema = z.strictObject({
+  id: Uuid,
+  team: z.strictObject({ id: Id, name: z.string(), slug: z.string() }),
+  nominee: z.strictObject({ memberId: Id, userId: Id, email: z.email(), firstName: z.string(), lastName: z.string() }),
+  nominatedBy: z.strictObject({ userId: Id, email: z.email() }),
+  createdAt: Timestamp,
+  expiresAt: Timestamp,
+});
+
+/**
+ * One entry of a team's audit log (docs/audit.md): who (`actor`), did what (`action`) to what
+ * (`target`), which fields changed from what to what, and the request it came with.
+ */
+export const AuditEntrySchema = z.strictObject({
+  id: z.string().check(z.minLength(36), z.maxLength(36)),
+  createdAt: Timestamp,
+  action: z.enum(AUDIT_ACTIONS),
+  actor: z.strictObject({ userId: Id, email: z.email() }),
+  target: z.strictObject({
+    type: z.enum(AUDIT_TARGETS),
+    id: Id,
+    email: z.optional(z.email()),
+    userId: z.optional(Id),
+  }),
+  changes: z.record(z.string(), z.strictObject({ before: z.optional(z.unknown()), after: z.optional(z.unknown()) })),
+  requestId: z.nullable(z.string()),
+  sourceIp: z.nullable(z.string()),
+});
+
+/**
+ * One row of a bulk invite's answer: what `POST /api/teams/{slug}/invites` answers for that row
+ * (its status; on success the invite as the team's list shows it, else the error's code, message
+ * and fields). `email` is the address as normalised, or as sent when it is not one (null: not a string).
+ */
+export const BulkInviteResultSchema = z.union([
+  z.strictObject({ email: z.email(), status: z.literal(201), invite: InviteSchema }),
+  z.strictObject({
+    email: z.nullable(z.string()),
+    status: z.literal([400, 403, 409, 422, 429, 500, 503]),
+    code: z.enum([
+      'invalid_body',
+      'validation_failed',
+      'forbidden',
+      'already_member',
+      'conflict',
+      'rate_limited',
+      'internal',
+      'unavailable',
+    ]),
+    message: z.string(),
+    fields: z.optional(z.record(z.string(), z.string())),
+  }),
+]);
+
+/** A bulk invite's answer: one row per row asked, in their order. */
+export const BulkInviteResultsSchema = z.array(BulkInviteResultSchema);
+
+/**
+ * A team's webhook endpoint (docs/webhooks.md): where the events it subscribes to (audit actions)
+ * are POSTed. The signing secret is not here: only the answer to the registration shows it.
+ */
+export const WebhookEndpointSchema = z.strictObject({
+  id: Id,
+  url: z.url(),
+  events: z.array(z.enum(AUDIT_ACTIONS)),
+  createdBy: z.strictObject({ userId: Id }),
+  createdAt: Timestamp,
+});
+
+/** The registration's answer: the endpoint and, this once, its Standard Webhooks signing secret. */
+export const WebhookEndpointCreatedSchema = z.strictObject({
+  ...WebhookEndpointSchema.shape,
+  secret: z.string().check(z.regex(/^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/)),
+});
+
 /** The `data` of a request that only acknowledges (delete, accept, decline, sign-out…). */
 export const EmptySchema = z.strictObject({});
 
@@ -134,4 +214,9 @@ export type Member = z.infer<typeof MemberSchema>;
 export type User = z.infer<typeof UserSchema>;
 export type AuthSession = z.infer<typeof AuthSessionSchema>;
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
+export type AuditEntry = z.infer<typeof AuditEntrySchema>;
 export type Invite = z.infer<typeof InviteSchema>;
+export type BulkInviteResult = z.infer<typeof BulkInviteResultSchema>;
+export type Transfer = z.infer<typeof TransferSchema>;
+export type WebhookEndpoint = z.infer<typeof WebhookEndpointSchema>;
+export type WebhookEndpointCreated = z.infer<typeof WebhookEndpointCreatedSchema>;

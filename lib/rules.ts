@@ -21,5 +21,8 @@ export const canInviteAs = (actor: Role, role: Role): boolean => actor === 'OWNE
 export const canChangeRole = (actor: Role, target: Role, to: Role): boolean =>
   actor === 'OWNER' || (actor === 'ADMIN' && BELOW_OWNER.includes(target) && BELOW_OWNER.includes(to));
 
+/** Read the team's audit log. */
+export const canReadAudit = (actor: Role): boolean => MANAGERS.includes(actor);
+
 export const canRemoveMember = (actor: Role, target: Role, isSelf: boolean): boolean =>
   actor === 'OWNER' || (actor === 'ADMIN' && BELOW_OWNER.includes(target)) || (actor === 'MEMBER' && isSelf);

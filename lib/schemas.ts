@@ -3,6 +3,7 @@ import { config } from './config.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './pagination.ts';
 import { ROLES } from './rules.ts';
 import { hasHidden } from './text.ts';
+import { AUDIT_ACTIONS } from './audit-actions.ts';
 
 /**
  * Request shapes, normalised once: e-mails trimmed and lowercased, names trimmed. Slugs and roles
@@ -137,6 +138,39 @@ export const RoleBody = z.object({ role: Role });
 
 export const InviteBody = z.object({ email: Email, role: Role });
 
+/** Rows of one bulk invite: each is an invite of its own (a transaction, an e-mail), and 100 finish well within the function's time. */
+export const MAX_BULK_INVITES = 100;
+const ROWS_ERROR = `must hold 1 to ${MAX_BULK_INVITES} invites`;
+
+/**
+ * Only the list is checked here: each row is checked on its own as an InviteBody
+ * (lib/bulk-invites.ts), so that a bad row fails alone, in the answer.
+ */
+export const BulkInviteBody = z.object({
+  invites: z.array(z.unknown()).check(z.minLength(1, { error: ROWS_ERROR }), z.maxLength(MAX_BULK_INVITES, { error: ROWS_ERROR })),
+});
+
+/** The member to nominate as owner: the membership id, as `GET /api/teams/{slug}/members` lists it. */
+export const TransferBody = z.object({
+  memberId: z
+    .number({ error: 'must be a number' })
+    .check(z.refine((n) => Number.isSafeInteger(n) && n >= 1, { error: 'must be a member id: a whole number from 1' })),
+});
+
+/**
+ * A webhook endpoint to register: its URL (lib/webhooks/addresses.ts checks its scheme, host and
+ * addresses, which need the network) and the audit actions it subscribes to, each once.
+ */
+export const WebhookBody = z.object({
+  url: z
+    .string({ error: 'must be a string' })
+    .check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(2048, { error: 'must be at most 2048 characters' })),
+  events: z.array(z.enum(AUDIT_ACTIONS, { error: `must each be one of ${AUDIT_ACTIONS.join(', ')}` })).check(
+    z.minLength(1, { error: 'must name at least one event' }),
+    z.refine((events) => new Set(events).size === events.length, { error: 'must not name an event twice' }),
+  ),
+});
+
 /** `limit` and `cursor` of every list (query strings arrive as text). */
 export const PageQuery = z.object({
   limit: z.optional(
@@ -145,6 +179,12 @@ export const PageQuery = z.object({
       .check(z.refine((n) => n >= 1 && n <= MAX_LIMIT, { error: `must be a whole number from 1 to ${MAX_LIMIT}` })),
   ),
   cursor: z.optional(z.string().check(z.regex(/^[A-Za-z0-9_-]{1,2048}$/, { error: 'is not a cursor this list issued' }))),
+});
+
+/** A page of the audit log, optionally of one action. */
+export const AuditQuery = z.object({
+  ...PageQuery.shape,
+  action: z.optional(z.enum(AUDIT_ACTIONS, { error: `must be one of ${AUDIT_ACTIONS.join(', ')}` })),
 });
 
 export const pageRequest = (query: z.infer<typeof PageQuery>) => ({
@@ -163,3 +203,5 @@ export type SignInInput = z.infer<typeof SignInBody>;
 export type TeamInput = z.infer<typeof TeamBody>;
 export type RoleInput = z.infer<typeof RoleBody>;
 export type InviteInput = z.infer<typeof InviteBody>;
+export type TransferInput = z.infer<typeof TransferBody>;
+export type WebhookInput = z.infer<typeof WebhookBody>;

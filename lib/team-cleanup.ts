@@ -51,7 +51,7 @@ export interface CleanupProgress {
  * whatever is still stored, so a run cut short anywhere is resumed by simply running again.
  */
 export const cleanUpTeam = async (db: Db, teamId: number, mayGoOn: () => boolean): Promise<CleanupProgress> => {
-  const { membership, pendingInvite, invite } = db.entities;
+  const { membership, pendingInvite, invite, transfer, webhookEndpoint, webhookCount } = db.entities;
   const progress: CleanupProgress = { done: false, deleted: 0, batches: 0 };
   /** Deletes the keys in BatchWriteItems; returns those DynamoDB left unprocessed (still there). */
   const del = async <K>(keys: K[], remove: (keys: K[]) => Promise<{ unprocessed: K[] }>): Promise<K[]> => {
@@ -92,6 +92,10 @@ export const cleanUpTeam = async (db: Db, teamId: number, mayGoOn: () => boolean
       );
       return true;
     }
+    // The team's open ownership transfer, if any: only a member can nominate, so none comes after
+    // the memberships (a nomination that committed before their delete is found by the look below).
+    const { data: nominated } = await transfer.delete({ teamId }).go({ response: 'all_old' });
+    if (nominated) progress.deleted++;
     // Claims were none, then memberships were none, but an invite create may have committed in
     // between: only a look at the whole partition at once proves it empty. A Query is only
     // read-committed against transactions: one may see an accept's claim delete before its
@@ -108,6 +112,17 @@ export const cleanUpTeam = async (db: Db, teamId: number, mayGoOn: () => boolean
       );
       return true;
     }
+    // The webhook endpoints and their secrets (their own partition): a create checks that the team
+    // exists in its transaction, so none can come after the team item went.
+    const hooks = (await webhookEndpoint.query.byTeam({ teamId }).go({ consistent: true, limit: PAGE, attributes: ['endpointId'] })).data;
+    if (hooks.length > 0) {
+      await del(
+        hooks.map((h) => ({ teamId, endpointId: h.endpointId })),
+        (keys) => webhookEndpoint.delete(keys).go({ concurrency: WRITES_IN_FLIGHT }),
+      );
+      return true;
+    }
+    await webhookCount.delete({ teamId }).go();
     return false;
   };
 
@@ -119,9 +134,10 @@ export const cleanUpTeam = async (db: Db, teamId: number, mayGoOn: () => boolean
 };
 
 /**
- * True when the team's partition (pk = the team: its memberships and pending-invite claims) holds
- * nothing, in one strongly consistent Query. An item of another kind there would never be deleted
- * by this module, so it fails the run loudly (retries, then the dead-letter queue and its alarm).
+ * True when the team's partition (pk = the team: its memberships, pending-invite claims and open
+ * transfer) holds nothing, in one strongly consistent Query. An item of another kind there would
+ * never be deleted by this module, so it fails the run loudly (retries, then the dead-letter queue
+ * and its alarm).
  */
 const partitionEmpty = async (db: Db, teamId: number): Promise<boolean> => {
   const { Key, TableName } = db.entities.team.get({ teamId }).params() as { Key: { pk: string }; TableName: string };
@@ -136,7 +152,7 @@ const partitionEmpty = async (db: Db, teamId: number): Promise<boolean> => {
     }),
   );
   const left = Items[0];
-  if (left && left.__edb_e__ !== 'membership' && left.__edb_e__ !== 'pendingInvite') {
+  if (left && !['membership', 'pendingInvite', 'transfer'].includes(String(left.__edb_e__))) {
     throw new Error(`team ${teamId} partition holds a ${String(left.__edb_e__)} item that the cleanup does not delete`);
   }
   return left === undefined;

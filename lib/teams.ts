@@ -1,5 +1,6 @@
 import type { EntityItem } from 'electrodb';
 import { type Actor, type Claims, queryThenReadAsActor, readAsActor } from './auth/session-items.ts';
+import { auditActor, audited, changed } from './audit.ts';
 import { type Read, readTogether } from './db/batch-read.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
@@ -94,9 +95,11 @@ export const actorStillHolds = (tx: Tx, me: MembershipItem) =>
  */
 export const createTeam = async (db: Db, claims: Claims, input: TeamInput, now: Date): Promise<TeamView> => {
   const {
+    actor,
     items: [owner],
   } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
   if (!owner) throw new AppError('unauthorized');
+  const by = auditActor(actor, owner.userId);
   const stamp = isoMillis(now);
   let created: TeamItem | undefined;
   await commit(
@@ -121,6 +124,20 @@ export const createTeam = async (db: Db, claims: Claims, input: TeamInput, now: 
               updatedAt: stamp,
             })
             .commit(),
+        ),
+        named(
+          'audit',
+          audited(
+            tx,
+            {
+              teamId: t.teamId,
+              action: 'team.created',
+              actor: by,
+              target: { type: 'team', id: t.teamId },
+              changes: changed({}, { name: t.name, slug: t.slug }),
+            },
+            now,
+          ),
         ),
       ]);
     },
@@ -162,7 +179,7 @@ export const getTeam = async (db: Db, claims: Claims, slug: string): Promise<Tea
  * slug leads to it. Throws `forbidden`, `slug_taken`, `conflict`.
  */
 export const updateTeam = async (db: Db, claims: Claims, slug: string, input: TeamInput, now: Date): Promise<TeamView> => {
-  const { team: current, me } = await requireMember(db, slug, claims);
+  const { team: current, me, actor } = await requireMember(db, slug, claims);
   if (!canUpdateTeam(me.role)) throw new AppError('forbidden');
   const updatedAt = isoMillis(now);
   const moving = input.slug !== current.slug;
@@ -191,8 +208,22 @@ export const updateTeam = async (db: Db, claims: Claims, slug: string, input: Te
               ]
             : []),
         ),
+        named(
+          'audit',
+          audited(
+            tx,
+            {
+              teamId: current.teamId,
+              action: 'team.updated',
+              actor: auditActor(actor, me.userId),
+              target: { type: 'team', id: current.teamId },
+              changes: changed({ name: current.name, slug: current.slug }, { name: input.name, slug: input.slug }),
+            },
+            now,
+          ),
+        ),
       ]),
-    { team: conflict, actorRole: conflict, newSlug: () => new AppError('slug_taken'), oldSlug: conflict },
+    { team: conflict, actorRole: conflict, newSlug: () => new AppError('slug_taken'), oldSlug: conflict, audit: conflict },
   );
   return teamView({ ...current, name: input.name, slug: input.slug, updatedAt });
 };
@@ -205,7 +236,7 @@ export const updateTeam = async (db: Db, claims: Claims, slug: string, input: Te
  * team item. Throws `forbidden`, `conflict`.
  */
 export const deleteTeam = async (db: Db, claims: Claims, slug: string, now: Date): Promise<Record<string, never>> => {
-  const { team: current, me } = await requireMember(db, slug, claims);
+  const { team: current, me, actor } = await requireMember(db, slug, claims);
   if (!canDeleteTeam(me.role)) throw new AppError('forbidden');
   await commit(
     () =>
@@ -226,6 +257,20 @@ export const deleteTeam = async (db: Db, claims: Claims, slug: string, now: Date
         ),
         named('actorRole', actorStillHolds(tx, me)),
         named('cleanup', tx.teamCleanup.create({ teamId: current.teamId, slug: current.slug, deletedAt: isoMillis(now) }).commit()),
+        named(
+          'audit',
+          audited(
+            tx,
+            {
+              teamId: current.teamId,
+              action: 'team.deleted',
+              actor: auditActor(actor, me.userId),
+              target: { type: 'team', id: current.teamId },
+              changes: { name: { before: current.name }, slug: { before: current.slug } },
+            },
+            now,
+          ),
+        ),
       ]),
     { otherwise: () => new AppError('conflict') },
   );

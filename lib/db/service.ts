@@ -3,10 +3,13 @@ import { type Service, createWriteTransaction } from 'electrodb';
 import { config } from '../config.ts';
 import { createDocumentClient } from './client.ts';
 import { cursorKey } from './entities/cursor-key.ts';
+import { auditEntry } from './entities/audit.ts';
 import { idempotencyRecord } from './entities/idempotency.ts';
 import { signingKeys } from './entities/keys.ts';
 import { invite, inviteSweep, pendingInvite } from './entities/invites.ts';
 import { membership, slugClaim, team, teamCleanup } from './entities/teams.ts';
+import { transfer } from './entities/transfers.ts';
+import { webhookCount, webhookEndpoint } from './entities/webhooks.ts';
 import { rateLimit } from './entities/limits.ts';
 import { mailSuppression } from './entities/mail.ts';
 import { outboxMessage } from './entities/outbox.ts';
@@ -23,6 +26,7 @@ const FACTORIES = {
   slugClaim,
   membership,
   teamCleanup,
+  transfer,
   invite,
   pendingInvite,
   inviteSweep,
@@ -32,6 +36,9 @@ const FACTORIES = {
   outboxMessage,
   mailSuppression,
   idempotencyRecord,
+  auditEntry,
+  webhookEndpoint,
+  webhookCount,
 };
 
 type Entities = { [K in keyof typeof FACTORIES]: ReturnType<(typeof FACTORIES)[K]> };
@@ -39,7 +46,7 @@ type Entities = { [K in keyof typeof FACTORIES]: ReturnType<(typeof FACTORIES)[K
 /**
  * The data seam: every use case takes this. Each entity is made on first use, bound to this
  * client and table (tests run one table per file): ElectroDB builds a good deal for each model,
- * and a function uses a few of the nineteen. No ElectroDB Service: it would make or check every
+ * and a function uses a few of them. No ElectroDB Service: it would make or check every
  * entity up front, and its transactions are ElectroDB's createWriteTransaction over the entities,
  * which this calls with the same ones. A transaction's callback reaches them through the same
  * lazy `entities`, so it makes what it touches, and the transaction sees those.

@@ -40,11 +40,15 @@ export type Call<N extends RouteName> = {
   now: Date;
 } & (AuthOf<N> extends true ? { actor: NonNullable<State['actor']> } : unknown);
 
-/** Absolute URL of the next page, as GitHub's `Link: <…>; rel="next"`. */
-const nextLink = (event: Event, limit: number, cursor: string): string => {
+/**
+ * Absolute URL of the next page, as GitHub's `Link: <…>; rel="next"`: the list's own checked
+ * parameters (a filter such as the audit log's `action`) as asked, `limit` and the new `cursor`.
+ */
+const nextLink = (event: Event, query: Record<string, unknown>, limit: number, cursor: string): string => {
   const proto = event.headers['x-forwarded-proto'] ?? 'https';
-  const query = new URLSearchParams({ limit: String(limit), cursor });
-  return `<${proto}://${event.requestContext.domainName}${event.rawPath}?${query}>; rel="next"`;
+  const kept = Object.entries(query).filter(([name, value]) => name !== 'limit' && name !== 'cursor' && typeof value === 'string');
+  const params = new URLSearchParams([...(kept as [string, string][]), ['limit', String(limit)], ['cursor', cursor]]);
+  return `<${proto}://${event.requestContext.domainName}${event.rawPath}?${params}>; rel="next"`;
 };
 
 type Stage = MiddlewareObj<Event, Result, Error, RosterContext>;
@@ -142,7 +146,7 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => P
       if (context.roster.actor) await verifyClaims(context.roster.actor);
       if (result instanceof Page) {
         const limit = (query as { limit?: number } | undefined)?.limit ?? DEFAULT_LIMIT;
-        const link = result.cursor ? { link: nextLink(event, limit, result.cursor) } : undefined;
+        const link = result.cursor ? { link: nextLink(event, query ?? {}, limit, result.cursor) } : undefined;
         return jsonResponse(200, { data: result.items }, requestId, link);
       }
       return jsonResponse(route.status, { data: result }, requestId);

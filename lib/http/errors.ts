@@ -42,20 +42,23 @@ const isTransient = (error: unknown): boolean => {
 const challenge = { 'www-authenticate': 'Token realm="roster"' };
 
 /**
- * The only place an error becomes a response. AppErrors speak for themselves; transient database
- * failures become 503; anything else is logged and answered as a bare 500 with the request id,
- * never its message. The code goes on the request's line (lib/metrics.ts).
+ * What the caller is told of `error`: AppErrors speak for themselves; transient database failures
+ * become 503; anything else is logged and becomes a bare 500 with the request id, never its
+ * message. A request's answer (errorResponse), or one row's of a bulk request (lib/bulk-invites.ts).
  */
-export const errorResponse = (error: unknown, requestId: string): Result => {
-  let appError: AppError;
-  if (error instanceof AppError) appError = error;
-  else if (isTransient(error)) {
+export const appErrorOf = (error: unknown, requestId: string): AppError => {
+  if (error instanceof AppError) return error;
+  if (isTransient(error)) {
     log.error('database unavailable', error, { requestId });
-    appError = serviceUnavailable();
-  } else {
-    log.error('unexpected error', error, { requestId, stack: error instanceof Error ? error.stack : undefined });
-    appError = new AppError('internal', `Something went wrong on our side (request ${requestId}).`);
+    return serviceUnavailable();
   }
+  log.error('unexpected error', error, { requestId, stack: error instanceof Error ? error.stack : undefined });
+  return new AppError('internal', `Something went wrong on our side (request ${requestId}).`);
+};
+
+/** The only place an error becomes a response (appErrorOf). The code goes on the request's line (lib/metrics.ts). */
+export const errorResponse = (error: unknown, requestId: string): Result => {
+  const appError = appErrorOf(error, requestId);
   const record = currentRequest();
   if (record) record.errorCode = appError.code;
   const body = {

@@ -1,5 +1,7 @@
 import type * as z from 'zod/mini';
 import {
+  AuditQuery,
+  BulkInviteBody,
   InviteBody,
   PageQuery,
   RecoverBody,
@@ -10,9 +12,11 @@ import {
   SignOutQuery,
   SignUpBody,
   TeamBody,
+  TransferBody,
   UserDeleteBody,
   UserUpdateBody,
   VerifyBody,
+  WebhookBody,
 } from '../schemas.ts';
 import type { RouteName } from './routes.ts';
 
@@ -41,9 +45,14 @@ export const REQUESTS = {
   'teams-create': { body: TeamBody },
   'teams-update': { body: TeamBody },
   'members-list': { query: PageQuery },
+  'audit-list': { query: AuditQuery },
+  'webhooks-create': { body: WebhookBody },
+  'webhooks-list': { query: PageQuery },
   'members-update-role': { body: RoleBody },
   'invites-create': { body: InviteBody },
+  'invites-bulk': { body: BulkInviteBody },
   'invites-list': { query: PageQuery },
+  'transfer-create': { body: TransferBody },
   'my-invites-list': { query: PageQuery },
 } as const satisfies Partial<Record<RouteName, Request>>;
 

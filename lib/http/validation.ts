@@ -23,12 +23,14 @@ export const validate = <T>(schema: z.ZodMiniType<T>, input: unknown): T => {
   for (const issue of result.error.issues) {
     const key = issue.path.map(String).join('.') || '(body)';
     const value = valueAt(input, issue.path);
-    // A string field (every field of ours) given a number, array, object, boolean or null.
+    // The JSON type the field takes: zod says for a wrong type; a wrong value is a string's (enums).
+    const expected = issue.code === 'invalid_type' ? issue.expected : 'string';
     const typeMismatch =
-      value !== undefined && jsonType(value) !== 'string' && (issue.code === 'invalid_type' || issue.code === 'invalid_value');
+      value !== undefined && jsonType(value) !== expected && (issue.code === 'invalid_type' || issue.code === 'invalid_value');
     if (typeMismatch) wrongType = true;
     const missing = value === undefined && issue.code !== 'custom';
-    fields[key] ??= typeMismatch ? `must be a string, not ${jsonType(value)}` : missing ? 'is required' : issue.message;
+    const article = /^[aeiou]/.test(expected) ? 'an' : 'a';
+    fields[key] ??= typeMismatch ? `must be ${article} ${expected}, not ${jsonType(value)}` : missing ? 'is required' : issue.message;
   }
   throw new AppError(wrongType ? 'invalid_body' : 'validation_failed', undefined, { fields });
 };

@@ -20,6 +20,7 @@ import {
 } from './account-mail.ts';
 import { renderDeclined } from './declined.ts';
 import { inviteLink, renderInvitation } from './invitation.ts';
+import { renderTransfer, transferEndpoint } from './transfer.ts';
 import { checkMessage, MailRefusedError } from './safety.ts';
 import { isSuppressed } from './suppression.ts';
 import type { Rendered } from './templates.ts';
@@ -46,6 +47,7 @@ export type OutboxRef = { messageId: string; createdAt: string } & (
   | { kind: 'invitation' | 'declined'; inviteUuid: string }
   | { kind: 'verification' | 'email_change' | 'email_change_notice'; userUuid: string; address: string }
   | { kind: 'recovery'; address: string }
+  | { kind: 'transfer'; teamId: number; transferId: string }
 );
 
 /** A message's stored attributes, as the stream's image or a gsi3 Query has them. */
@@ -56,12 +58,23 @@ export interface OutboxFields {
   inviteUuid?: string | undefined;
   userUuid?: string | undefined;
   address?: string | undefined;
+  teamId?: number | undefined;
+  transferId?: string | undefined;
 }
 
 const isKind = (kind: string | undefined): kind is OutboxKind => (OUTBOX_KINDS as readonly (string | undefined)[]).includes(kind);
 
 /** The ref of a stored message; undefined when it lacks what its kind needs (nothing could be sent for it). */
-export const outboxRefOf = ({ messageId, kind, createdAt, inviteUuid, userUuid, address }: OutboxFields): OutboxRef | undefined => {
+export const outboxRefOf = ({
+  messageId,
+  kind,
+  createdAt,
+  inviteUuid,
+  userUuid,
+  address,
+  teamId,
+  transferId,
+}: OutboxFields): OutboxRef | undefined => {
   if (!messageId || !createdAt || !isKind(kind)) return undefined;
   switch (kind) {
     case 'invitation':
@@ -69,6 +82,8 @@ export const outboxRefOf = ({ messageId, kind, createdAt, inviteUuid, userUuid, 
       return inviteUuid ? { messageId, createdAt, kind, inviteUuid } : undefined;
     case 'recovery':
       return address ? { messageId, createdAt, kind, address } : undefined;
+    case 'transfer':
+      return teamId !== undefined && transferId ? { messageId, createdAt, kind, teamId, transferId } : undefined;
     default:
       return userUuid && address ? { messageId, createdAt, kind, userUuid, address } : undefined;
   }
@@ -175,8 +190,42 @@ const inviteMail = async (db: Db, message: Extract<OutboxRef, { inviteUuid: stri
   };
 };
 
+/**
+ * The nomination of a member as the team's owner, to the nominee, while that very transfer is still
+ * open (not replaced, answered or withdrawn, unexpired): the team's one transfer item, read with the
+ * team, then both accounts. Nothing in it carries a token: the nominee answers signed in.
+ */
+const transferMail = async (db: Db, message: Extract<OutboxRef, { kind: 'transfer' }>, now: Date): Promise<Plan> => {
+  const { teamId } = message;
+  const [{ data: transfer }, { data: team }] = await Promise.all([
+    db.entities.transfer.get({ teamId }).go({ consistent: true }),
+    db.entities.team.get({ teamId }).go({ consistent: true }),
+  ]);
+  if (!team) return { notSent: 'skipped: the team no longer exists' };
+  if (transfer?.transferId !== message.transferId) return { notSent: 'skipped: the transfer is no longer open' };
+  if (transfer.expiresAt <= isoMillis(now)) return { notSent: 'skipped: the transfer has expired' };
+  const [nominee, nominator] = await Promise.all([account(db, transfer.nomineeUserUuid), account(db, transfer.nominatorUserUuid)]);
+  if (!nominee) return { notSent: 'skipped: the nominee no longer exists' };
+  if (!nominator) return { notSent: 'skipped: the nominating owner no longer exists' };
+  const to = nominee.email;
+  return {
+    to,
+    render: () =>
+      renderTransfer({
+        to,
+        name: fullName(nominee),
+        teamName: team.name,
+        nominatorName: fullName(nominator),
+        nominatorEmail: nominator.email,
+        expiresAt: transfer.expiresAt,
+        acceptUrl: transferEndpoint(team.slug, 'accept'),
+        declineUrl: transferEndpoint(team.slug, 'decline'),
+      }),
+  };
+};
+
 /** An account e-mail as the account is now (docs/accounts.md), or why it no longer applies. */
-const accountMail = async (db: Db, message: Exclude<OutboxRef, { inviteUuid: string }>): Promise<Plan> => {
+const accountMail = async (db: Db, message: Exclude<OutboxRef, { inviteUuid: string } | { kind: 'transfer' }>): Promise<Plan> => {
   const to = message.address;
   if (message.kind === 'recovery') {
     // The request wrote the same message for a known address and an unknown one: only here does it tell.
@@ -221,7 +270,11 @@ const accountMail = async (db: Db, message: Exclude<OutboxRef, { inviteUuid: str
 const plan = async (db: Db, message: OutboxRef, now: Date): Promise<Plan> => {
   // An account message names its recipient: whether it is suppressed is read beside the account.
   const [mail, suppressed] = await Promise.all([
-    'inviteUuid' in message ? inviteMail(db, message, now) : accountMail(db, message),
+    message.kind === 'transfer'
+      ? transferMail(db, message, now)
+      : 'inviteUuid' in message
+        ? inviteMail(db, message, now)
+        : accountMail(db, message),
     'address' in message ? isSuppressed(db, message.address) : undefined,
   ]);
   if ('notSent' in mail) return mail;

@@ -6,7 +6,10 @@ import { keepsAnswer } from '../idempotency.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../pagination.ts';
 import { Email, SLUG_PATTERN } from '../schemas.ts';
 import {
+  AuditEntrySchema,
   AuthSessionSchema,
+  BulkInviteResultSchema,
+  BulkInviteResultsSchema,
   EmptySchema,
   errorEnvelope,
   InviteSchema,
@@ -15,7 +18,10 @@ import {
   MembershipSchema,
   SessionInfoSchema,
   TeamSchema,
+  TransferSchema,
   UserSchema,
+  WebhookEndpointCreatedSchema,
+  WebhookEndpointSchema,
 } from '../responses.ts';
 import { type Operation, OPERATIONS, TAGS } from './operations.ts';
 
@@ -90,23 +96,82 @@ metadata.add(AuthSessionSchema, {
   ],
 });
 metadata.add(SessionInfoSchema, { id: 'SessionInfo' });
-metadata.add(InviteSchema, {
-  id: 'Invite',
+const EXAMPLE_INVITE = {
+  id: 1764751239999,
+  uuid: '9d5f3c1a-7b2e-4c8d-a6f0-1e2d3c4b5a69',
+  teamId: EXAMPLE_TEAM.id,
+  team: { id: EXAMPLE_TEAM.id, name: 'Acme', slug: 'acme' },
+  email: 'grace@example.com',
+  role: 'MEMBER',
+  status: 'PENDING',
+  invitedBy: { id: 1764751230001, email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
+  expiresAt: '2026-11-28T09:30:00.000Z',
+  createdAt: EXAMPLE_TIME,
+  updatedAt: EXAMPLE_TIME,
+};
+metadata.add(InviteSchema, { id: 'Invite', examples: [EXAMPLE_INVITE] });
+metadata.add(BulkInviteResultSchema, {
+  id: 'BulkInviteResult',
+  description:
+    'What `POST /api/teams/{slug}/invites` answers for this row: `status` 201 and the invite, or its error status with `code`, `message` and `fields`.',
+});
+metadata.add(BulkInviteResultsSchema, {
+  id: 'BulkInviteResults',
+  description: 'One result per row asked, in their order.',
+  examples: [
+    [
+      { email: 'grace@example.com', status: 201, invite: EXAMPLE_INVITE },
+      { email: 'ada@example.com', status: 409, code: 'already_member', message: MESSAGES.already_member },
+      {
+        email: 'grace@example.com',
+        status: 422,
+        code: 'validation_failed',
+        message: 'This address is already in invites[0]: each address is invited once per request.',
+        fields: { email: 'repeats invites[0]' },
+      },
+    ],
+  ],
+});
+metadata.add(TransferSchema, {
+  id: 'Transfer',
   examples: [
     {
-      id: 1764751239999,
-      uuid: '9d5f3c1a-7b2e-4c8d-a6f0-1e2d3c4b5a69',
-      teamId: EXAMPLE_TEAM.id,
+      id: '0f8e2b7c-3d4a-4e5f-9a6b-7c8d9e0f1a2b',
       team: { id: EXAMPLE_TEAM.id, name: 'Acme', slug: 'acme' },
-      email: 'grace@example.com',
-      role: 'MEMBER',
-      status: 'PENDING',
-      invitedBy: { id: 1764751230001, email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
-      expiresAt: '2026-11-28T09:30:00.000Z',
+      nominee: { memberId: 1764751234901, userId: 1764751230002, email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' },
+      nominatedBy: { userId: 1764751230001, email: 'ada@example.com' },
       createdAt: EXAMPLE_TIME,
-      updatedAt: EXAMPLE_TIME,
+      expiresAt: '2026-11-28T09:30:00.000Z',
     },
   ],
+});
+metadata.add(AuditEntrySchema, {
+  id: 'AuditEntry',
+  examples: [
+    {
+      id: '019ac1f2-6b3d-7e4f-8a9b-0c1d2e3f4a5b',
+      createdAt: EXAMPLE_TIME,
+      action: 'member.role_changed',
+      actor: { userId: 1764751230001, email: 'ada@example.com' },
+      target: { type: 'member', id: 1764751234901, userId: 1764751230002 },
+      changes: { role: { before: 'MEMBER', after: 'ADMIN' } },
+      requestId: 'c6a1f0d2-4b3e-4f5a-9b8c-7d6e5f4a3b2c',
+      sourceIp: '203.0.113.7',
+    },
+  ],
+});
+const EXAMPLE_WEBHOOK = {
+  id: 1764751236001,
+  url: 'https://hooks.example.com/roster',
+  events: ['member.role_changed', 'member.removed'],
+  createdBy: { userId: 1764751230001 },
+  createdAt: EXAMPLE_TIME,
+};
+metadata.add(WebhookEndpointSchema, { id: 'WebhookEndpoint', examples: [EXAMPLE_WEBHOOK] });
+metadata.add(WebhookEndpointCreatedSchema, {
+  id: 'WebhookEndpointCreated',
+  description: 'The endpoint and its signing secret, shown in this answer only.',
+  examples: [{ ...EXAMPLE_WEBHOOK, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw6tQqyGTOXqE=' }],
 });
 metadata.add(EmptySchema, { id: 'Empty', description: 'Nothing to say beyond the status.' });
 metadata.add(JwksSchema, { id: 'Jwks' });
@@ -182,7 +247,12 @@ const headers = (...names: string[]): Record<string, Json> =>
 const PARAMETERS: Record<string, Json> = {
   slug: { type: 'string', pattern: SLUG_PATTERN.source, description: "The team's slug." },
   memberId: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "The member's id (not the user id)." },
-  id: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "The invite's id." },
+  id: {
+    type: 'integer',
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: "The invite's or the webhook endpoint's id, as its list shows it.",
+  },
   uuid: { type: 'string', format: 'uuid', description: "The invite's UUID, as in the e-mailed link." },
   sessionId: { type: 'string', format: 'uuid', description: "The session's id, from `GET /api/auth/sessions`." },
   asset: { type: 'string', description: 'The file name.' },

@@ -2,7 +2,9 @@ import type * as z from 'zod/mini';
 import type { ErrorCode } from '../errors.ts';
 import type { RouteName } from '../http/routes.ts';
 import {
+  AuditEntrySchema,
   AuthSessionSchema,
+  BulkInviteResultsSchema,
   EmptySchema,
   InviteSchema,
   JwksSchema,
@@ -10,7 +12,10 @@ import {
   MembershipSchema,
   SessionInfoSchema,
   TeamSchema,
+  TransferSchema,
   UserSchema,
+  WebhookEndpointCreatedSchema,
+  WebhookEndpointSchema,
 } from '../responses.ts';
 
 /** How a route's success body is shaped. */
@@ -30,8 +35,10 @@ export const TAGS = {
   Sessions: "The signed-in user's sessions (devices).",
   Teams: 'Teams the user belongs to.',
   Members: "A team's members and their roles: OWNER, ADMIN, MEMBER.",
+  'Ownership transfer': "Handing a team's ownership to another member, with their consent.",
   Invites: "A team's invitations, managed by its owners and admins.",
   'My invites': 'Invitations addressed to the signed-in user.',
+  Webhooks: "A team's signed webhooks: its audit events POSTed to its own endpoints.",
   Keys: 'Public keys for verifying access tokens elsewhere.',
   Documentation: 'This description and its reference page.',
   Pages: 'The pages behind the links in the e-mails Roster sends.',
@@ -232,6 +239,37 @@ export const OPERATIONS = {
     success: { data: EmptySchema },
     errors: ['not_found', 'forbidden', ...writes],
   },
+  'audit-list': {
+    tag: 'Teams',
+    summary: "A team's audit log",
+    description:
+      'OWNER and ADMIN only (403 for a MEMBER). Every change to the team, its members, its invites and its ownership, newest first: who (`actor`), what (`action`, `target`), the fields before and after (`changes`), and the request it came with (`requestId`, `sourceIp`). `action` keeps one kind of entry. Each entry is written in the same transaction as its change, and kept for a year (`AUDIT_RETENTION_DAYS`).',
+    success: { page: AuditEntrySchema },
+    errors: ['forbidden', 'not_found'],
+  },
+  'webhooks-create': {
+    tag: 'Webhooks',
+    summary: 'Register a webhook endpoint',
+    description:
+      'OWNER or ADMIN (403 for a MEMBER). `events` names the audit actions to send (`GET /api/teams/{slug}/audit` lists what each means), each once. The answer shows the Standard Webhooks signing secret (`whsec_…`) this once: keep it to verify `webhook-signature`. `url` must be https, without a user name or password, at most 2048 characters, and its host must resolve only to public addresses: loopback, private, link-local, shared, unique-local, multicast, documentation and other reserved addresses are refused with 422 on `url`, as literal addresses are. A team has at most 10 endpoints (422). Events are not delivered yet: see docs/webhooks.md.',
+    success: { data: WebhookEndpointCreatedSchema },
+    errors: ['not_found', 'forbidden', ...writes],
+    example: { url: 'https://hooks.example.com/roster', events: ['member.role_changed', 'member.removed'] },
+  },
+  'webhooks-list': {
+    tag: 'Webhooks',
+    summary: "A team's webhook endpoints",
+    description: 'OWNER or ADMIN (403 for a MEMBER), in creation order. Secrets are not listed.',
+    success: { page: WebhookEndpointSchema },
+    errors: ['not_found', 'forbidden'],
+  },
+  'webhooks-delete': {
+    tag: 'Webhooks',
+    summary: 'Delete a webhook endpoint',
+    description: 'OWNER or ADMIN (403 for a MEMBER). Nothing more is sent to it; its secret is gone with it.',
+    success: { data: EmptySchema },
+    errors: ['not_found', 'forbidden', ...writes],
+  },
   'members-list': {
     tag: 'Members',
     summary: "A team's members",
@@ -254,6 +292,37 @@ export const OPERATIONS = {
     success: { data: EmptySchema },
     errors: ['not_found', 'forbidden', 'last_owner', ...writes],
   },
+  'transfer-create': {
+    tag: 'Ownership transfer',
+    summary: 'Nominate a member as owner',
+    description:
+      "OWNER only. Proposes to hand the caller's ownership to another member (`memberId`, the id `GET /api/teams/{slug}/members` lists): on acceptance the nominee becomes OWNER and the caller ADMIN. A team has at most one open transfer: a new nomination replaces it. It can be accepted for 7 days. The nominee is told by e-mail, which counts against the team's hourly mail allowance like an invitation (429). Nominating yourself or an OWNER is 422 on `memberId`; 409 `conflict` when the nominee's role or yours changed meanwhile.",
+    success: { data: TransferSchema },
+    errors: ['not_found', 'forbidden', 'rate_limited', ...writes],
+    example: { memberId: 1764751234901 },
+  },
+  'transfer-accept': {
+    tag: 'Ownership transfer',
+    summary: 'Accept the ownership transfer',
+    description:
+      'The nominee only (403 for any other member). In one transaction the nominee becomes OWNER and the nominating owner ADMIN, only if both still hold the roles they had when nominated: otherwise 409 `transfer_stale` (nominate again). No open transfer, or an expired one: 404.',
+    success: { data: EmptySchema },
+    errors: ['not_found', 'forbidden', 'transfer_stale', ...writes],
+  },
+  'transfer-decline': {
+    tag: 'Ownership transfer',
+    summary: 'Decline the ownership transfer',
+    description: 'The nominee only (403 for any other member). Ends the transfer; nothing else changes. No open transfer: 404.',
+    success: { data: EmptySchema },
+    errors: ['not_found', 'forbidden', ...writes],
+  },
+  'transfer-cancel': {
+    tag: 'Ownership transfer',
+    summary: 'Withdraw the ownership transfer',
+    description: 'The nominating owner only (403 for any other member). Ends the transfer; nothing else changes. No open transfer: 404.',
+    success: { data: EmptySchema },
+    errors: ['not_found', 'forbidden', ...writes],
+  },
   'invites-create': {
     tag: 'Invites',
     summary: 'Invite someone',
@@ -262,6 +331,20 @@ export const OPERATIONS = {
     success: { data: EmptySchema },
     errors: ['not_found', 'forbidden', 'email_not_verified', 'already_member', 'rate_limited', ...writes],
     example: { email: 'grace@example.com', role: 'MEMBER' },
+  },
+  'invites-bulk': {
+    tag: 'Invites',
+    summary: 'Invite up to 100 addresses at once',
+    description:
+      "Each row of `invites` is an invite of its own, `{ \"email\", \"role\" }` as `POST /api/teams/{slug}/invites` takes it, with the same rules, and gets the answer that endpoint would give it: the result row has its `status` (201 and the `invite` as the team's list shows it; else 400, 403, 409, 422, 429, 500 or 503 with `code`, `message` and `fields`). Rows succeed or fail on their own, never all or nothing; the results are in the rows' order. A row whose address (trimmed, lowercased) repeats an earlier row's is refused with 422. Each e-mail sent counts against the team's and the caller's hourly allowances, row by row: once one is spent, the remaining rows are refused with 429. The whole request is refused only when `invites` is not a list of 1 to 100 rows (400, 422), the team is unknown to the caller (404), or the caller may not invite at all (403: not OWNER or ADMIN, or an unconfirmed address).",
+    success: { data: BulkInviteResultsSchema },
+    errors: ['not_found', 'forbidden', 'email_not_verified'],
+    example: {
+      invites: [
+        { email: 'grace@example.com', role: 'MEMBER' },
+        { email: 'alan@example.com', role: 'ADMIN' },
+      ],
+    },
   },
   'invites-list': {
     tag: 'Invites',

@@ -41,6 +41,7 @@ export interface Resource {
   Type: string;
   Properties?: Record<string, unknown>;
   DeletionPolicy?: string;
+  Metadata?: Record<string, unknown>;
 }
 
 export interface Template {
@@ -76,6 +77,21 @@ interface Manifest {
   >;
 }
 
+/**
+ * A stack's template with the resources of its nested stacks added (the functions' stack keeps its
+ * API functions in nested stacks, infra/stack.ts): what one deploy of the stack creates. CDK names
+ * each nested template in its AWS::CloudFormation::Stack's asset metadata.
+ */
+const readTemplate = async (dir: string, file: string): Promise<Template> => {
+  const template = JSON.parse(await readFile(join(dir, file), 'utf8')) as Template;
+  const resources = { ...template.Resources };
+  for (const resource of Object.values(template.Resources ?? {})) {
+    const nested = resource.Type === 'AWS::CloudFormation::Stack' ? resource.Metadata?.['aws:asset:path'] : undefined;
+    if (typeof nested === 'string') Object.assign(resources, (await readTemplate(dir, nested)).Resources);
+  }
+  return { ...template, Resources: resources };
+};
+
 /** Reads a cloud assembly directory (`cdk.out`) as the CLI would deploy it. */
 export const readAssembly = async (dir: string): Promise<Assembly> => {
   const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as Manifest;
@@ -88,8 +104,7 @@ export const readAssembly = async (dir: string): Promise<Assembly> => {
     requiredBootstrapVersion = Math.max(requiredBootstrapVersion, props.requiresBootstrapStackVersion ?? 0);
     bootstrapParameter ??= props.bootstrapStackVersionSsmParameter;
     if (artifact.type === 'aws:cloudformation:stack' && props.templateFile) {
-      const template = JSON.parse(await readFile(join(dir, props.templateFile), 'utf8')) as Template;
-      stacks.push({ name: props.stackName ?? id, template });
+      stacks.push({ name: props.stackName ?? id, template: await readTemplate(dir, props.templateFile) });
     }
   }
   if (stacks.length === 0 || bootstrapParameter === undefined)
@@ -131,7 +146,13 @@ export const synthesize = async (cdk: CdkJson, context: Context, target: { accou
         // `node` in the app command is this Node (24), whatever the shell's PATH has first.
         PATH: [dirname(process.execPath), process.env.PATH].filter(Boolean).join(delimiter),
         CDK_OUTDIR: outdir,
-        CDK_CONTEXT_JSON: JSON.stringify({ ...cdk.context, ...context, 'aws:cdk:bundling-stacks': [] }),
+        // Asset metadata as `cdk deploy` writes it: it names the nested stacks' templates (readTemplate).
+        CDK_CONTEXT_JSON: JSON.stringify({
+          ...cdk.context,
+          ...context,
+          'aws:cdk:bundling-stacks': [],
+          'aws:cdk:enable-asset-metadata': true,
+        }),
         CDK_DEFAULT_ACCOUNT: target.account,
         CDK_DEFAULT_REGION: target.region,
       },

@@ -111,6 +111,26 @@ describe('IAM grants cover what every function does', () => {
     await call('POST', `/api/invites/${mine.uuid}/accept`, guest.token);
     const theirs = (await call('GET', '/api/invites', decliner.token)).body.data[0];
     await call('POST', `/api/invites/${theirs.uuid}/decline`, decliner.token);
+    await call('POST', `/api/teams/${slug}/invites/bulk`, owner.token, {
+      invites: [
+        { email: freshEmail('bulk'), role: 'MEMBER' },
+        { email: guest.email, role: 'MEMBER' },
+      ],
+    });
+    await call('GET', `/api/teams/${slug}/audit?action=invite.created`, owner.token);
+    // Ownership: declined, withdrawn, then accepted in a team of its own (the roles swap there).
+    const nominate = (teamSlug: string, memberId: number) => call('POST', `/api/teams/${teamSlug}/transfer`, owner.token, { memberId });
+    await nominate(slug, adminId);
+    await call('POST', `/api/teams/${slug}/transfer/decline`, admin.token);
+    await nominate(slug, adminId);
+    await call('DELETE', `/api/teams/${slug}/transfer`, owner.token);
+    const handed = await createTeam(api, owner);
+    await nominate(handed.slug, await addMember(api, handed.slug, owner, admin, 'MEMBER'));
+    expect((await call('POST', `/api/teams/${handed.slug}/transfer/accept`, admin.token)).status).toBe(200);
+    const hook = (await call('POST', `/api/teams/${slug}/webhooks`, owner.token, { url: 'https://1.1.1.1/hook', events: ['team.updated'] }))
+      .body.data;
+    await call('GET', `/api/teams/${slug}/webhooks`, owner.token);
+    await call('DELETE', `/api/teams/${slug}/webhooks/${hook.id}`, owner.token);
     await call('DELETE', `/api/teams/${slug}/members/${adminId}`, owner.token);
 
     // Refresh, then the reuse path that ends the session.

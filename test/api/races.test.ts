@@ -18,6 +18,7 @@ import { pausedBeforeFirstWrite } from '../helpers/paused.ts';
 import { bulkWriter } from '../../bench/bulk-write.ts';
 import { inviteItems, storedUser } from '../../bench/items.ts';
 import { type Reply, type TestUser, addMember, createTeam, freshEmail, freshSlug, signUp, useApi } from '../helpers/api.ts';
+import { race, sweep } from '../helpers/race.ts';
 
 const api = useApi();
 
@@ -31,30 +32,6 @@ const H6_ROUNDS = 12;
 
 // ---------------------------------------------------------------------------------------------
 // Racing and counting
-
-/**
- * Builds every request first, then lets them all go at once by opening one shared gate. Request i
- * may first make `hops[i]` round trips to /healthz (no handler, no database): a sleep-free way to
- * shift one side of a race by a fraction of a millisecond, so the rounds sweep the interleavings
- * instead of replaying the one that the code paths' lengths favour.
- */
-const race = async (requests: (() => Promise<Reply>)[], hops: readonly number[] = []): Promise<Reply[]> => {
-  let open: () => void = () => undefined;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  const inFlight = requests.map(async (send, i) => {
-    await gate;
-    for (let hop = 0; hop < (hops[i] ?? 0); hop++) await fetch(`${api.url}/healthz`).then((r) => r.arrayBuffer());
-    return send();
-  });
-  open();
-  return Promise.all(inFlight);
-};
-
-/** Hops for a two-request race in round `round`: even rounds hold back the first, odd rounds the second. */
-const sweep = (round: number, step = 1): [number, number] => {
-  const hops = Math.floor(round / 2) * step;
-  return round % 2 === 0 ? [hops, 0] : [0, hops];
-};
 
 const errorCode = (r: Reply): string | undefined => (typeof r.body === 'object' && r.body !== null ? r.body.error?.code : undefined);
 
@@ -305,6 +282,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
     for (let round = 0; round < 3; round++) {
       const slug = freshSlug('h1');
       const replies = await race(
+        api,
         Array.from(
           { length: 24 },
           (_, i) => () =>
@@ -338,6 +316,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
       const a = await createTeam(api, p);
       const s = freshSlug('h1s');
       const [renamed, created] = (await race(
+        api,
         [
           () => api.call('PUT', `/api/teams/${a.slug}`, { token: p.token, json: { name: 'Renamed', slug: s } }),
           () => api.call('POST', '/api/teams', { token: q.token, json: { name: 'Created', slug: s } }),
@@ -362,6 +341,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
       const b = await createTeam(api, p);
       const away = freshSlug('h1a');
       const [moved, reused] = (await race(
+        api,
         [
           () => api.call('PUT', `/api/teams/${b.slug}`, { token: p.token, json: { name: 'Moved', slug: away } }),
           () => api.call('POST', '/api/teams', { token: q.token, json: { name: 'Reuses old slug', slug: b.slug } }),
@@ -390,6 +370,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
         return [cased, ` ${cased}`, `${cased}\t`, `\n ${cased} `][i % 4] as string;
       });
       const replies = await race(
+        api,
         spellings.map(
           (email) => () =>
             api.call('POST', '/api/auth/signup', {
@@ -440,6 +421,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
       const pairs = await invitees(team.id, 300, 'h10');
       const started = Date.now();
       const replies = await race(
+        api,
         pairs.map(
           ([u, uuid]) =>
             () =>
@@ -471,6 +453,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
         const pairs = await invitees(team.id, 20, 'h9');
         const hops = [...pairs.map((_, i) => i % 6), 2 * round];
         const replies = await race(
+          api,
           [
             ...pairs.map(
               ([u, uuid]) =>
@@ -506,6 +489,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
       const uuid = await inviteUuidFor(e, team.slug);
 
       const replies = await race(
+        api,
         Array.from({ length: 16 }, () => () => api.call('POST', `/api/invites/${uuid}/accept`, { token: e.token })),
       );
       tally.add(replies);
@@ -534,7 +518,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
       const tally = new Tally();
       for (let round = 0; round < ROUNDS; round++) {
         const t = await twoOwnerTeam(p, q);
-        const replies = await race(build(t), sweep(round));
+        const replies = await race(api, build(t), sweep(round));
         tally.add(replies);
         expectNo5xx(replies);
         for (const r of replies) {
@@ -566,6 +550,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
       const hops = [0, 0, 0, 0];
       hops[round % 4] = 2 * Math.floor(round / 4);
       const replies = await race(
+        api,
         [...edits.map((to) => role(p.token, team.slug, memberId, to)), remove(p.token, team.slug, memberId)],
         hops,
       );
@@ -611,6 +596,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
       // The accept's path to its write is shorter than the re-invite's, so the accept is held
       // back by a growing number of hops until the re-invite wins.
       const [reinvite, accept] = (await race(
+        api,
         [
           () => api.call('POST', `/api/teams/${team.slug}/invites`, { token: p.token, json: { email: e.email, role: 'ADMIN' } }),
           () => api.call('POST', `/api/invites/${uuid}/accept`, { token: e.token }),

@@ -1,4 +1,4 @@
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { App, Duration, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
@@ -260,6 +260,37 @@ describe('function alarms', () => {
   it('return the alarms a gradual deploy rolls back on: failures and p99 duration', () => {
     expect((rollback.get('teams-create') ?? []).map((a) => a.node.id)).toEqual(['teams-create-5xx', 'teams-create-duration']);
     expect((rollback.get('mailer') ?? []).map((a) => a.node.id)).toEqual(['mailer-errors', 'mailer-duration']);
+  });
+
+  it("are made in the scope given (a nested stack), named after both stacks, notifying the parent's topic; the parent's dashboard shows the function", () => {
+    const app = new App();
+    const parent = new Stack(app, 'Test');
+    const monitoring = new Monitoring(parent, 'Monitoring', {});
+    const nested = new NestedStack(parent, 'Auth');
+    const fn = new LambdaFunction(nested, 'AuthSignin', {
+      runtime: Runtime.NODEJS_24_X,
+      handler: 'index.handler',
+      code: Code.fromInline('exports.handler = async () => ({});'),
+    });
+    const returned = monitoring.watchFunction({ name: 'auth-signin', fn, timeout: Duration.seconds(10), kind: 'api' }, nested);
+    expect(returned.map((a) => Stack.of(a))).toEqual([nested, nested]);
+    const inner = Template.fromStack(nested).toJSON() as { Resources: Record<string, Resource>; Parameters: Record<string, unknown> };
+    const names = Object.values(inner.Resources)
+      .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
+      .map((r) => r.Properties as unknown as AlarmProps);
+    expect(names.map((a) => a.AlarmName).sort()).toEqual(['Test-Auth-auth-signin-5xx', 'Test-Auth-auth-signin-duration']);
+    // The topic's ARN comes in as a parameter, which the parent sets to its topic.
+    const [parameter] = Object.keys(inner.Parameters);
+    for (const a of names) {
+      expect(a.AlarmActions).toEqual([{ Ref: parameter }]);
+      expect(a.OKActions).toEqual([{ Ref: parameter }]);
+    }
+    const outer = Template.fromStack(parent).toJSON() as { Resources: Record<string, Resource> };
+    const [topicId] = Object.entries(outer.Resources).find(([, r]) => r.Type === 'AWS::SNS::Topic') ?? [];
+    const [, nestedResource] = Object.entries(outer.Resources).find(([, r]) => r.Type === 'AWS::CloudFormation::Stack') ?? [];
+    expect(nestedResource?.Properties.Parameters).toEqual({ [parameter as string]: { Ref: topicId } });
+    expect(Object.values(outer.Resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm').length).toBeGreaterThan(0);
+    expect(dashboardOf(outer).text).toContain('auth: requests / min');
   });
 });
 

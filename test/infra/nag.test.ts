@@ -3,7 +3,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { NAG_ACKNOWLEDGEMENTS } from '../../infra/nag-acknowledgements.ts';
-import { rosterStacks } from '../../infra/stack.ts';
+import { FUNCTION_STACKS, STACK_ID, rosterStacks } from '../../infra/stack.ts';
 
 /**
  * K6: cdk-nag 3.x AwsSolutions on the app, as `cdk synth` builds it (minus bundling): once with the
@@ -73,6 +73,18 @@ describe.each(checked)('cdk-nag AwsSolutions ($name)', ({ report, rawFindings, a
     for (const ack of acknowledgements) {
       const silenced = rawFindings.filter((f) => f.id === ack.id && (f.path === ack.path || f.path.startsWith(`${ack.path}/`)));
       expect(silenced, `${ack.id} on ${ack.path}`).not.toEqual([]);
+    }
+  });
+});
+
+describe('the nested stacks', () => {
+  it("are checked too: each holds API functions' roles, flagged for X-Ray's resource * when traced", () => {
+    const traced = checked.find(({ name }) => name === 'everything');
+    for (const id of Object.keys(FUNCTION_STACKS)) {
+      expect(
+        traced?.rawFindings.some((f) => f.path.startsWith(`${STACK_ID}/${id}/`)),
+        id,
+      ).toBe(true);
     }
   });
 });

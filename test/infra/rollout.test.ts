@@ -1,4 +1,4 @@
-import { App, AssetStaging, type CfnResource } from 'aws-cdk-lib';
+import { App, AssetStaging, type CfnResource, Stack } from 'aws-cdk-lib';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,7 +47,8 @@ describe('gradual deploys (-c gradualDeploy=true)', () => {
     expect(stack.deploymentGroups.size).toBe(apiNames.length);
     expect(DEPLOYMENT_CONFIG.deploymentConfigName).toBe('CodeDeployDefault.LambdaCanary10Percent5Minutes');
     for (const name of apiNames) {
-      const aliasId = stack.getLogicalId(stack.aliases.get(name)?.node.defaultChild as CfnResource);
+      const cfnAlias = stack.aliases.get(name)?.node.defaultChild as CfnResource;
+      const aliasId = Stack.of(cfnAlias).getLogicalId(cfnAlias);
       const alias = resources[aliasId] as Resource;
       const update = (
         alias.UpdatePolicy as { CodeDeployLambdaAliasUpdate: { ApplicationName: unknown; DeploymentGroupName: { Ref: string } } }
@@ -160,14 +161,14 @@ describe('repeated synths', () => {
     outdirs.push(outdir);
     AssetStaging.clearAssetHashCache();
     const app = new App({ outdir });
-    rosterStacks(app);
+    const { data, api } = rosterStacks(app);
     app.synth();
-    const templates = Object.fromEntries(
-      ['RosterData', 'Roster'].map((name) => [name, readFileSync(join(outdir, `${name}.template.json`), 'utf8')]),
-    );
-    const functions = Object.values((JSON.parse(templates.Roster as string) as { Resources: Record<string, Resource> }).Resources).filter(
-      (r) => r.Type === 'AWS::Lambda::Function',
-    );
+    // The nested stacks' templates too (`<id><hash>.nested.template.json`), where the API functions are.
+    const files = [data, api, ...api.functionStacks.values()].map((s) => s.templateFile);
+    const templates = Object.fromEntries(files.map((file) => [file, readFileSync(join(outdir, file), 'utf8')]));
+    const functions = Object.values(templates)
+      .flatMap((text) => Object.values((JSON.parse(text) as { Resources: Record<string, Resource> }).Resources))
+      .filter((r) => r.Type === 'AWS::Lambda::Function');
     return { outdir, templates, codeKeys: functions.map((f) => (f.Properties.Code as { S3Key: string }).S3Key) };
   };
 

@@ -1,3 +1,5 @@
+import { App, NestedStack, Stack } from 'aws-cdk-lib';
+import type { Alias } from 'aws-cdk-lib/aws-lambda';
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -6,17 +8,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUILTINS, ESBUILD } from '../../infra/endpoint.ts';
+import { BUILTINS, ESBUILD, type Endpoint } from '../../infra/endpoint.ts';
 import {
   ACCESS_LOG_FIELDS,
   CLEANUP_RETRY_ATTEMPTS,
   CREDENTIAL_ROUTES,
+  FUNCTION_STACKS,
   KEY_ROTATION,
   KEY_ROTATION_DAYS,
   LIVE_ALIAS,
   MAILER,
   MAILER_ACTIONS,
   MAIL_RETRY_ATTEMPTS,
+  STACK_ID,
+  functionStackOf,
 } from '../../infra/stack.ts';
 import { DEFAULT_OPTIONS } from '../../infra/options.ts';
 import { CURSOR_KEY_ITEM, cursorKey, cursorKeyPartitionKey } from '../../lib/db/entities/cursor-key.ts';
@@ -27,7 +32,7 @@ import { INVITE_SWEEP, OUTBOX_SWEEP, TEAM_CLEANUP } from '../../lib/background.t
 import { RESERVE_MS as SWEEP_RESERVE_MS } from '../../lib/invite-sweep.ts';
 import { RESERVE_MS } from '../../lib/team-cleanup.ts';
 import { RESERVE_MS as OUTBOX_RESERVE_MS } from '../../lib/mail/outbox-sweep.ts';
-import { DURATION_SHARE } from '../../infra/monitoring.ts';
+import { DURATION_SHARE, routeGroup } from '../../infra/monitoring.ts';
 import { actionsOf, type Resource, type Statement, synth } from './template.ts';
 
 /**
@@ -122,13 +127,211 @@ describe('two stacks', () => {
     // The functions' stack imports them (synth() fails on an import of anything else).
     expect(JSON.stringify(built.rawJson)).toContain('"Fn::ImportValue"');
   });
+});
 
-  it("stays under CloudFormation's 500 resources per stack, gradual deploys included", () => {
-    // Each further route adds 10 (function, role, log group, version, alias, permission,
-    // integration, route, 2 alarms), and 11 with -c gradualDeploy=true (its deployment group):
-    // past these, split the functions' stack.
-    expect(Object.keys(resources).length).toBeLessThanOrEqual(470);
-    expect(Object.keys(synth({ gradualDeploy: 'true' }).resources).length).toBeLessThanOrEqual(500);
+/** CloudFormation's limit of resources per stack; a nested stack is a stack of its own. */
+const STACK_LIMIT = 500;
+/** What a default deploy may use of it: the rest is for the options that add resources. */
+const DEFAULT_CEILING = 470;
+/** The routes the parent must still have room for (issue 14 adds about 11). */
+const MORE_ROUTES = 15;
+/** The routes each nested stack must still have room for. */
+const MORE_ROUTES_PER_GROUP = 6;
+
+/** The logical ids of `ids` a template value refers to: Ref, Fn::GetAtt and Fn::Sub's `${…}` (not parameters). */
+const referencesIn = (value: unknown, ids: ReadonlySet<string>): string[] => {
+  if (Array.isArray(value)) return value.flatMap((item) => referencesIn(item, ids));
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, item]): string[] => {
+    if (key === 'Ref' && typeof item === 'string') return ids.has(item) ? [item] : [];
+    if (key === 'Fn::GetAtt' && Array.isArray(item)) return ids.has(item[0] as string) ? [item[0] as string] : [];
+    if (key === 'Fn::Sub') {
+      const [text, variables] = Array.isArray(item) ? item : [item, {}];
+      const named = [...String(text).matchAll(/\$\{(\w+)[^}]*\}/g)].map((m) => m[1] as string).filter((id) => ids.has(id));
+      return [...named, ...referencesIn(variables, ids)];
+    }
+    return referencesIn(item, ids);
+  });
+};
+
+/** A chain of resources that need each other in a circle (CloudFormation refuses the template), or undefined. */
+const cycleIn = (template: Record<string, Resource>): string[] | undefined => {
+  const ids = new Set(Object.keys(template));
+  const needs = new Map(
+    Object.entries(template).map(([id, r]) => [id, [...new Set([...referencesIn(r, ids), ...(r.DependsOn ?? [])])]] as const),
+  );
+  const done = new Set<string>();
+  const visit = (id: string, path: string[]): string[] | undefined => {
+    if (path.includes(id)) return [...path.slice(path.indexOf(id)), id];
+    if (done.has(id)) return undefined;
+    for (const next of needs.get(id) ?? []) {
+      const cycle = visit(next, [...path, id]);
+      if (cycle) return cycle;
+    }
+    done.add(id);
+    return undefined;
+  };
+  for (const id of ids) {
+    const cycle = visit(id, []);
+    if (cycle) return cycle;
+  }
+  return undefined;
+};
+
+describe('nested stacks (FUNCTION_STACKS)', () => {
+  const configurations = [
+    { name: 'defaults', built, ceiling: DEFAULT_CEILING, perFunction: 7 },
+    { name: 'gradualDeploy=true', built: synth({ gradualDeploy: 'true' }), ceiling: STACK_LIMIT, perFunction: 8 },
+    { name: 'reservedConcurrency=true', built: synth({ reservedConcurrency: 'true' }), ceiling: STACK_LIMIT, perFunction: 7 },
+    {
+      name: 'every option that adds resources',
+      built: synth({
+        gradualDeploy: 'true',
+        reservedConcurrency: 'true',
+        tracing: 'true',
+        sesDomain: 'example.com',
+        alarmEmail: 'ops@example.com',
+      }),
+      ceiling: STACK_LIMIT,
+      perFunction: 8,
+    },
+  ];
+  const [parent, ...nested] = built.templates;
+  const typesOf = (json: { Resources: Record<string, Resource> }): string[] =>
+    [...new Set(Object.values(json.Resources).map((r) => r.Type))].sort();
+
+  it('keeps each API function, with its role, log group, version, alias and alarms, in the nested stack of its route group', () => {
+    expect(parent?.stack).toBe(stack);
+    expect(nested.map((t) => t.id).sort()).toEqual(Object.keys(FUNCTION_STACKS).sort());
+    for (const name of allNames) {
+      const fn = stack.endpoints.get(name) as Endpoint;
+      const home = Stack.of(fn);
+      expect(home.node.id, name).toBe(functionStackOf(name));
+      expect(home.nestedStackParent, name).toBe(stack);
+      expect(Stack.of(stack.aliases.get(name) as Alias), name).toBe(home);
+      const own = built.templates.find((t) => t.stack === home)?.json.Resources ?? {};
+      const props = (own[logicalId(name)] as Resource).Properties;
+      expect(own, name).toHaveProperty((props.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]);
+      expect(own, name).toHaveProperty((props.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref);
+    }
+    expect(
+      [...new Set(routeNames.map(routeGroup))].filter(
+        (g) =>
+          !Object.values(FUNCTION_STACKS)
+            .flat()
+            .includes(g as never),
+      ),
+    ).toEqual([]);
+    for (const { json } of nested) {
+      expect(typesOf(json)).toEqual([
+        'AWS::CloudWatch::Alarm',
+        'AWS::IAM::Role',
+        'AWS::Lambda::Alias',
+        'AWS::Lambda::Function',
+        'AWS::Lambda::Version',
+        'AWS::Logs::LogGroup',
+      ]);
+    }
+  });
+
+  it('keeps the HTTP API, its routes, integrations and invoke permissions, the background functions, topic and dashboard in Roster', () => {
+    for (const name of backgroundNames) expect(Stack.of(stack.background.get(name) as Endpoint), name).toBe(stack);
+    const parentTypes = typesOf(parent?.json as { Resources: Record<string, Resource> });
+    for (const type of [
+      'AWS::ApiGatewayV2::Api',
+      'AWS::ApiGatewayV2::Stage',
+      'AWS::ApiGatewayV2::Route',
+      'AWS::ApiGatewayV2::Integration',
+      'AWS::Lambda::Permission',
+      'AWS::SNS::Topic',
+      'AWS::CloudWatch::Dashboard',
+      'AWS::CloudFormation::Stack',
+    ]) {
+      expect(parentTypes, type).toContain(type);
+    }
+    const parentFunctions = Object.entries(parent?.json.Resources ?? {}).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+    expect(parentFunctions.map(([id]) => id).sort()).toEqual(backgroundNames.map(logicalId).sort());
+  });
+
+  it('refuses a route whose group has no nested stack, at synth, with one sentence', () => {
+    expect(() => functionStackOf('unplaced-list')).toThrow(
+      'unplaced-list: its route group unplaced has no nested stack: add it to FUNCTION_STACKS (infra/stack.ts)',
+    );
+    expect(functionStackOf('jwks')).toBe('Auth');
+    expect(functionStackOf('my-invites-list')).toBe('Invites');
+    expect(functionStackOf(FALLBACK)).toBe('Pages');
+  });
+
+  it.for(configurations)(
+    "$name: every stack stays under CloudFormation's 500 resources, each API function 7 in its nested stack (8 with CodeDeploy)",
+    ({ built: b, ceiling, perFunction }, { annotate }) => {
+      const counts = b.templates.map(({ id, json: t }) => ({ id, count: Object.keys(t.Resources).length }));
+      for (const { id, count } of counts) expect(count, id).toBeLessThanOrEqual(ceiling);
+      for (const { id, stack: s, json: t } of b.templates.slice(1)) {
+        const functions = [...b.stack.endpoints.values()].filter((fn) => Stack.of(fn) === s).length;
+        expect(Object.keys(t.Resources).length, id).toBe(functions * perFunction);
+        expect(Math.floor((STACK_LIMIT - functions * perFunction) / perFunction), id).toBeGreaterThanOrEqual(MORE_ROUTES_PER_GROUP);
+      }
+      void annotate(counts.map(({ id, count }) => `${id} ${count} (${STACK_LIMIT - count} to spare)`).join(', '));
+    },
+  );
+
+  it.for(configurations)(
+    `$name: Roster has room for ${MORE_ROUTES} more routes, at 3 resources each (route, integration, invoke permission)`,
+    ({ built: b }, { annotate }) => {
+      const own = Object.values(b.templates[0]?.json.Resources ?? {});
+      const count = (type: string, principal?: string): number =>
+        own.filter((r) => r.Type === type && (!principal || r.Properties.Principal === principal)).length;
+      // One of each per route and for the fallback on $default: nothing else in Roster grows with the routes.
+      const perRoute = ['AWS::ApiGatewayV2::Route', 'AWS::ApiGatewayV2::Integration'].map((type) => count(type));
+      perRoute.push(count('AWS::Lambda::Permission', 'apigateway.amazonaws.com'));
+      expect(perRoute).toEqual([ROUTES.length + 1, ROUTES.length + 1, ROUTES.length + 1]);
+      const room = Math.floor((STACK_LIMIT - own.length) / perRoute.length);
+      expect(room).toBeGreaterThanOrEqual(MORE_ROUTES);
+      void annotate(`Roster ${own.length} resources: room for ${room} more routes`);
+    },
+  );
+
+  it.for(configurations)('$name: no stack has resources that need each other in a circle', ({ built: b }) => {
+    // The check itself finds one.
+    const loop = { A: { Type: 'T', Properties: { P: { 'Fn::Sub': '${B.Arn}' } } }, B: { Type: 'T', Properties: {}, DependsOn: ['A'] } };
+    expect(cycleIn(loop)).toEqual(['A', 'B', 'A']);
+    for (const { id, json: t } of b.templates) expect(cycleIn(t.Resources), id).toBeUndefined();
+  });
+
+  it("passes the nested stacks the topic (and CodeDeploy's application and role) as parameters, and imports the data stack's values where they are used", () => {
+    for (const { id, json: t } of nested) {
+      expect(Object.keys(t.Parameters ?? {}).length, id).toBe(1);
+      // The table and the secret come straight from RosterData's exports (synth() fails on any other import).
+      expect(JSON.stringify(t.Resources), id).toContain('"Fn::ImportValue"');
+    }
+    const gradual = configurations[1]?.built as typeof built;
+    for (const { id, json: t } of gradual.templates.slice(1)) expect(Object.keys(t.Parameters ?? {}).length, id).toBe(3);
+    const [topicId] = ofType('AWS::SNS::Topic').find(([id]) => id.startsWith('MonitoringTopic')) as [string, Resource];
+    for (const name of allNames) {
+      for (const suffix of ['5xx', 'duration']) {
+        const alarmName = `${STACK_ID}-${functionStackOf(name)}-${name}-${suffix}`;
+        const [, alarm] = ofType('AWS::CloudWatch::Alarm').find(([, a]) => a.Properties.AlarmName === alarmName) ?? [];
+        expect(alarm?.Properties, alarmName).toMatchObject({ AlarmActions: [{ Ref: topicId }], OKActions: [{ Ref: topicId }] });
+      }
+    }
+    // The background functions' alarms keep their names in Roster.
+    for (const name of backgroundNames)
+      expect(ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties.AlarmName)).toContain(`${STACK_ID}-${name}-errors`);
+  });
+
+  it('shows every API function on the dashboard in Roster (their names come out of the nested stacks)', () => {
+    const [, dashboard] = only('AWS::CloudWatch::Dashboard');
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    for (const name of allNames) expect(body, name).toContain(JSON.stringify({ Ref: logicalId(name) }));
+  });
+
+  it('bundles the nested stacks whenever Roster is bundled, as with `cdk deploy Roster --exclusively`', () => {
+    // The CLI passes the stacks it deploys as the bundling pattern, which a nested stack's own path would not match.
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [STACK_ID] } });
+    const alone = new Stack(app, STACK_ID);
+    expect(new NestedStack(alone, 'Auth').bundlingRequired).toBe(true);
+    expect(new NestedStack(new Stack(app, 'Other'), 'Auth').bundlingRequired).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-import { App, type CfnResource } from 'aws-cdk-lib';
+import { App, type CfnResource, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { expect } from 'vitest';
 import type { RosterDataStack } from '../../infra/data-stack.ts';
@@ -7,9 +7,14 @@ import { rosterStacks, type RosterStack } from '../../infra/stack.ts';
 
 /**
  * The app as `cdk synth` builds it (infra/app.ts), minus bundling, read back as templates for the
- * infra tests. The functions' stack refers to the data stack through exports; `api` has each
+ * infra tests. The functions' stack refers to the data stack through exports; `json` has each
  * `Fn::ImportValue` replaced by the data stack's exported value, so one comparison works for both
  * (the table ARN is `{ "Fn::GetAtt": [<data stack's table id>, "Arn"] }` in either).
+ *
+ * The functions' stack is read as one template with its nested stacks (infra/stack.ts
+ * FUNCTION_STACKS) merged in: their resources keyed by their own logical ids, each of their
+ * parameters replaced by what the parent passes, and each `Fn::GetAtt [<nested stack>, Outputs.X]`
+ * of the parent by that output's value. So a reference reads the same wherever the two ends live.
  */
 export interface Resource {
   Type: string;
@@ -33,6 +38,15 @@ export interface Output {
 export interface Json {
   Resources: Record<string, Resource>;
   Outputs: Record<string, Output>;
+  Parameters?: Record<string, unknown>;
+}
+
+/** One CloudFormation stack of the functions' stack: the parent or a nested one, as synthesized. */
+export interface StackTemplate {
+  /** The construct id: `Roster`, or a FUNCTION_STACKS id. */
+  readonly id: string;
+  readonly stack: Stack;
+  readonly json: Json;
 }
 
 export interface Synthesized {
@@ -40,10 +54,12 @@ export interface Synthesized {
   readonly data: RosterDataStack;
   readonly stack: RosterStack;
   readonly dataJson: Json;
-  /** The functions' stack, imports resolved. */
+  /** The functions' stack with its nested stacks merged in, references resolved (imports, parameters, outputs). */
   readonly json: Json;
-  /** The functions' stack as synthesized: imports not resolved. */
+  /** The same merged, nothing resolved. */
   readonly rawJson: Json;
+  /** The functions' stack, then each of its nested stacks, each as synthesized. */
+  readonly templates: readonly StackTemplate[];
   readonly resources: Record<string, Resource>;
   readonly dataResources: Record<string, Resource>;
   ofType: (type: string) => [string, Resource][];
@@ -63,9 +79,17 @@ export interface Synthesized {
 
 export const actionsOf = (s: Statement): string[] => [s.Action].flat();
 
-const templateOf = (stack: RosterDataStack | RosterStack): Json => {
+const templateOf = (stack: Stack): Json => {
   const json = Template.fromStack(stack).toJSON() as Partial<Json>;
-  return { Resources: json.Resources ?? {}, Outputs: json.Outputs ?? {} };
+  return { Resources: json.Resources ?? {}, Outputs: json.Outputs ?? {}, Parameters: json.Parameters ?? {} };
+};
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The only key of an intrinsic function (`{ "Ref": … }`), or undefined. */
+const intrinsic = (value: Record<string, unknown>): string | undefined => {
+  const keys = Object.keys(value);
+  return keys.length === 1 ? keys[0] : undefined;
 };
 
 /** Builds the app with this context (strings, as `-c` gives them) and reads it back. */
@@ -73,14 +97,67 @@ export const synth = (context: Record<string, unknown> = {}): Synthesized => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
   const { data, api: stack } = rosterStacks(app);
   const dataJson = templateOf(data);
-  const rawJson = templateOf(stack);
   const exported = new Map(Object.values(dataJson.Outputs).flatMap((o) => (o.Export ? [[o.Export.Name, o.Value] as const] : [])));
-  const json = JSON.parse(JSON.stringify(rawJson), (_key, value: unknown) => {
-    if (typeof value !== 'object' || value === null || !('Fn::ImportValue' in value)) return value;
-    const name = (value as { 'Fn::ImportValue': string })['Fn::ImportValue'];
-    if (!exported.has(name)) throw new Error(`import of ${name}, which the data stack does not export`);
-    return exported.get(name);
-  }) as Json;
+  const nestedStacks = stack.node.findAll().filter((c): c is NestedStack => NestedStack.isNestedStack(c));
+  const templates: StackTemplate[] = [stack, ...nestedStacks].map((s) => ({ id: s.node.id, stack: s, json: templateOf(s) }));
+  const templateOfStack = new Map(templates.map((t) => [t.stack, t]));
+  /** Each nested stack by its parent and its AWS::CloudFormation::Stack resource's logical id there. */
+  const nestedAt = new Map(
+    nestedStacks.map((n) => {
+      const parent = n.nestedStackParent as Stack;
+      return [`${parent.node.path} ${parent.getLogicalId(n.nestedStackResource as CfnResource)}`, n] as const;
+    }),
+  );
+
+  /** `value` as read in `from`, with imports, parameters and nested stack outputs replaced by what they stand for. */
+  const resolve = (value: unknown, from: Stack): unknown => {
+    if (Array.isArray(value)) return value.map((item) => resolve(item, from));
+    if (!isObject(value)) return value;
+    const fn = intrinsic(value);
+    if (fn === 'Fn::ImportValue') {
+      const name = value[fn] as string;
+      if (!exported.has(name)) throw new Error(`${from.node.path} imports ${name}, which the data stack does not export`);
+      return exported.get(name);
+    }
+    const parent = from.nestedStackParent;
+    if (fn === 'Ref' && parent && typeof value.Ref === 'string' && value.Ref in (templateOfStack.get(from)?.json.Parameters ?? {})) {
+      const resourceId = parent.getLogicalId(from.nestedStackResource as CfnResource);
+      const parameters = (templateOfStack.get(parent)?.json.Resources[resourceId]?.Properties.Parameters ?? {}) as Record<string, unknown>;
+      if (!(value.Ref in parameters)) throw new Error(`${parent.node.path} passes no parameter ${value.Ref} to ${from.node.path}`);
+      return resolve(parameters[value.Ref], parent);
+    }
+    if (fn === 'Fn::GetAtt') {
+      const [id, attribute] = value[fn] as [string, string];
+      const nested = nestedAt.get(`${from.node.path} ${id}`);
+      if (nested && attribute.startsWith('Outputs.')) {
+        const output = templateOfStack.get(nested)?.json.Outputs[attribute.slice('Outputs.'.length)];
+        if (!output) throw new Error(`${from.node.path} reads ${attribute} of ${nested.node.path}, which has no such output`);
+        return resolve(output.Value, nested);
+      }
+    }
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolve(item, from)]));
+  };
+
+  /** Every stack's resources in one record; a logical id in two stacks would make the tests' lookups ambiguous. */
+  const merge = (read: (resource: Resource, from: Stack) => Resource): Record<string, Resource> => {
+    const merged: Record<string, Resource> = {};
+    const home = new Map<string, string>();
+    for (const { stack: from, json: template } of templates) {
+      for (const [id, resource] of Object.entries(template.Resources)) {
+        const other = home.get(id);
+        if (other) throw new Error(`logical id ${id} is in both ${other} and ${from.node.path}: give one of the constructs another id`);
+        home.set(id, from.node.path);
+        merged[id] = read(resource, from);
+      }
+    }
+    return merged;
+  };
+  const parentJson = templateOfStack.get(stack)?.json as Json;
+  const rawJson: Json = { Resources: merge((r) => r), Outputs: parentJson.Outputs };
+  const json: Json = {
+    Resources: merge((r, from) => resolve(r, from) as Resource),
+    Outputs: resolve(parentJson.Outputs, stack) as Record<string, Output>,
+  };
   const resources = json.Resources;
   const ofType = (type: string): [string, Resource][] => Object.entries(resources).filter(([, r]) => r.Type === type);
   const only = (type: string): [string, Resource] => {
@@ -91,7 +168,7 @@ export const synth = (context: Record<string, unknown> = {}): Synthesized => {
   const logicalId = (name: string): string => {
     const fn = stack.endpoints.get(name) ?? stack.background.get(name);
     if (!fn) throw new Error(`no function ${name}`);
-    return stack.getLogicalId(fn.node.defaultChild as CfnResource);
+    return Stack.of(fn).getLogicalId(fn.node.defaultChild as CfnResource);
   };
   const functionOf = (name: string): Resource => resources[logicalId(name)] as Resource;
   const policyStatements = (p: Resource): Statement[] => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
@@ -122,6 +199,7 @@ export const synth = (context: Record<string, unknown> = {}): Synthesized => {
     dataJson,
     json,
     rawJson,
+    templates,
     resources,
     dataResources: dataJson.Resources,
     ofType,

@@ -6,6 +6,7 @@ import { Entity } from 'electrodb';
 import { describe, expect, it } from 'vitest';
 import { ALIASES, ESBUILD } from '../../infra/endpoint.ts';
 import { cursorKey } from '../../lib/db/entities/cursor-key.ts';
+import { auditEntry } from '../../lib/db/entities/audit.ts';
 import { idempotencyRecord } from '../../lib/db/entities/idempotency.ts';
 import { signingKeys } from '../../lib/db/entities/keys.ts';
 import { rateLimit } from '../../lib/db/entities/limits.ts';
@@ -13,6 +14,8 @@ import { mailSuppression } from '../../lib/db/entities/mail.ts';
 import { outboxMessage } from '../../lib/db/entities/outbox.ts';
 import { invite, inviteSweep, pendingInvite } from '../../lib/db/entities/invites.ts';
 import { membership, slugClaim, team, teamCleanup } from '../../lib/db/entities/teams.ts';
+import { transfer } from '../../lib/db/entities/transfers.ts';
+import { webhookCount, webhookEndpoint } from '../../lib/db/entities/webhooks.ts';
 import { accountToken, emailClaim, idClaim, refreshToken, session, user } from '../../lib/db/entities/users.ts';
 
 /**
@@ -30,6 +33,7 @@ const FACTORIES = {
   slugClaim,
   membership,
   teamCleanup,
+  transfer,
   invite,
   pendingInvite,
   inviteSweep,
@@ -39,6 +43,9 @@ const FACTORIES = {
   outboxMessage,
   mailSuppression,
   idempotencyRecord,
+  auditEntry,
+  webhookEndpoint,
+  webhookCount,
 };
 
 describe('entity models', () => {

@@ -361,13 +361,13 @@ describe('deliver when the SENT write fails (at-least-once)', () => {
 });
 
 describe('the mailer function', () => {
-  const record = (m: Record<string, string>, sequenceNumber: string) => ({
+  const record = (m: Record<string, string | number>, sequenceNumber: string) => ({
     eventName: 'INSERT',
     dynamodb: {
       SequenceNumber: sequenceNumber,
       NewImage: {
         __edb_e__: { S: 'outboxMessage' },
-        ...Object.fromEntries(Object.entries(m).map(([k, v]) => [k, { S: v }])),
+        ...Object.fromEntries(Object.entries(m).map(([k, v]) => [k, typeof v === 'number' ? { N: String(v) } : { S: v }])),
         status: { S: 'PENDING' },
       },
     },
@@ -376,7 +376,7 @@ describe('the mailer function', () => {
   it('reads every kind from the stream image, and nothing that lacks what its kind needs', async () => {
     const { outboxMessageOf } = await import('../../functions/mailer.ts');
     const base = { messageId: 'm1', createdAt: iso(NOW) };
-    const of = (m: Record<string, string>) => outboxMessageOf(record(m, '1') as DynamoDBRecord);
+    const of = (m: Record<string, string | number>) => outboxMessageOf(record(m, '1') as DynamoDBRecord);
     for (const kind of ['invitation', 'declined'] as const)
       expect(of({ ...base, kind, inviteUuid: 'i1' })).toEqual({ ...base, kind, inviteUuid: 'i1' });
     for (const kind of ['verification', 'email_change', 'email_change_notice'] as const) {
@@ -392,6 +392,13 @@ describe('the mailer function', () => {
     expect(of({ ...base, kind: 'recovery', userUuid: 'u1' })).toBeUndefined();
     expect(of({ ...base, kind: 'invitation', userUuid: 'u1', address: 'a@example.com' })).toBeUndefined();
     expect(of({ ...base, kind: 'telegram', inviteUuid: 'i1' })).toBeUndefined();
+    expect(of({ ...base, kind: 'transfer', teamId: 42, transferId: 't1' })).toEqual({
+      ...base,
+      kind: 'transfer',
+      teamId: 42,
+      transferId: 't1',
+    });
+    expect(of({ ...base, kind: 'transfer', transferId: 't1' })).toBeUndefined();
   });
 
   it('does not fail the batch for a message another mailer holds: the shard goes on', async () => {

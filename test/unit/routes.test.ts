@@ -16,10 +16,15 @@ describe('route table', () => {
         'auth-signout',
         'auth-verify-resend',
         'invites-accept',
+        'invites-bulk',
         'invites-create',
         'invites-decline',
         'invites-resend',
         'teams-create',
+        'transfer-accept',
+        'transfer-create',
+        'transfer-decline',
+        'webhooks-create',
       ].sort(),
     );
     for (const route of idempotent) {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { CapacityRow } from '../../bench/capacity.ts';
 import type { LoadRow } from '../../bench/load.ts';
-import { BOUNDS, LIMITS, MARKERS, keyRate, lambdaRate, modelTable } from '../../bench/scale-model.ts';
+import { BOUNDS, LIMITS, MARKERS, boundOf, keyRate, lambdaRate, modelTable } from '../../bench/scale-model.ts';
 import { FALLBACK, ROUTES } from '../../lib/http/routes.ts';
 
 /** docs/scale.md's capacity table is the model's output for the latest benchmark results. */
@@ -25,7 +25,7 @@ describe('capacity model (docs/scale.md)', () => {
 
   it('never says a key takes more units than the whole call spends', () => {
     for (const row of latest.results.capacity.rows) {
-      const bound = BOUNDS[row.name as keyof typeof BOUNDS];
+      const bound = boundOf(row) as (typeof BOUNDS)[keyof typeof BOUNDS];
       expect(bound.rcu, row.label).toBeLessThanOrEqual(row.rcu);
       expect(bound.wcu, row.label).toBeLessThanOrEqual(row.wcu);
     }

@@ -1,9 +1,12 @@
 import { type Caller, createCaller } from './caller.js';
+import { type AuditResource, auditResource } from './resources/audit.js';
 import { type AuthResource, authResource } from './resources/auth.js';
 import { type InvitesResource, invitesResource } from './resources/invites.js';
 import { type MembersResource, membersResource } from './resources/members.js';
 import { type MyInvitesResource, myInvitesResource } from './resources/my-invites.js';
 import { type TeamsResource, teamsResource } from './resources/teams.js';
+import { type TransfersResource, transfersResource } from './resources/transfers.js';
+import { type WebhooksResource, webhooksResource } from './resources/webhooks.js';
 import type { Jwks, Session } from './types.js';
 
 export interface RosterClientOptions {
@@ -28,6 +31,12 @@ export class RosterClient {
   readonly invites: InvitesResource;
   /** The invites addressed to the signed-in user. */
   readonly myInvites: MyInvitesResource;
+  /** A team's ownership transfer. */
+  readonly transfers: TransfersResource;
+  /** A team's audit log (for its OWNERs and ADMINs). */
+  readonly audit: AuditResource;
+  /** A team's webhook endpoints (for its OWNERs and ADMINs). */
+  readonly webhooks: WebhooksResource;
   readonly #caller: Caller;
 
   constructor(options: RosterClientOptions) {
@@ -44,6 +53,9 @@ export class RosterClient {
     this.members = membersResource(caller);
     this.invites = invitesResource(caller);
     this.myInvites = myInvitesResource(caller);
+    this.transfers = transfersResource(caller);
+    this.audit = auditResource(caller);
+    this.webhooks = webhooksResource(caller);
   }
 
   /** The current session (tokens and user), or null when signed out. */

@@ -1,6 +1,10 @@
 export { RosterClient, type RosterClientOptions } from './client.js';
 export { RosterError, RosterNetworkError } from './errors.js';
 export type {
+  AuditAction,
+  AuditEntry,
+  AuditQuery,
+  BulkInviteResult,
   ErrorCode,
   Invite,
   Jwks,
@@ -12,7 +16,10 @@ export type {
   Session,
   SessionInfo,
   Team,
+  Transfer,
   User,
+  WebhookEndpoint,
+  WebhookEndpointCreated,
   WriteOptions,
 } from './types.js';
 export type { components, operations, paths } from './schema.js';

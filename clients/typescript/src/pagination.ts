@@ -13,8 +13,12 @@ export const toPage = <T>({ data, response }: Ok<{ data: T[] }>): Page<T> => ({
   next: nextCursor(response.headers.get('link')),
 });
 
-/** Every item of a list, page after page, each page fetched when the loop reaches it. */
-export async function* paginate<T>(list: (query: PageQuery) => Promise<Page<T>>, query: PageQuery = {}): AsyncGenerator<T> {
+/**
+ * Every item of a list, page after page, each page fetched when the loop reaches it. Each page is
+ * asked for with the whole first query (filters such as the audit log's `action` included) and the
+ * next cursor: the server binds a cursor to its filter and refuses it without it.
+ */
+export async function* paginate<T, Q extends PageQuery>(list: (query: Q) => Promise<Page<T>>, query: Q): AsyncGenerator<T> {
   let cursor = query.cursor;
   do {
     const page = await list(cursor === undefined ? query : { ...query, cursor });

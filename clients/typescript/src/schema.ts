@@ -355,6 +355,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{slug}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A team's audit log
+         * @description OWNER and ADMIN only (403 for a MEMBER). Every change to the team, its members, its invites and its ownership, newest first: who (`actor`), what (`action`, `target`), the fields before and after (`changes`), and the request it came with (`requestId`, `sourceIp`). `action` keeps one kind of entry. Each entry is written in the same transaction as its change, and kept for a year (`AUDIT_RETENTION_DAYS`).
+         */
+        get: operations["audit-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{slug}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A team's webhook endpoints
+         * @description OWNER or ADMIN (403 for a MEMBER), in creation order. Secrets are not listed.
+         */
+        get: operations["webhooks-list"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description OWNER or ADMIN (403 for a MEMBER). `events` names the audit actions to send (`GET /api/teams/{slug}/audit` lists what each means), each once. The answer shows the Standard Webhooks signing secret (`whsec_…`) this once: keep it to verify `webhook-signature`. `url` must be https, without a user name or password, at most 2048 characters, and its host must resolve only to public addresses: loopback, private, link-local, shared, unique-local, multicast, documentation and other reserved addresses are refused with 422 on `url`, as literal addresses are. A team has at most 10 endpoints (422). Events are not delivered yet: see docs/webhooks.md.
+         */
+        post: operations["webhooks-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{slug}/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description OWNER or ADMIN (403 for a MEMBER). Nothing more is sent to it; its secret is gone with it.
+         */
+        delete: operations["webhooks-delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/teams/{slug}/members": {
         parameters: {
             query?: never;
@@ -399,6 +463,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{slug}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Nominate a member as owner
+         * @description OWNER only. Proposes to hand the caller's ownership to another member (`memberId`, the id `GET /api/teams/{slug}/members` lists): on acceptance the nominee becomes OWNER and the caller ADMIN. A team has at most one open transfer: a new nomination replaces it. It can be accepted for 7 days. The nominee is told by e-mail, which counts against the team's hourly mail allowance like an invitation (429). Nominating yourself or an OWNER is 422 on `memberId`; 409 `conflict` when the nominee's role or yours changed meanwhile.
+         */
+        post: operations["transfer-create"];
+        /**
+         * Withdraw the ownership transfer
+         * @description The nominating owner only (403 for any other member). Ends the transfer; nothing else changes. No open transfer: 404.
+         */
+        delete: operations["transfer-cancel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{slug}/transfer/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept the ownership transfer
+         * @description The nominee only (403 for any other member). In one transaction the nominee becomes OWNER and the nominating owner ADMIN, only if both still hold the roles they had when nominated: otherwise 409 `transfer_stale` (nominate again). No open transfer, or an expired one: 404.
+         */
+        post: operations["transfer-accept"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{slug}/transfer/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline the ownership transfer
+         * @description The nominee only (403 for any other member). Ends the transfer; nothing else changes. No open transfer: 404.
+         */
+        post: operations["transfer-decline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/teams/{slug}/invites": {
         parameters: {
             query?: never;
@@ -417,6 +545,26 @@ export interface paths {
          * @description OWNER or ADMIN (an ADMIN cannot invite an OWNER), with a confirmed e-mail address (403 `email_not_verified`; setting INVITES_REQUIRE_VERIFIED_EMAIL). Inviting an address that has a pending invite updates that invite. An e-mail goes to the address; each team may send 50 an hour and each user 100 an hour across all teams (429). Only e-mails sent count: a refused invite (409, 422) spends nothing. An address whose mail bounced for good or was marked as spam is refused with 422 on `email`.
          */
         post: operations["invites-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{slug}/invites/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite up to 100 addresses at once
+         * @description Each row of `invites` is an invite of its own, `{ "email", "role" }` as `POST /api/teams/{slug}/invites` takes it, with the same rules, and gets the answer that endpoint would give it: the result row has its `status` (201 and the `invite` as the team's list shows it; else 400, 403, 409, 422, 429, 500 or 503 with `code`, `message` and `fields`). Rows succeed or fail on their own, never all or nothing; the results are in the rows' order. A row whose address (trimmed, lowercased) repeats an earlier row's is refused with 422. Each e-mail sent counts against the team's and the caller's hourly allowances, row by row: once one is spent, the remaining rows are refused with 429. The whole request is refused only when `invites` is not a list of 1 to 100 rows (400, 422), the team is unknown to the caller (404), or the caller may not invite at all (403: not OWNER or ADMIN, or an unconfirmed address).
+         */
+        post: operations["invites-bulk"];
         delete?: never;
         options?: never;
         head?: never;
@@ -737,6 +885,101 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        BulkInviteResult: {
+            /** Format: email */
+            email: string;
+            /** @constant */
+            status: 201;
+            invite: components["schemas"]["Invite"];
+        } | {
+            email: string | null;
+            /** @enum {number} */
+            status: 400 | 403 | 409 | 422 | 429 | 500 | 503;
+            /** @enum {string} */
+            code: "invalid_body" | "validation_failed" | "forbidden" | "already_member" | "conflict" | "rate_limited" | "internal" | "unavailable";
+            message: string;
+            fields?: {
+                [key: string]: string;
+            };
+        };
+        BulkInviteResults: components["schemas"]["BulkInviteResult"][];
+        Transfer: {
+            /** Format: uuid */
+            id: string;
+            team: {
+                id: number;
+                name: string;
+                slug: string;
+            };
+            nominee: {
+                memberId: number;
+                userId: number;
+                /** Format: email */
+                email: string;
+                firstName: string;
+                lastName: string;
+            };
+            nominatedBy: {
+                userId: number;
+                /** Format: email */
+                email: string;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        AuditEntry: {
+            id: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            action: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled";
+            actor: {
+                userId: number;
+                /** Format: email */
+                email: string;
+            };
+            target: {
+                /** @enum {string} */
+                type: "team" | "member" | "invite" | "transfer";
+                id: number;
+                /** Format: email */
+                email?: string;
+                userId?: number;
+            };
+            changes: {
+                [key: string]: {
+                    before?: unknown;
+                    after?: unknown;
+                };
+            };
+            requestId: string | null;
+            sourceIp: string | null;
+        };
+        WebhookEndpoint: {
+            id: number;
+            /** Format: uri */
+            url: string;
+            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled")[];
+            createdBy: {
+                userId: number;
+            };
+            /** Format: date-time */
+            createdAt: string;
+        };
+        WebhookEndpointCreated: {
+            id: number;
+            /** Format: uri */
+            url: string;
+            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled")[];
+            createdBy: {
+                userId: number;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            secret: string;
+        };
         Empty: Record<string, never>;
         Jwks: {
             keys: {
@@ -907,6 +1150,16 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "idempotency_in_progress";
+                message: string;
+                fields?: {
+                    [key: string]: string;
+                };
+            };
+        };
+        TransferStaleError: {
+            error: {
+                /** @enum {string} */
+                code: "transfer_stale";
                 message: string;
                 fields?: {
                     [key: string]: string;
@@ -3305,6 +3558,511 @@ export interface operations {
             };
         };
     };
+    "audit-list": {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 1000 (default 100). */
+                limit?: number;
+                /** @description Where the page starts: copy it from the previous page's `Link` header. */
+                cursor?: string;
+                action?: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled";
+            };
+            header?: never;
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A team's audit log, one page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditEntry"][];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "webhooks-list": {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 1000 (default 100). */
+                limit?: number;
+                /** @description Where the page starts: copy it from the previous page's `Link` header. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A team's webhook endpoints, one page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpoint"][];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "webhooks-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any 1 to 255 printable ASCII characters (a UUID, say), new for each request. Sent again with the same request by the same user within 24 hours, it gets the first answer again (with `Idempotent-Replayed: true`) and nothing is done twice; with another request, 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress` with `Retry-After`. A 401, 429 or 5xx is not kept: a retry runs again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/roster",
+                 *       "events": [
+                 *         "member.role_changed",
+                 *         "member.removed"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    url: string;
+                    events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Register a webhook endpoint */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpointCreated"];
+                    };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict`, `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description On `idempotency_in_progress`: seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"] | components["schemas"]["IdempotencyInProgressError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description `idempotency_key_reused`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "webhooks-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+                /** @description The invite's or the webhook endpoint's id, as its list shows it. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delete a webhook endpoint */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Empty"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
     "members-list": {
         parameters: {
             query?: {
@@ -3670,6 +4428,547 @@ export interface operations {
             };
         };
     };
+    "transfer-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any 1 to 255 printable ASCII characters (a UUID, say), new for each request. Sent again with the same request by the same user within 24 hours, it gets the first answer again (with `Idempotent-Replayed: true`) and nothing is done twice; with another request, 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress` with `Retry-After`. A 401, 429 or 5xx is not kept: a retry runs again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "memberId": 1764751234901
+                 *     }
+                 */
+                "application/json": {
+                    memberId: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Nominate a member as owner */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Transfer"];
+                    };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict`, `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description On `idempotency_in_progress`: seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"] | components["schemas"]["IdempotencyInProgressError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description `idempotency_key_reused`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "transfer-cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Withdraw the ownership transfer */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Empty"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "transfer-accept": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any 1 to 255 printable ASCII characters (a UUID, say), new for each request. Sent again with the same request by the same user within 24 hours, it gets the first answer again (with `Idempotent-Replayed: true`) and nothing is done twice; with another request, 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress` with `Retry-After`. A 401, 429 or 5xx is not kept: a retry runs again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accept the ownership transfer */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Empty"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict`, `idempotency_in_progress`, `transfer_stale` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description On `idempotency_in_progress`: seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"] | components["schemas"]["IdempotencyInProgressError"] | components["schemas"]["TransferStaleError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `idempotency_key_reused`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "transfer-decline": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any 1 to 255 printable ASCII characters (a UUID, say), new for each request. Sent again with the same request by the same user within 24 hours, it gets the first answer again (with `Idempotent-Replayed: true`) and nothing is done twice; with another request, 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress` with `Retry-After`. A 401, 429 or 5xx is not kept: a retry runs again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Decline the ownership transfer */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Empty"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict`, `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description On `idempotency_in_progress`: seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"] | components["schemas"]["IdempotencyInProgressError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `idempotency_key_reused`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
     "invites-list": {
         parameters: {
             query?: {
@@ -3966,6 +5265,179 @@ export interface operations {
             };
         };
     };
+    "invites-bulk": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any 1 to 255 printable ASCII characters (a UUID, say), new for each request. Sent again with the same request by the same user within 24 hours, it gets the first answer again (with `Idempotent-Replayed: true`) and nothing is done twice; with another request, 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress` with `Retry-After`. A 401, 429 or 5xx is not kept: a retry runs again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "invites": [
+                 *         {
+                 *           "email": "grace@example.com",
+                 *           "role": "MEMBER"
+                 *         },
+                 *         {
+                 *           "email": "alan@example.com",
+                 *           "role": "ADMIN"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    invites: unknown[];
+                };
+            };
+        };
+        responses: {
+            /** @description Invite up to 100 addresses at once */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["BulkInviteResults"];
+                    };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `email_not_verified`, `forbidden` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description On `idempotency_in_progress`: seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyInProgressError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description `idempotency_key_reused`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
     "invites-get": {
         parameters: {
             query?: never;
@@ -3973,7 +5445,7 @@ export interface operations {
             path: {
                 /** @description The team's slug. */
                 slug: string;
-                /** @description The invite's id. */
+                /** @description The invite's or the webhook endpoint's id, as its list shows it. */
                 id: number;
             };
             cookie?: never;
@@ -4071,7 +5543,7 @@ export interface operations {
             path: {
                 /** @description The team's slug. */
                 slug: string;
-                /** @description The invite's id. */
+                /** @description The invite's or the webhook endpoint's id, as its list shows it. */
                 id: number;
             };
             cookie?: never;
@@ -4183,7 +5655,7 @@ export interface operations {
             path: {
                 /** @description The team's slug. */
                 slug: string;
-                /** @description The invite's id. */
+                /** @description The invite's or the webhook endpoint's id, as its list shows it. */
                 id: number;
             };
             cookie?: never;

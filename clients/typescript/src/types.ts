@@ -9,6 +9,16 @@ export type Invite = Schemas['Invite'];
 export type User = Schemas['User'];
 export type SessionInfo = Schemas['SessionInfo'];
 export type Jwks = Schemas['Jwks'];
+/** One row's answer in a bulk invite: 201 with the `invite`, or the error that row got. */
+export type BulkInviteResult = Schemas['BulkInviteResult'];
+export type Transfer = Schemas['Transfer'];
+export type AuditEntry = Schemas['AuditEntry'];
+/** What an audit entry records, the `action` filter of the log, and what a webhook subscribes to. */
+export type AuditAction = AuditEntry['action'];
+/** A webhook endpoint as listed: without its secret. */
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+/** A webhook endpoint just registered, with its signing `secret` (`whsec_…`), shown this once. */
+export type WebhookEndpointCreated = Schemas['WebhookEndpointCreated'];
 /** What sign-up, sign-in and refresh answer: the tokens and the user. */
 export type Session = Schemas['AuthSession']['session'];
 export type Role = Member['role'];
@@ -31,6 +41,8 @@ export interface Page<T> {
 }
 /** `limit` and `cursor`, shared by every list. */
 export type PageQuery = QueryOf<'teams-list'>;
+/** A page of the audit log, and `action` to keep one kind of entry (kept on every page). */
+export type AuditQuery = QueryOf<'audit-list'>;
 
 /** Options of the signed-in POSTs. */
 export interface WriteOptions {

@@ -63,11 +63,12 @@ export const signedUp = async (name: string, options: Partial<RosterClientOption
   return { client, email, session };
 };
 
-/** A fetch that records each request's method, path and Authorization header before sending it. */
+/** A fetch that records each request's method, path, query and Authorization header before sending it. */
 export const recordingFetch = () => {
-  const requests: { method: string; path: string; authorization: string | null }[] = [];
+  const requests: { method: string; path: string; query: URLSearchParams; authorization: string | null }[] = [];
   const send = (request: Request): Promise<Response> => {
-    requests.push({ method: request.method, path: new URL(request.url).pathname, authorization: request.headers.get('authorization') });
+    const { pathname: path, searchParams: query } = new URL(request.url);
+    requests.push({ method: request.method, path, query, authorization: request.headers.get('authorization') });
     return fetch(request);
   };
   return { requests, fetch: send };

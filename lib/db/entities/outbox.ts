@@ -17,11 +17,20 @@ export const dueShardOf = (n: number): string => String(n).padStart(2, '0');
 export const randomDueShard = (): string => dueShardOf(randomInt(OUTBOX_SHARDS));
 
 /**
- * What a message is: an invitation or a decline notice (about an invite), or an account e-mail
+ * What a message is: an invitation or a decline notice (about an invite), an account e-mail
  * (docs/accounts.md): a link to confirm an address, to reset a password, to confirm a new address,
- * and the notice to the old address that a change was asked for.
+ * and the notice to the old address that a change was asked for; or the nomination of a member
+ * as a team's owner (`transfer`, lib/transfers.ts).
  */
-export const OUTBOX_KINDS = ['invitation', 'declined', 'verification', 'recovery', 'email_change', 'email_change_notice'] as const;
+export const OUTBOX_KINDS = [
+  'invitation',
+  'declined',
+  'verification',
+  'recovery',
+  'email_change',
+  'email_change_notice',
+  'transfer',
+] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 
 /**
@@ -52,6 +61,9 @@ export const outboxMessage = (config?: EntityConfiguration) =>
          * (`email_change`), or the old one (`email_change_notice`).
          */
         address: { type: 'string', readOnly: true },
+        /** The team and the nomination a `transfer` message is about (the team holds one open transfer). */
+        teamId: { type: 'number', readOnly: true },
+        transferId: { type: 'string', readOnly: true },
         status: { type: ['PENDING', 'SENDING', 'SENT', 'FAILED'] as const, required: true },
         /** Epoch milliseconds until which a mailer that claimed it may be sending it. */
         leaseUntil: { type: 'number' },

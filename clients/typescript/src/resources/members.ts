@@ -9,7 +9,7 @@ export const membersResource = ({ api, call }: Caller) => {
 
   return {
     list,
-    all: (slug: string, query?: PageQuery): AsyncGenerator<Member> => paginate((q) => list(slug, q), query),
+    all: (slug: string, query: PageQuery = {}): AsyncGenerator<Member> => paginate((q) => list(slug, q), query),
 
     /** `memberId` is the member's `id` (the membership), not their `userId`. */
     async updateRole(slug: string, memberId: number, role: Role): Promise<Membership> {

@@ -10,7 +10,7 @@ export const myInvitesResource = ({ api, call }: Caller) => {
 
   return {
     list,
-    all: (query?: PageQuery): AsyncGenerator<Invite> => paginate(list, query),
+    all: (query: PageQuery = {}): AsyncGenerator<Invite> => paginate(list, query),
 
     async get(uuid: string): Promise<Invite> {
       return (await call((headers) => api.GET('/api/invites/{uuid}', { headers, params: { path: { uuid } } }))).data.data;

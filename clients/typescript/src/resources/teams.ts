@@ -10,7 +10,7 @@ export const teamsResource = ({ api, call }: Caller) => {
   return {
     list,
     /** Every team of the caller: `for await (const team of client.teams.all())`. */
-    all: (query?: PageQuery): AsyncGenerator<Team> => paginate(list, query),
+    all: (query: PageQuery = {}): AsyncGenerator<Team> => paginate(list, query),
 
     /** The caller becomes its OWNER. */
     async create(body: BodyOf<'teams-create'>, options?: WriteOptions): Promise<Team> {

@@ -1,0 +1,8 @@
+import { listAudit } from '../lib/audit-log.ts';
+import { db } from '../lib/db/service.ts';
+import { endpoint } from '../lib/http/endpoint.ts';
+import { pageRequest } from '../lib/schemas.ts';
+
+export const handler = endpoint('audit-list', ({ actor, params, query }) =>
+  listAudit(db(), actor, params.slug, { ...pageRequest(query), action: query.action }),
+);

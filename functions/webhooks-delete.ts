@@ -1,0 +1,5 @@
+import { db } from '../lib/db/service.ts';
+import { endpoint } from '../lib/http/endpoint.ts';
+import { deleteWebhookEndpoint } from '../lib/webhooks/endpoints.ts';
+
+export const handler = endpoint('webhooks-delete', ({ actor, params }) => deleteWebhookEndpoint(db(), actor, params.slug, params.id));

@@ -1,0 +1,21 @@
+/** Every action the audit log records (docs/audit.md): `<what>.<verb>`, as webhooks will name their events. */
+export const AUDIT_ACTIONS = [
+  'team.created',
+  'team.updated',
+  'team.deleted',
+  'member.role_changed',
+  'member.removed',
+  'member.left',
+  'invite.created',
+  'invite.resent',
+  'invite.deleted',
+  'invite.accepted',
+  'invite.declined',
+  'transfer.created',
+  'transfer.accepted',
+  'transfer.declined',
+  'transfer.canceled',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export const AUDIT_TARGETS = ['team', 'member', 'invite', 'transfer'] as const;
