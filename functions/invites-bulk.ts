@@ -1,5 +1,9 @@
-import { bulkInvite } from '../lib/bulk-invites.ts';
+import { bulkInvite, hasRetryableRows } from '../lib/bulk-invites.ts';
 import { db } from '../lib/db/service.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 
-export const handler = endpoint('invites-bulk', ({ actor, params, body, now }) => bulkInvite(db(), actor, params.slug, body.invites, now));
+export const handler = endpoint('invites-bulk', async ({ actor, params, body, now, remainingMs, notToKeep }) => {
+  const results = await bulkInvite(db(), actor, params.slug, body.invites, now, remainingMs);
+  if (hasRetryableRows(results)) notToKeep();
+  return results;
+});

@@ -15,7 +15,9 @@ export const AUDIT_ACTIONS = [
   'transfer.accepted',
   'transfer.declined',
   'transfer.canceled',
+  'webhook.created',
+  'webhook.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_TARGETS = ['team', 'member', 'invite', 'transfer'] as const;
+export const AUDIT_TARGETS = ['team', 'member', 'invite', 'transfer', 'webhook'] as const;

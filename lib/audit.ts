@@ -1,5 +1,5 @@
 import { randomUUIDv7 } from 'node:crypto';
-import type { AuditAction } from './audit-actions.ts';
+import type { AUDIT_TARGETS, AuditAction } from './audit-actions.ts';
 import type { Actor } from './auth/session-items.ts';
 import { config } from './config.ts';
 import type { Tx } from './db/service.ts';
@@ -23,7 +23,7 @@ export interface AuditActor {
 export const auditActor = (actor: Actor, userId: number): AuditActor => ({ userId, email: actor.email });
 
 export interface AuditTarget {
-  readonly type: 'team' | 'member' | 'invite' | 'transfer';
+  readonly type: (typeof AUDIT_TARGETS)[number];
   readonly id: number;
   readonly email?: string;
   readonly userId?: number;

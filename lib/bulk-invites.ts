@@ -11,6 +11,16 @@ import { inviteView } from './views.ts';
 
 type Refused = Extract<BulkInviteResult, { code: string }>;
 
+/**
+ * Time a row may take, its conflict retries included, plus the answer's own: no row starts with
+ * less left before the function's timeout, so the 200 with every row's result always goes out.
+ */
+const ROW_RESERVE_MS = 2_500;
+
+/** Rows worth sending again as they are (a 5xx, or a `conflict`): such an answer is not kept under an Idempotency-Key. */
+export const hasRetryableRows = (results: readonly BulkInviteResult[]): boolean =>
+  results.some((r) => r.status >= 500 || ('code' in r && r.code === 'conflict'));
+
 /** A row as the single invite takes its body: an object, then InviteBody's rules. Throws what that answers. */
 const parseRow = (row: unknown): InviteInput => {
   if (row === null || typeof row !== 'object' || Array.isArray(row))
@@ -59,6 +69,7 @@ export const bulkInvite = async (
   slug: string,
   rows: readonly unknown[],
   now: Date,
+  remainingMs: () => number,
 ): Promise<BulkInviteResult[]> => {
   const firstRow = new Map<string, number>();
   const parsed = rows.map((row, n): { input: InviteInput } | { email: string | null; error: unknown } => {
@@ -80,7 +91,8 @@ export const bulkInvite = async (
     slug,
     inputs.map((i) => i.email),
   );
-  const outcomes = await inviteEach(db, inviter, inputs, now);
+  // A row is started only with time for it and its retries left; the rest answer 503 (send them again).
+  const outcomes = await inviteEach(db, inviter, inputs, now, () => remainingMs() > ROW_RESERVE_MS);
   const requestId = currentRequest()?.requestId ?? 'none';
   let next = 0;
   return parsed.map((p) =>

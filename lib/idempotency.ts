@@ -102,15 +102,15 @@ export const claimKey = async (db: Db, owner: KeyOwner, fingerprint: string, now
 
 /**
  * Whether an answer is the request's own result, kept for its retries: any 2xx or 4xx but 401
- * (the caller's credentials, not the request) and 429 (try later). A 5xx is never kept: the
- * retry should run again.
+ * (the caller's credentials, not the request) and 429 (try later). A 5xx is not kept: the retry
+ * should run again (except a request cut short by its time budget: settleUnfinished).
  */
 export const keepsAnswer = (status: number): boolean => status < 500 && status !== 401 && status !== 429;
 
 /**
- * Stores the answer on the claim this request holds. Best effort: the caller already has its
- * answer; a claim not settled stays IN_PROGRESS until its lock runs out, and a retry after that
- * runs again (logged, as that is the one way a key can act twice).
+ * Stores the answer on the claim this request holds, and lets the claim go. Best effort: the
+ * caller already has its answer; a claim not settled stays IN_PROGRESS until its lock runs out,
+ * and a retry after that runs again (logged: one of the ways a key can act twice).
  */
 export const settleKey = async (db: Db, held: HeldKey, answer: StoredAnswer): Promise<void> => {
   try {
@@ -122,6 +122,25 @@ export const settleKey = async (db: Db, held: HeldKey, answer: StoredAnswer): Pr
       .go({ response: 'none' });
   } catch (error) {
     log.error('idempotency answer not stored', error);
+  }
+};
+
+/**
+ * For a request answered 503 because its time ran out while its use case may still write: stores
+ * that 503 as the key's answer but keeps the lock, so retries get the 503 (its outcome is unknown)
+ * instead of running beside it, and the run, should it ever finish (a frozen Lambda thaws at its
+ * next invocation), replaces it with its own answer through settleKey. Only while nothing else
+ * was stored: a run that finished first keeps its answer.
+ */
+export const settleUnfinished = async (db: Db, held: HeldKey, answer: StoredAnswer): Promise<void> => {
+  try {
+    await db.entities.idempotencyRecord
+      .update(recordKey(held))
+      .set({ state: 'COMPLETED', status: answer.status, body: answer.body })
+      .where((r, { eq }) => `${eq(r.lock, held.lock)} AND ${eq(r.state, 'IN_PROGRESS')}`)
+      .go({ response: 'none' });
+  } catch (error) {
+    if (!isConditionFailure(error)) log.error('idempotency answer not stored', error);
   }
 };
 

@@ -10,7 +10,7 @@ import { hydrate } from './db/lookups.ts';
 import { cursorAfter, queryPage } from './db/pages.ts';
 import type { Db, Tx } from './db/service.ts';
 import { commit, named, write } from './db/transactions.ts';
-import { AppError, notFound } from './errors.ts';
+import { AppError, notFound, serviceUnavailable } from './errors.ts';
 import { newId } from './ids.ts';
 import { inFlight } from './in-flight.ts';
 import { suppressedError, suppressionOf } from './mail/suppression.ts';
@@ -344,9 +344,16 @@ const INVITES_IN_FLIGHT = 8;
  * no longer mails (422) is refused without a request; the others get their first look together
  * (lookFirst), then are invited INVITES_IN_FLIGHT at a time (inviteOne). Once a mail allowance
  * refuses one (429), those not started yet are refused with it without trying: it stays spent for
- * longer than the request lasts. One outcome per input, in order.
+ * longer than the request lasts. An input not started while `mayStart()` is false (the request's
+ * time is running out) is answered 503. One outcome per input, in order.
  */
-export const inviteEach = async (db: Db, inviter: Inviter, inputs: readonly InviteInput[], now: Date): Promise<InviteOutcome[]> => {
+export const inviteEach = async (
+  db: Db,
+  inviter: Inviter,
+  inputs: readonly InviteInput[],
+  now: Date,
+  mayStart: () => boolean = () => true,
+): Promise<InviteOutcome[]> => {
   const outcomes = inputs.map((input): InviteOutcome | undefined => {
     if (!canInviteAs(inviter.me.role, input.role)) return { error: new AppError('forbidden', 'Only an owner can invite an owner.') };
     if (inviter.suppressed.has(input.email)) return { error: suppressedError() };
@@ -365,6 +372,10 @@ export const inviteEach = async (db: Db, inviter: Inviter, inputs: readonly Invi
     async ({ n, input, look }) => {
       if (spent) {
         outcomes[n] = { error: spent };
+        return;
+      }
+      if (!mayStart()) {
+        outcomes[n] = { error: serviceUnavailable(1, 'Not started: the request ran out of time. Send this row again.') };
         return;
       }
       try {

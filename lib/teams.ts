@@ -183,6 +183,7 @@ export const updateTeam = async (db: Db, claims: Claims, slug: string, input: Te
   if (!canUpdateTeam(me.role)) throw new AppError('forbidden');
   const updatedAt = isoMillis(now);
   const moving = input.slug !== current.slug;
+  const renamed = changed({ name: current.name, slug: current.slug }, { name: input.name, slug: input.slug });
   const conflict = () => new AppError('conflict');
   await commit(
     () =>
@@ -208,19 +209,24 @@ export const updateTeam = async (db: Db, claims: Claims, slug: string, input: Te
               ]
             : []),
         ),
+        // A rename to the same name and slug changes nothing worth an entry.
         named(
           'audit',
-          audited(
-            tx,
-            {
-              teamId: current.teamId,
-              action: 'team.updated',
-              actor: auditActor(actor, me.userId),
-              target: { type: 'team', id: current.teamId },
-              changes: changed({ name: current.name, slug: current.slug }, { name: input.name, slug: input.slug }),
-            },
-            now,
-          ),
+          ...(Object.keys(renamed).length === 0
+            ? []
+            : [
+                audited(
+                  tx,
+                  {
+                    teamId: current.teamId,
+                    action: 'team.updated',
+                    actor: auditActor(actor, me.userId),
+                    target: { type: 'team', id: current.teamId },
+                    changes: renamed,
+                  },
+                  now,
+                ),
+              ]),
         ),
       ]),
     { team: conflict, actorRole: conflict, newSlug: () => new AppError('slug_taken'), oldSlug: conflict, audit: conflict },

@@ -10,7 +10,7 @@ import { measured } from '../metrics.ts';
 import { DEFAULT_LIMIT, Page } from '../pagination.ts';
 import { parseJsonObject, requireBodySize, requireJsonType } from './body.ts';
 import { errorResponse, jsonResponse, requestIdOf } from './errors.ts';
-import { idempotency, stillRunning } from './idempotency.ts';
+import { idempotency, settleHeld, stillRunning } from './idempotency.ts';
 import { type PathParams, pathParams } from './params.ts';
 import { type BodyOf, type QueryOf, requestOf } from './requests.ts';
 import { type ROUTES, type RouteName, isIdempotent, routeNamed } from './routes.ts';
@@ -22,6 +22,8 @@ interface State {
   json?: Record<string, unknown>;
   /** The `Idempotency-Key` claim this request holds (idempotency.ts). */
   held?: HeldKey;
+  /** Set through `Call.notToKeep`: the answer is not stored under the request's key. */
+  unkept?: true;
 }
 type RosterContext = Context & { roster: State };
 
@@ -38,6 +40,10 @@ export type Call<N extends RouteName> = {
   params: PathParams;
   client: ClientInfo;
   now: Date;
+  /** Milliseconds left before the function times out: for work that must stop in time (bulk rows). */
+  remainingMs: () => number;
+  /** Marks this answer as not to be replayed under an `Idempotency-Key` (some of it should be retried). */
+  notToKeep: () => void;
 } & (AuthOf<N> extends true ? { actor: NonNullable<State['actor']> } : unknown);
 
 /**
@@ -138,18 +144,31 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => P
       const team = params.slug ?? (body as { slug?: unknown } | undefined)?.slug;
       if (typeof team === 'string') noteRequest({ team });
       const client = { ip: event.requestContext.http.sourceIp, userAgent: event.headers['user-agent'] };
-      const checked = { body, query, params, client, now: new Date() };
+      const checked = {
+        body,
+        query,
+        params,
+        client,
+        now: new Date(),
+        remainingMs: () => context.getRemainingTimeInMillis(),
+        notToKeep: () => {
+          context.roster.unkept = true;
+        },
+      };
       // TypeScript cannot follow a generic N through AuthOf<N>; `route.auth` is its value at run time.
       const result = await run((route.auth ? { ...checked, actor: context.roster.actor } : checked) as Call<N>);
       // Nothing answers a token that has not verified: a no-op once readAsActor did (warm: at once),
       // a backstop for a use case that never read the session.
       if (context.roster.actor) await verifyClaims(context.roster.actor);
+      let response: Result;
       if (result instanceof Page) {
         const limit = (query as { limit?: number } | undefined)?.limit ?? DEFAULT_LIMIT;
         const link = result.cursor ? { link: nextLink(event, query ?? {}, limit, result.cursor) } : undefined;
-        return jsonResponse(200, { data: result.items }, requestId, link);
-      }
-      return jsonResponse(route.status, { data: result }, requestId);
+        response = jsonResponse(200, { data: result.items }, requestId, link);
+      } else response = jsonResponse(route.status, { data: result }, requestId);
+      // Here, not in an `after` stage: a run that outlived its 503 (the time budget) still settles.
+      await settleHeld(context.roster, response);
+      return response;
     });
   // Lambda passes a bare Context; the chain's first `before` gives it `roster`.
   return measured(name, route.path, (event, context) => chain(event, context as RosterContext));

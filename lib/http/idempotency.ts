@@ -3,7 +3,16 @@ import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2
 import { type Claims, readAsActor, verifyClaims } from '../auth/session-items.ts';
 import { db } from '../db/service.ts';
 import { AppError } from '../errors.ts';
-import { IDEMPOTENCY_KEY, type HeldKey, claimKey, fingerprintOf, keepsAnswer, releaseKey, settleKey } from '../idempotency.ts';
+import {
+  IDEMPOTENCY_KEY,
+  type HeldKey,
+  claimKey,
+  fingerprintOf,
+  keepsAnswer,
+  releaseKey,
+  settleKey,
+  settleUnfinished,
+} from '../idempotency.ts';
 import { baseHeaders, requestIdOf } from './errors.ts';
 import { FUNCTION_DEFAULTS, type Route } from './routes.ts';
 
@@ -20,7 +29,8 @@ const HOLD_MS = (FUNCTION_DEFAULTS.timeoutSeconds + 1) * 1000;
 
 /**
  * Errors of requests that may still be acting when answered (the function's time ran out): their
- * claim is kept until its lock runs out rather than freed, so a retry cannot run beside them.
+ * 503 is stored with the claim's lock kept (settleUnfinished), never freed, so a retry cannot run
+ * beside them.
  */
 const unfinished = new WeakSet<Error>();
 export const stillRunning = (error: AppError): AppError => {
@@ -28,7 +38,7 @@ export const stillRunning = (error: AppError): AppError => {
   return error;
 };
 
-type State = { actor?: Claims; json?: Record<string, unknown>; held?: HeldKey };
+type State = { actor?: Claims; json?: Record<string, unknown>; held?: HeldKey; unkept?: true };
 type Stage = MiddlewareObj<Event, Result, Error, Context & { roster: State }>;
 
 const badKey = () =>
@@ -37,19 +47,29 @@ const badKey = () =>
   });
 
 /**
+ * After the use case: stores the answer on the claim the request holds (keepsAnswer), or frees
+ * the claim: for a 401, 429, 5xx, a 409 `conflict` (its message says "try again"), or an answer
+ * the use case marked as not to keep (`unkept`: a bulk answer with rows to retry). The endpoint's
+ * handler calls it when the use case ends, so a run that outlives its 503 still settles; onError
+ * for the errors.
+ */
+export const settleHeld = async (state: State, response: Result | null | undefined, error?: Error): Promise<void> => {
+  const { held } = state;
+  if (!held) return;
+  const answer = { status: response?.statusCode ?? 500, body: typeof response?.body === 'string' ? response.body : '' };
+  if (error && unfinished.has(error)) await settleUnfinished(db(), held, answer);
+  else if (keepsAnswer(answer.status) && !state.unkept && !(error instanceof AppError && error.code === 'conflict'))
+    await settleKey(db(), held, answer);
+  else await releaseKey(db(), held);
+};
+
+/**
  * The `Idempotency-Key` stage, after authentication and the body's parsing. With a key: the
  * token is verified first (a forged one must not claim keys under someone's id), then the claim
- * decides: run, replay (to a live session only, as any answer), 422 or 409. After the use case,
- * the answer is stored (keepsAnswer) or the claim freed.
+ * decides: run, replay (to a live session only, as any answer), 422 or 409. The request is the
+ * route, the path with its query string, and the parsed body.
  */
 export const idempotency = (route: Route): Stage => {
-  const settle = async (held: HeldKey | undefined, response: Result | null | undefined, error?: Error): Promise<void> => {
-    if (!held) return;
-    if (error && unfinished.has(error)) return;
-    const status = response?.statusCode ?? 500;
-    if (keepsAnswer(status)) await settleKey(db(), held, { status, body: typeof response?.body === 'string' ? response.body : '' });
-    else await releaseKey(db(), held);
-  };
   return {
     before: async ({ event, context }) => {
       const key = event.headers[IDEMPOTENCY_HEADER];
@@ -57,8 +77,12 @@ export const idempotency = (route: Route): Stage => {
       if (key === undefined || !claims) return undefined;
       if (!IDEMPOTENCY_KEY.test(key)) throw badKey();
       const { userUuid } = await verifyClaims(claims);
-      const fingerprint = fingerprintOf(route.name, event.rawPath, context.roster.json);
-      const claim = await claimKey(db(), { userUuid, key }, fingerprint, Date.now(), HOLD_MS);
+      const fingerprint = fingerprintOf(route.name, `${event.rawPath}?${event.rawQueryString ?? ''}`, context.roster.json);
+      // Anything but running (a replay, 409, 422) is answered to a live session only, as any answer.
+      const claim = await claimKey(db(), { userUuid, key }, fingerprint, Date.now(), HOLD_MS).catch(async (error: unknown) => {
+        await readAsActor(db(), claims, []);
+        throw error;
+      });
       if (claim.kind === 'run') {
         context.roster.held = claim.held;
         return undefined;
@@ -70,7 +94,6 @@ export const idempotency = (route: Route): Stage => {
         body: claim.body,
       };
     },
-    after: async ({ response, context }) => settle(context.roster.held, response),
-    onError: async ({ response, error, context }) => settle(context.roster.held, response, error ?? undefined),
+    onError: async ({ response, error, context }) => settleHeld(context.roster, response, error ?? undefined),
   };
 };

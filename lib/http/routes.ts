@@ -275,7 +275,7 @@ export const ROUTES = [
     auth: true,
     body: false,
     status: 200,
-    actions: [...AUTH, 'DeleteItem', 'UpdateItem', 'ConditionCheckItem'],
+    actions: [...AUTH, 'DeleteItem', 'UpdateItem', 'ConditionCheckItem', 'PutItem'],
     indexes: [],
   },
   {

@@ -72,12 +72,16 @@ const LISTS = Object.entries(RANGES).map(([kind, ranges]) => {
 const GLOBAL_UNICAST = new BlockList();
 GLOBAL_UNICAST.addSubnet('2000::', 3, 'ipv6');
 
+/** IPv4-mapped IPv6 (::ffff:a.b.c.d), exactly that /96: BlockList judges it by its IPv4 ranges above. */
+const IPV4_MAPPED = new BlockList();
+IPV4_MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
+
 /** What kind of address a literal IPv4 or IPv6 address is; 'public' is the only one webhooks go to. */
 export const addressKind = (address: string): AddressKind => {
   const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
   for (const [kind, list] of LISTS) if (list.check(address, type)) return kind;
   // Mapped IPv4 (already judged above by its IPv4 ranges) is outside 2000::/3 but public.
-  if (type === 'ipv6' && !GLOBAL_UNICAST.check(address, 'ipv6') && !/^::ffff:/i.test(address)) return 'not global unicast';
+  if (type === 'ipv6' && !GLOBAL_UNICAST.check(address, 'ipv6') && !IPV4_MAPPED.check(address, 'ipv6')) return 'not global unicast';
   return 'public';
 };
 

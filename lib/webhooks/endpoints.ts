@@ -1,6 +1,7 @@
 import type { EntityItem } from 'electrodb';
 import type { AuditAction } from '../audit-actions.ts';
-import type { Claims } from '../auth/session-items.ts';
+import { auditActor, audited } from '../audit.ts';
+import type { Actor, Claims } from '../auth/session-items.ts';
 import { config } from '../config.ts';
 import type { webhookEndpoint } from '../db/entities/webhooks.ts';
 import { cursorAfter, queryPage } from '../db/pages.ts';
@@ -37,7 +38,7 @@ const endpointView = (e: EndpointItem): WebhookEndpoint => ({
  * A webhook pushes the team's audit log out, so whoever may read the log may register, list and
  * delete endpoints: OWNER and ADMIN (403 for a MEMBER; 404 outside the team, as everywhere).
  */
-const requireWebhookManager = async (db: Db, claims: Claims, slug: string): Promise<TeamAccess> => {
+const requireWebhookManager = async (db: Db, claims: Claims, slug: string): Promise<TeamAccess & { actor: Actor }> => {
   const access = await requireMember(db, slug, claims);
   if (!canReadAudit(access.me.role)) throw new AppError('forbidden');
   return access;
@@ -78,7 +79,7 @@ export const createWebhookEndpoint = async (
   input: WebhookInput,
   now: Date,
 ): Promise<WebhookEndpointCreated> => {
-  const { team, me } = await requireWebhookManager(db, claims, slug);
+  const { team, me, actor } = await requireWebhookManager(db, claims, slug);
   await checkUrl(input.url);
   const secret = newWebhookSecret();
   let created: EndpointItem | undefined;
@@ -107,6 +108,20 @@ export const createWebhookEndpoint = async (
             .where((a, op) => op.exists(a.name))
             .commit(),
         ),
+        named(
+          'audit',
+          audited(
+            tx,
+            {
+              teamId: team.teamId,
+              action: 'webhook.created',
+              actor: auditActor(actor, me.userId),
+              target: { type: 'webhook', id: item.endpointId },
+              changes: { url: { after: item.url }, events: { after: item.events } },
+            },
+            now,
+          ),
+        ),
       ]);
     },
     {
@@ -117,6 +132,7 @@ export const createWebhookEndpoint = async (
       endpoint: () => 'retry',
       actorRole: () => new AppError('conflict'),
       team: () => notFound(),
+      audit: () => new AppError('conflict'),
     },
   );
   return { ...endpointView(created as EndpointItem), secret };
@@ -138,8 +154,14 @@ export const listWebhookEndpoints = async (db: Db, claims: Claims, slug: string,
 };
 
 /** Deletes an endpoint and counts it out, in one transaction. Throws `not_found`, `forbidden`, `conflict`. */
-export const deleteWebhookEndpoint = async (db: Db, claims: Claims, slug: string, endpointId: number): Promise<Record<string, never>> => {
-  const { team, me } = await requireWebhookManager(db, claims, slug);
+export const deleteWebhookEndpoint = async (
+  db: Db,
+  claims: Claims,
+  slug: string,
+  endpointId: number,
+  now: Date,
+): Promise<Record<string, never>> => {
+  const { team, me, actor } = await requireWebhookManager(db, claims, slug);
   await commit(
     () =>
       write(db, (tx) => [
@@ -152,11 +174,25 @@ export const deleteWebhookEndpoint = async (db: Db, claims: Claims, slug: string
         ),
         named('count', counted(tx, team.teamId, -1)),
         named('actorRole', actorStillHolds(tx, me)),
+        named(
+          'audit',
+          audited(
+            tx,
+            {
+              teamId: team.teamId,
+              action: 'webhook.deleted',
+              actor: auditActor(actor, me.userId),
+              target: { type: 'webhook', id: endpointId },
+            },
+            now,
+          ),
+        ),
       ]),
     {
       endpoint: () => notFound(NOT_FOUND),
       count: () => new AppError('conflict'),
       actorRole: () => new AppError('conflict'),
+      audit: () => new AppError('conflict'),
     },
   );
   return {};

@@ -242,6 +242,25 @@ describe('audit log', () => {
     });
   });
 
+  it('records webhook endpoints registered and deleted, never their secret', async () => {
+    const owner = await signUp(api, 'owner');
+    const team = await createTeam(api, owner);
+    const created = await api.call('POST', `/api/teams/${team.slug}/webhooks`, {
+      token: owner.token,
+      json: { url: 'https://1.1.1.1/audited', events: ['member.removed'] },
+    });
+    expect(created.status).toBe(201);
+    const { id, secret } = created.body.data;
+    expect((await api.call('DELETE', `/api/teams/${team.slug}/webhooks/${id}`, { token: owner.token })).status).toBe(200);
+    const entries = (await everyEntry(owner, team.slug)).filter((e: { action: string }) => e.action.startsWith('webhook.'));
+    expect(entries.map((e: { action: string; target: unknown }) => [e.action, e.target])).toEqual([
+      ['webhook.deleted', { type: 'webhook', id }],
+      ['webhook.created', { type: 'webhook', id }],
+    ]);
+    expect(entries[1].changes).toEqual({ url: { after: 'https://1.1.1.1/audited' }, events: { after: ['member.removed'] } });
+    expect(JSON.stringify(entries)).not.toContain(secret);
+  });
+
   it('records an account deletion as member.left in each of its teams', async () => {
     const [owner, leaver] = [await signUp(api, 'owner'), await signUp(api, 'leaver')];
     const [a, b] = [await createTeam(api, owner), await createTeam(api, owner)];

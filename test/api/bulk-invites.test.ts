@@ -232,4 +232,25 @@ describe('POST /api/teams/{slug}/invites/bulk', () => {
     const sent = [...mails.values()].reduce((a, b) => a + b, 0);
     expect(sent).toBe(results.filter((r) => r.status === 201).length);
   });
+
+  it('starts no row without time for it: the rest answer 503 each, and such an answer is not kept under a key', async () => {
+    const owner = await signUp(api, 'owner');
+    const team = await createTeam(api, owner);
+    const [{ bulkInvite, hasRetryableRows }, { claimsOf }] = await Promise.all([
+      import('../../lib/bulk-invites.ts'),
+      import('../../lib/auth/session-items.ts'),
+    ]);
+    const { claims } = await claimsOf(owner.token);
+    const results = await bulkInvite(await db(), claims, team.slug, rows(3), new Date(), () => 1_000);
+    expect(results.map((r) => [r.status, 'code' in r ? r.code : undefined])).toEqual([
+      [503, 'unavailable'],
+      [503, 'unavailable'],
+      [503, 'unavailable'],
+    ]);
+    expect(hasRetryableRows(results)).toBe(true);
+    expect(await pendingOf(owner, team.slug)).toEqual([]);
+    const done = await bulkInvite(await db(), claims, team.slug, rows(2), new Date(), () => 9_000);
+    expect(done.map((r) => r.status)).toEqual([201, 201]);
+    expect(hasRetryableRows(done)).toBe(false);
+  });
 });

@@ -72,6 +72,11 @@ describe('Idempotency-Key', () => {
       headers: withKey(key),
     });
     expect(code(elsewhere)).toBe('idempotency_key_reused');
+    const first = { name: 'Query', slug: freshSlug() };
+    const queryKey = randomUUID();
+    expect((await api.call('POST', '/api/teams', { token: owner.token, json: first, headers: withKey(queryKey) })).status).toBe(201);
+    const withQuery = await api.call('POST', '/api/teams?again=1', { token: owner.token, json: first, headers: withKey(queryKey) });
+    expect(code(withQuery)).toBe('idempotency_key_reused');
     const otherTeam = await createTeam(api, owner);
     expect(code(await invite(owner, otherTeam.slug, email, key))).toBe('idempotency_key_reused');
   });
@@ -144,6 +149,9 @@ describe('Idempotency-Key', () => {
     expect((await api.call('POST', '/api/auth/signout', { token: user.token })).status).toBe(200);
     const replay = await api.call('POST', '/api/teams', { token: user.token, json: body, headers: withKey(key) });
     expect(replay.status).toBe(401);
+    // Nor the key's other answers: another request under it is 401 too, not 422.
+    const reused = await api.call('POST', '/api/teams', { token: user.token, json: { ...body, name: 'Other' }, headers: withKey(key) });
+    expect(reused.status).toBe(401);
   });
 
   it('is ignored on the POSTs without a token: each sign-in opens its own session', async () => {
@@ -191,6 +199,30 @@ describe('Idempotency-Key', () => {
 });
 
 describe('the claim (lib/idempotency.ts)', () => {
+  it('frees the key after a 409 conflict; keeps a run cut short as its 503 until the run settles its own answer', async () => {
+    const [{ settleHeld, stillRunning }, { AppError, serviceUnavailable }] = await Promise.all([
+      import('../../lib/http/idempotency.ts'),
+      import('../../lib/errors.ts'),
+    ]);
+    const who = { userUuid: randomUUID(), key: randomUUID() };
+    const answer = (statusCode: number, body: string) => ({ statusCode, body });
+    const first = await claimKey(db(), who, print, Date.now(), HOLD);
+    if (first.kind !== 'run') throw new Error('expected to run');
+    await settleHeld({ held: first.held }, answer(409, '{"error":{"code":"conflict"}}'), new AppError('conflict'));
+    const second = await claimKey(db(), who, print, Date.now(), HOLD);
+    if (second.kind !== 'run') throw new Error('the conflict was kept');
+    // Cut short: the 503 is what retries get, with no run beside it...
+    await settleHeld({ held: second.held }, answer(503, '{"error":{"code":"unavailable"}}'), stillRunning(serviceUnavailable()));
+    expect(await claimKey(db(), who, print, Date.now() + HOLD * 2, HOLD)).toEqual({
+      kind: 'replay',
+      status: 503,
+      body: '{"error":{"code":"unavailable"}}',
+    });
+    // ...until the interrupted run ends and settles its own answer over it.
+    await settleHeld({ held: second.held }, answer(201, '{"data":{}}'));
+    expect(await claimKey(db(), who, print, Date.now(), HOLD)).toEqual({ kind: 'replay', status: 201, body: '{"data":{}}' });
+  });
+
   const owner = () => ({ userUuid: randomUUID(), key: randomUUID() });
   const print = fingerprintOf('teams-create', '/api/teams', { slug: 'x' });
   const HOLD = 11_000;

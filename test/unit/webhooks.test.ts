@@ -41,6 +41,9 @@ describe('address classifier', () => {
     ['100.127.255.255', 'shared (carrier-grade NAT)'],
     ['169.254.169.254', 'link-local'],
     ['::ffff:169.254.169.254', 'link-local'],
+    // Only ::ffff:0:0/96 is IPv4-mapped: these merely start with ::ffff (RFC 2765's translated form among them).
+    ['::ffff:0:a9fe:a9fe', 'not global unicast'],
+    ['::ffff:1:2:3:4', 'not global unicast'],
     ['fe80::1', 'link-local'],
     ['fec0::1', 'link-local'],
     ['fc00::1', 'unique-local'],

@@ -934,7 +934,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             /** @enum {string} */
-            action: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled";
+            action: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted";
             actor: {
                 userId: number;
                 /** Format: email */
@@ -942,7 +942,7 @@ export interface components {
             };
             target: {
                 /** @enum {string} */
-                type: "team" | "member" | "invite" | "transfer";
+                type: "team" | "member" | "invite" | "transfer" | "webhook";
                 id: number;
                 /** Format: email */
                 email?: string;
@@ -961,7 +961,7 @@ export interface components {
             id: number;
             /** Format: uri */
             url: string;
-            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled")[];
+            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted")[];
             createdBy: {
                 userId: number;
             };
@@ -972,7 +972,7 @@ export interface components {
             id: number;
             /** Format: uri */
             url: string;
-            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled")[];
+            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted")[];
             createdBy: {
                 userId: number;
             };
@@ -3565,7 +3565,7 @@ export interface operations {
                 limit?: number;
                 /** @description Where the page starts: copy it from the previous page's `Link` header. */
                 cursor?: string;
-                action?: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled";
+                action?: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted";
             };
             header?: never;
             path: {
@@ -3811,7 +3811,7 @@ export interface operations {
                  */
                 "application/json": {
                     url: string;
-                    events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled")[];
+                    events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted")[];
                 };
             };
         };
