@@ -3,9 +3,9 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The load tests: thousands of items or hundreds of concurrent requests on the one DynamoDB Local
- * every file shares. Run beside the other files on two cores they starve them (and themselves) of
- * the emulator; so they run after the rest, one file at a time.
+ * The load tests: thousands of items or hundreds of concurrent requests. Run beside the other files
+ * on two cores they starve them (and themselves) of the emulator; so they run after the rest, one
+ * file at a time, each on a DynamoDB Local of its own (test/setup.ts).
  */
 const LOAD = [
   'test/api/races.test.ts',
@@ -19,7 +19,7 @@ const LOAD = [
   'test/infra/rollout.test.ts',
   // Its own emulator, killed and hung under a continuous load of invitations for about three minutes.
   'test/api/outbox-outage.test.ts',
-  // Last: its 20,000 members and their 40,000 stream records slow the emulator for whatever follows.
+  // Last: 20,000 members and their 40,000 stream records (on an emulator of its own, as every load file).
   'test/api/team-cleanup.test.ts',
 ];
 
@@ -58,6 +58,8 @@ export default defineConfig({
           // The races sign one address up 20 times at once: every try must reach the transaction's
           // condition, not stop at the address's mail allowance (tested on its own, in the api project).
           env: {
+            // Each on a fresh DynamoDB Local of its own (test/setup.ts).
+            TEST_OWN_DYNAMODB: '1',
             LOCAL_FUNCTION_TIMEOUT_SECONDS: '300',
             DYNAMODB_CONNECT_TIMEOUT_MS: '60000',
             DYNAMODB_REQUEST_TIMEOUT_MS: '60000',
