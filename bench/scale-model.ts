@@ -69,6 +69,8 @@ export const BOUNDS: Record<RouteName | 'fallback', Bound> = {
   'webhooks-create': { key: "the team's webhook count item (counted in the transaction)", per: 'team', rcu: 0, wcu: 2 },
   'webhooks-list': { key: "the team's webhook partition (at most 10 endpoints)", per: 'team', rcu: 1, wcu: 0 },
   'webhooks-delete': { key: "the team's webhook count item (counted in the transaction)", per: 'team', rcu: 0, wcu: 2 },
+  'webhooks-deliveries': { key: "the endpoint's delivery log partition (a page of about 0.3 KB rows)", per: 'team', rcu: 2, wcu: 0 },
+  'webhooks-replay': { key: "the team's replay allowance (a rate-limit item)", per: 'team', rcu: 0, wcu: 1 },
   'members-list': { key: "the team's members in gsi2 (a page)", per: 'team', rcu: 4, wcu: 0 },
   'members-update-role': { key: 'the team item (read; written only when an OWNER is involved)', per: 'team', rcu: 1, wcu: 0 },
   'members-remove': { key: 'the team item (read; written only when an OWNER leaves)', per: 'team', rcu: 1, wcu: 0 },

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID, randomUUIDv7 } from 'node:crypto';
 import { db } from '../lib/db/service.ts';
 import { MAX_BULK_INVITES } from '../lib/schemas.ts';
 import { addDays, expirySeconds, isoMillis } from '../lib/time.ts';
@@ -131,6 +131,44 @@ const ownTeams = async (name: string, count: number): Promise<{ owner: Account; 
 const ownTeam = async (name: string): Promise<{ owner: Account; team: Team }> => {
   const owner = await signUp(name);
   return { owner, team: await createTeam(owner, name) };
+};
+
+/** Attempts in a benchmarked delivery log: a page of a busy endpoint's. */
+const DELIVERY_LOG = 20;
+
+/** A team with one webhook endpoint, and the audit entry of its registration (the event its attempts name). */
+const hookedTeam = async (name: string) => {
+  const { owner: by, team } = await ownTeam(name);
+  const endpointId = await webhook(by, team.slug, 0);
+  const { data } = await db().entities.auditEntry.query.byAction({ teamId: team.id, action: 'webhook.created' }).go();
+  const entryId = data[0]?.entryId;
+  if (!entryId) throw new Error('seed: no webhook.created entry');
+  return { by, team, endpointId, entryId };
+};
+
+/** A failed attempt in an endpoint's delivery log, as the delivery function writes one; its id. */
+const logAttempt = async (teamId: number, endpointId: number, entryId: string, attempt: number): Promise<string> => {
+  const deliveryId = randomUUIDv7();
+  const now = new Date();
+  await db()
+    .entities.webhookDelivery.put({
+      teamId,
+      endpointId,
+      deliveryId,
+      entryId,
+      action: 'webhook.created',
+      attempt,
+      replay: false,
+      succeeded: false,
+      responseStatus: 503,
+      error: 'answered 503',
+      durationMs: 120,
+      createdAt: isoMillis(now),
+      nextAttemptAt: isoMillis(new Date(now.getTime() + 300_000)),
+      ttl: expirySeconds(addDays(now, 30)),
+    })
+    .go();
+  return deliveryId;
 };
 
 /** Synthetic members of the nominating teams, numbered past the large team's. */
@@ -585,6 +623,32 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
           return { slug, id: await webhook(by, slug, i) };
         });
         return from(hooks, ({ slug, id }) => ({ method: 'DELETE', path: `/api/teams/${slug}/webhooks/${id}`, token: by.token }));
+      },
+    },
+    {
+      label: `GET /api/teams/{slug}/webhooks/{id}/deliveries (${DELIVERY_LOG} attempts)`,
+      name: 'webhooks-deliveries',
+      status: 200,
+      prepare: async () => {
+        const { by, team, endpointId, entryId } = await hookedTeam('logged');
+        await inParallel(DELIVERY_LOG, 4, (n) => logAttempt(team.id, endpointId, entryId, n + 1));
+        return repeat({ method: 'GET', path: `/api/teams/${team.slug}/webhooks/${endpointId}/deliveries`, token: by.token })();
+      },
+    },
+    {
+      label: 'POST /api/teams/{slug}/webhooks/{id}/deliveries/{deliveryId}/replay',
+      name: 'webhooks-replay',
+      status: 202,
+      prepare: async () => {
+        // It sends to the webhook queue: a local one that only holds what it is sent (the delivery is not measured here).
+        (await import('../infra/local-queue.ts')).startLocalQueue({ receive: false });
+        const { by, team, endpointId, entryId } = await hookedTeam('replayed');
+        const deliveryId = await logAttempt(team.id, endpointId, entryId, 1);
+        return repeat({
+          method: 'POST',
+          path: `/api/teams/${team.slug}/webhooks/${endpointId}/deliveries/${deliveryId}/replay`,
+          token: by.token,
+        })();
       },
     },
     {

@@ -11,6 +11,7 @@ import {
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY } from '../lib/background.ts';
 import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '../lib/db/table.ts';
 import { MailIdentity } from './mail-identity.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
@@ -44,6 +45,17 @@ export class RosterDataStack extends Stack {
    * the functions' stack imported.
    */
   readonly mailEventsDeadLetters: Queue;
+  /**
+   * The webhook messages (lib/webhooks/queue.ts): one per event and endpoint, received by the
+   * delivery function, retried on the schedule of WEBHOOK_RETRY_DELAYS_SECONDS by setting each
+   * failed message's visibility, and moved to webhookDeadLetters after WEBHOOK_ATTEMPTS receives.
+   * Here, with the other state: a message waits up to 28 hours for its next attempt.
+   */
+  readonly webhookQueue: Queue;
+  /** Webhook messages that failed every attempt. */
+  readonly webhookDeadLetters: Queue;
+  /** Stream records of audit entries the webhook fan-out failed on every retry. */
+  readonly webhookFanoutDeadLetters: Queue;
   /** The SES domain identity, when the stack makes it (`-c sesDomain`). */
   readonly mailIdentity: MailIdentity | undefined;
 
@@ -89,19 +101,37 @@ export class RosterDataStack extends Stack {
     this.mailDeadLetters = this.deadLetterQueue('MailDeadLetters');
     this.teamCleanupDeadLetters = this.deadLetterQueue('TeamCleanupDeadLetters');
     this.mailEventsDeadLetters = this.deadLetterQueue('MailEventsDeadLetters');
+    // The webhook queue's redrive target: cdk-nag sees that, so it needs no acknowledgement.
+    this.webhookDeadLetters = this.deadLetterQueue('WebhookDeadLetters', false);
+    this.webhookFanoutDeadLetters = this.deadLetterQueue('WebhookFanoutDeadLetters');
+    this.webhookQueue = new Queue(this, 'WebhookQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(WEBHOOK_DELIVERY.visibilitySeconds),
+      retentionPeriod: Duration.days(WEBHOOK_DELIVERY.retentionDays),
+      deadLetterQueue: { queue: this.webhookDeadLetters, maxReceiveCount: WEBHOOK_ATTEMPTS },
+    });
     this.mailIdentity = mail.transport === 'ses' && mail.createIdentity ? new MailIdentity(this, 'MailIdentity', mail.identity) : undefined;
 
     // Exported whether or not the functions' stack imports them now: what it imports changes with
     // the SES settings and `-c tableName` (a restored table), and this stack deploys first, so an
     // export that went away with an import would be removed while the deployed functions' stack
     // still imports it, which CloudFormation refuses (the deploy fails).
-    const queues = [this.mailDeadLetters, this.teamCleanupDeadLetters, this.mailEventsDeadLetters];
+    const queues = [
+      this.mailDeadLetters,
+      this.teamCleanupDeadLetters,
+      this.mailEventsDeadLetters,
+      this.webhookQueue,
+      this.webhookDeadLetters,
+      this.webhookFanoutDeadLetters,
+    ];
     for (const value of [
       this.table.tableName,
       this.table.tableArn,
       this.table.tableStreamArn as string,
       this.signingKey.secretArn,
       ...queues.flatMap((queue) => [queue.queueArn, queue.queueName]),
+      this.webhookQueue.queueUrl,
     ]) {
       this.exportValue(value);
     }
@@ -110,9 +140,9 @@ export class RosterDataStack extends Stack {
   }
 
   /** Where failed work waits for a person, for two weeks (the longest SQS keeps a message). */
-  private deadLetterQueue(id: string): Queue {
+  private deadLetterQueue(id: string, acknowledged = true): Queue {
     const queue = new Queue(this, id, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
-    acknowledge('deadLetterQueue', queue);
+    if (acknowledged) acknowledge('deadLetterQueue', queue);
     return queue;
   }
 }

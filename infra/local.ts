@@ -30,7 +30,13 @@ const server = await startLocalServer(port, process.env.HOST ?? '127.0.0.1').cat
   process.exit(1);
 });
 console.log(`Roster API on ${server.url} (table ${tableName} at ${endpoint}); Ctrl-C stops it.`);
-// The mailer and the team cleanup, as Lambda would run them: from the table's stream (infra/stream-poller.ts).
+// The webhook queue and its delivery function, in this process (infra/local-queue.ts): before the
+// stream pollers, whose webhook fan-out sends to it.
+const { startLocalQueue } = await import('./local-queue.ts');
+const queue = startLocalQueue();
+
+// The mailer, the team cleanup and the webhook fan-out, as Lambda would run them: from the table's
+// stream (infra/stream-poller.ts).
 const { startStreamPollers } = await import('./stream-poller.ts');
 const pollers = await startStreamPollers({ endpoint, tableName, dataDir });
 
@@ -43,7 +49,9 @@ const stop = async () => {
   if (stopping) return;
   stopping = true;
   await Promise.all([...schedules.map((s) => s.stop()), ...pollers.map((p) => p.stop())]);
+  // The server first: a replay it is still answering sends to the queue.
   await server.close();
+  await queue.stop();
   dynamo?.stop();
   process.exit(0);
 };

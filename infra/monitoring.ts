@@ -46,7 +46,7 @@ export interface WatchedFunction {
   readonly name: string;
   readonly fn: IFunction;
   readonly timeout: Duration;
-  readonly kind: 'api' | 'stream' | 'schedule' | 'rotation' | 'sns';
+  readonly kind: 'api' | 'stream' | 'queue' | 'schedule' | 'rotation' | 'sns';
   /**
    * For a function that stops itself before its timeout (team cleanup, the sweepers: timeout minus
    * their RESERVE_MS): a run that has work left lasts about this long by design, so the duration
@@ -90,6 +90,8 @@ export const RUNBOOK_SECTIONS = {
     "Records failed every retry and wait in a dead-letter queue. They point into the table's stream, which keeps records 24 hours: fix the cause, then redrive (mail: npm run outbox:redrive).",
   'dead-letter-age':
     'A dead-letter record has waited 12 hours: its stream record expires at 24 hours, after which it cannot be redriven from the stream.',
+  'webhook-backlog':
+    "Webhook messages wait over an hour for their first attempts: deliveries fall behind (receivers that hang take 10 s each). Read the webhook-delivery log group; raise the queue mapping's MaximumConcurrency if the account allows.",
   'ses-bounce-rate':
     "The account's SES bounce rate reached the level where SES reviews the account: stop sending to bad addresses (suppression list), check invite sources.",
   'ses-complaint-rate':
@@ -247,6 +249,7 @@ export class Monitoring extends Construct {
   watchFunction(watched: WatchedFunction, scope: Construct = this): IAlarm[] {
     const { name, fn, kind } = watched;
     this.functions.push(watched);
+    const retried = kind === 'stream' || kind === 'queue' || kind === 'schedule';
     const failures =
       kind === 'api'
         ? this.alarm(
@@ -280,13 +283,13 @@ export class Monitoring extends Construct {
             {
               id: `${name}-errors`,
               section: 'function-errors',
-              summary: `The ${name} function failed${kind === 'stream' || kind === 'schedule' ? ' in 2 of the last 3 five-minute periods' : ''}.`,
+              summary: `The ${name} function failed${retried ? ' in 2 of the last 3 five-minute periods' : ''}.`,
               // Background functions throw on failure, so Lambda's Errors counts them.
               metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
               threshold: 1,
-              // A stream batch is retried and a sweeper's next tick catches up: page on repeated
-              // failure. A rotation or a bounce notification that fails is lost: page at once.
-              ...(kind === 'stream' || kind === 'schedule' ? { evaluationPeriods: 3, datapointsToAlarm: 2 } : { evaluationPeriods: 1 }),
+              // A stream batch or a queue message is retried and a sweeper's next tick catches up: page
+              // on repeated failure. A rotation or a bounce notification that fails is lost: page at once.
+              ...(retried ? { evaluationPeriods: 3, datapointsToAlarm: 2 } : { evaluationPeriods: 1 }),
               // No invocations, no errors.
               treatMissingData: TreatMissingData.NOT_BREACHING,
             },
@@ -465,6 +468,27 @@ export class Monitoring extends Construct {
         threshold: Duration.hours(12).toSeconds(),
         evaluationPeriods: 1,
         treatMissingData: keepState,
+      }),
+    );
+  }
+
+  /**
+   * A queue whose consumers fall behind: its oldest message waited an hour. SQS leaves messages
+   * received 3 times or more out of this metric, so messages waiting for their long retries (the
+   * webhook schedule's 2 hours and more come after the third attempt) do not raise it.
+   */
+  watchBacklog(id: string, queue: IQueue, description: string): void {
+    this.serviceAlarms.push(
+      this.alarm({
+        id: `${id}-backlog`,
+        section: 'webhook-backlog',
+        summary: `${description}: a message has waited an hour in ${id} for one of its first three attempts.`,
+        metric: queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: FIVE_MINUTES }),
+        threshold: Duration.hours(1).toSeconds(),
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+        // An idle queue publishes nothing: nothing waits.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );
   }

@@ -38,7 +38,7 @@ export const NAG_ACKNOWLEDGEMENTS = {
   deadLetterQueue: {
     id: 'AwsSolutions-SQS3',
     reason:
-      "This queue is itself a dead-letter destination (of the mailer's or the team cleanup's stream mapping, or of the " +
+      "This queue is itself a dead-letter destination (of the mailer's, the team cleanup's or the webhook fan-out's stream mapping, or of the " +
       "SES events function's asynchronous invocations): it holds what failed every retry, raises an alarm, and is drained " +
       'by a person; a dead-letter queue of its own would only move them again.',
   },

@@ -9,7 +9,7 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alias, FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { CfnRotationSchedule, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { ConfigurationSet, EmailSendingEvent, EventDestination } from 'aws-cdk-lib/aws-ses';
@@ -17,7 +17,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { LambdaSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { INVITE_SWEEP, MAIL_EVENTS, OUTBOX_SWEEP, TEAM_CLEANUP } from '../lib/background.ts';
+import { INVITE_SWEEP, MAIL_EVENTS, OUTBOX_SWEEP, TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '../lib/background.ts';
 import { cursorKeyPartitionKey } from '../lib/db/entities/cursor-key.ts';
 import { signingKeysPartitionKey } from '../lib/db/entities/keys.ts';
 import { INDEXES } from '../lib/db/table.ts';
@@ -41,6 +41,9 @@ export const MAIL_RETRY_ATTEMPTS = 8;
 
 /** How often a failed team-cleanup run is retried before its record goes to the dead-letter queue. */
 export const CLEANUP_RETRY_ATTEMPTS = 10;
+
+/** How often a webhook fan-out batch that failed is retried (halved each time) before its records go to the dead-letter queue. */
+export const FANOUT_RETRY_ATTEMPTS = 10;
 
 /** The function Secrets Manager calls to rotate the signing keys (functions/keys-rotate.ts); not a route. */
 export const KEY_ROTATION = 'keys-rotate';
@@ -232,7 +235,11 @@ export class RosterStack extends Stack {
       const usesTable = route.actions.length > 0;
       const alias = this.apiFunction(
         route.name,
-        { ...(usesTable ? { TABLE_NAME: table.tableName } : {}), ...(signs ? { SIGNING_KEY_SECRET_ARN: data.signingKey.secretArn } : {}) },
+        {
+          ...(usesTable ? { TABLE_NAME: table.tableName } : {}),
+          ...(signs ? { SIGNING_KEY_SECRET_ARN: data.signingKey.secretArn } : {}),
+          ...('webhookQueue' in route && route.webhookQueue ? { WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl } : {}),
+        },
         deployments,
         options.reservedConcurrency && 'reservedConcurrency' in route ? route.reservedConcurrency : undefined,
         'files' in route ? route.files : [],
@@ -245,6 +252,7 @@ export class RosterStack extends Stack {
       // Only the functions that sign may read the private keys; the others verify with the public
       // keys in the table item (GetItem, in their route actions).
       if (signs) fn.allowSecretRead(data.signingKey);
+      if ('webhookQueue' in route && route.webhookQueue) data.webhookQueue.grantSendMessages(fn);
       const added = api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
@@ -268,6 +276,7 @@ export class RosterStack extends Stack {
     this.sweepOutbox(table, mail.sending);
     this.cleanUpTeams(table, data.teamCleanupDeadLetters);
     this.sweepInvites(table);
+    this.sendWebhooks(table, data);
 
     this.monitoring.watchApi(api);
     this.monitoring.watchTable(table, Object.keys(INDEXES));
@@ -285,6 +294,17 @@ export class RosterStack extends Stack {
       'MailEventsDeadLetters',
       data.mailEventsDeadLetters,
       'An SES bounce or complaint could not be recorded: its address is not suppressed (docs/operations.md)',
+    );
+    this.monitoring.watchQueue(
+      'WebhookDeadLetters',
+      data.webhookDeadLetters,
+      'A webhook message failed all its attempts over 28 hours: its endpoint did not take it (docs/operations.md)',
+    );
+    this.monitoring.watchBacklog('WebhookQueue', data.webhookQueue, 'Webhook deliveries are behind');
+    this.monitoring.watchQueue(
+      'WebhookFanoutDeadLetters',
+      data.webhookFanoutDeadLetters,
+      'New audit entries could not be queued for their webhook endpoints: they were not sent (docs/operations.md)',
     );
     this.monitoring.watchMail(this.configurationSet?.configurationSetName);
 
@@ -578,6 +598,56 @@ export class RosterStack extends Stack {
     );
     acknowledge('streamListing', fn.role ?? fn);
     this.monitoring.watchStream(fn, TEAM_CLEANUP.name);
+  }
+
+  /**
+   * Webhooks (docs/webhooks.md): the fan-out (functions/webhook-fanout.ts) on the table's stream,
+   * only for new audit entries, sends one message per subscribed endpoint to the webhook queue; a
+   * batch it fails on is retried, halved, then recorded in a dead-letter queue. The delivery
+   * (functions/webhook-delivery.ts) receives the queue's messages, 10 at a time, reports each failed
+   * one after setting its visibility to the next retry delay (the event source's grants include
+   * ChangeMessageVisibility); the queue moves a message to its dead letters after its last attempt.
+   * At most 2 deliveries run at once (the least SQS allows): a burst of events waits in the queue
+   * rather than take an account's concurrency (as low as 10) from the API.
+   */
+  private sendWebhooks(table: ITable, data: RosterDataStack): void {
+    const fanOut = this.backgroundFunction(
+      WEBHOOK_FANOUT.name,
+      'stream',
+      { TABLE_NAME: table.tableName, WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl },
+      WEBHOOK_FANOUT.timeoutSeconds,
+    );
+    fanOut.allowTable(table, WEBHOOK_FANOUT.actions, WEBHOOK_FANOUT.indexes);
+    data.webhookQueue.grantSendMessages(fanOut);
+    fanOut.addEventSource(
+      new DynamoEventSource(table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: WEBHOOK_FANOUT.batchSize,
+        bisectBatchOnError: true,
+        retryAttempts: FANOUT_RETRY_ATTEMPTS,
+        maxRecordAge: Duration.hours(6),
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(data.webhookFanoutDeadLetters),
+        filters: [FilterCriteria.filter(STREAM_FILTERS[WEBHOOK_FANOUT.name])],
+      }),
+    );
+    acknowledge('streamListing', fanOut.role ?? fanOut);
+    this.monitoring.watchStream(fanOut, WEBHOOK_FANOUT.name);
+
+    const delivery = this.backgroundFunction(
+      WEBHOOK_DELIVERY.name,
+      'queue',
+      { TABLE_NAME: table.tableName, WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl },
+      WEBHOOK_DELIVERY.timeoutSeconds,
+    );
+    delivery.allowTable(table, WEBHOOK_DELIVERY.actions, WEBHOOK_DELIVERY.indexes);
+    delivery.addEventSource(
+      new SqsEventSource(data.webhookQueue, {
+        batchSize: WEBHOOK_DELIVERY.batchSize,
+        reportBatchItemFailures: true,
+        maxConcurrency: WEBHOOK_DELIVERY.maxConcurrency,
+      }),
+    );
   }
 
   /**

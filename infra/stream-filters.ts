@@ -12,6 +12,8 @@ export const STREAM_FILTERS = {
   mailer: { eventName: ['INSERT'], dynamodb: { NewImage: { __edb_e__: { S: ['outboxMessage'] } } } },
   /** A deleted team's cleanup job, written (INSERT) or its progress recorded (MODIFY) (functions/team-cleanup.ts). */
   'team-cleanup': { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { __edb_e__: { S: ['teamCleanup'] } } } },
+  /** New audit entries, each sent to the team's subscribed webhook endpoints (functions/webhook-fanout.ts). */
+  'webhook-fanout': { eventName: ['INSERT'], dynamodb: { NewImage: { __edb_e__: { S: ['auditEntry'] } } } },
 } as const satisfies Record<string, FilterPattern>;
 
 export type StreamFunction = keyof typeof STREAM_FILTERS;

@@ -1,7 +1,7 @@
 /**
  * Local mode's stand-in for Lambda's DynamoDB stream event sources: one poller per function on the
- * stream (infra/stream-filters.ts: the mailer, functions/mailer.ts, and the team cleanup,
- * functions/team-cleanup.ts), each reading DynamoDB Local's stream of the table on its own, like
+ * stream (infra/stream-filters.ts: the mailer, functions/mailer.ts, the team cleanup,
+ * functions/team-cleanup.ts, and the webhook fan-out, functions/webhook-fanout.ts), each reading DynamoDB Local's stream of the table on its own, like
  * one event-source mapping each, and invoking its handler with the DynamoDBStreamEvent Lambda would
  * send: only the records its filter passes (the others are skipped, as Lambda drops them), and a
  * context whose remaining time counts down from the function's timeout. Per shard, in order,
@@ -31,7 +31,7 @@ import { STREAM_VIEW_TYPE } from '../lib/db/table.ts';
 import { lambdaContext } from '../lib/http/apigw.ts';
 import { FUNCTION_DEFAULTS } from '../lib/http/routes.ts';
 import { log } from '../lib/log.ts';
-import { TEAM_CLEANUP } from '../lib/background.ts';
+import { TEAM_CLEANUP, WEBHOOK_FANOUT } from '../lib/background.ts';
 import { STREAM_FILTERS, type StreamFunction, passes } from './stream-filters.ts';
 
 export type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | undefined>;
@@ -46,6 +46,11 @@ const FUNCTIONS: Record<StreamFunction, { load: () => Promise<{ handler: StreamH
     load: () => import('../functions/team-cleanup.ts'),
     timeoutSeconds: TEAM_CLEANUP.timeoutSeconds,
     batchSize: TEAM_CLEANUP.batchSize,
+  },
+  'webhook-fanout': {
+    load: () => import('../functions/webhook-fanout.ts'),
+    timeoutSeconds: WEBHOOK_FANOUT.timeoutSeconds,
+    batchSize: WEBHOOK_FANOUT.batchSize,
   },
 };
 

@@ -1,4 +1,4 @@
-/** Every action the audit log records (docs/audit.md): `<what>.<verb>`, as webhooks will name their events. */
+/** Every action the audit log records (docs/audit.md): `<what>.<verb>`, as webhooks name their events. */
 export const AUDIT_ACTIONS = [
   'team.created',
   'team.updated',

@@ -12,7 +12,8 @@ import { pageThenMember } from './teams.ts';
 
 type StoredEntry = Awaited<ReturnType<ReturnType<ReturnType<typeof auditEntry>['query']['byTeam']>['go']>>['data'][number];
 
-const entryView = (e: StoredEntry): AuditEntry => ({
+/** An entry as the log and the webhook messages show it. */
+export const entryView = (e: StoredEntry): AuditEntry => ({
   id: e.entryId,
   createdAt: e.createdAt,
   action: e.action,

@@ -60,3 +60,51 @@ export const MAIL_EVENTS = {
   indexes: [] as const satisfies readonly IndexName[],
   timeoutSeconds: 30,
 } as const;
+
+/**
+ * The fan-out of audit entries to webhook endpoints (lib/webhooks/fan-out.ts), fed by the table's
+ * stream: each new entry becomes one queue message per endpoint of its team subscribed to its action.
+ */
+export const WEBHOOK_FANOUT = {
+  name: 'webhook-fanout',
+  /** Query each team's webhook partition (its endpoints). */
+  actions: ['Query'] as const satisfies readonly DynamoAction[],
+  indexes: [] as const satisfies readonly IndexName[],
+  timeoutSeconds: 60,
+  /** Stream records per invocation: a Query per team and a SendMessageBatch per 10 messages. */
+  batchSize: 100,
+} as const;
+
+/**
+ * The delivery of webhook messages (lib/webhooks/dispatch.ts), fed by the webhook queue: one
+ * attempt per message received, logged; a failure comes back after the next delay of
+ * WEBHOOK_RETRY_DELAYS_SECONDS, and after the last the queue moves the message to its dead letters.
+ */
+export const WEBHOOK_DELIVERY = {
+  name: 'webhook-delivery',
+  /** Read the endpoint, the audit entry and the team together; Put the attempt in the delivery log. */
+  actions: ['BatchGetItem', 'PutItem'] as const satisfies readonly DynamoAction[],
+  indexes: [] as const satisfies readonly IndexName[],
+  /** Messages per invocation, delivered at once: each attempt takes at most 10 s (DELIVERY_TIMEOUT_MS). */
+  batchSize: 10,
+  timeoutSeconds: 30,
+  /** The queue's visibility timeout: six times the function's, as Lambda advises for a queue it polls. */
+  visibilitySeconds: 180,
+  /** How long the queue keeps a message: past the 27.6 hours of retries, with room for an outage. */
+  retentionDays: 4,
+  /**
+   * Invocations at once (the event source's maximum concurrency, the least SQS allows): a burst of
+   * events waits in the queue rather than take a new account's concurrency (as low as 10) from the API.
+   */
+  maxConcurrency: 2,
+} as const;
+
+/**
+ * The waits between the attempts of one message: immediately, then after 5 seconds, 5 minutes,
+ * 30 minutes, 2, 5, 10 and 10 hours (as Standard Webhooks' reference senders do): 8 attempts over
+ * 27.6 hours. Each is at most SQS's 12-hour visibility limit.
+ */
+export const WEBHOOK_RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000] as const;
+
+/** Attempts of one message before the queue moves it to its dead letters (the queue's maxReceiveCount). */
+export const WEBHOOK_ATTEMPTS = WEBHOOK_RETRY_DELAYS_SECONDS.length + 1;

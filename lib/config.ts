@@ -29,6 +29,12 @@ export const config = {
   auditRetentionDays: int('AUDIT_RETENTION_DAYS', 365),
   /** Webhook URLs may be http and reach loopback: local use and tests only, never set by the stack (docs/webhooks.md). */
   webhooksAllowPrivateUrls: process.env.WEBHOOKS_ALLOW_PRIVATE_URLS === 'true',
+  /** The SQS queue of webhook messages (set by the stack); unset locally, where infra/local-queue.ts runs one. */
+  webhookQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
+  /** How long each delivery attempt stays in an endpoint's delivery log (docs/webhooks.md). */
+  webhookDeliveryLogDays: int('WEBHOOK_DELIVERY_LOG_DAYS', 30),
+  /** Replays one team may ask for per hour: each may become 8 POSTs (docs/webhooks.md). */
+  webhookReplaysPerTeamHour: int('WEBHOOK_REPLAYS_PER_TEAM_HOUR', 60),
   passwordMinLength: int('PASSWORD_MIN_LENGTH', 8),
   /** Invitation e-mails (create, re-invite, resend) one team may send per hour. */
   teamMailsPerHour: int('INVITE_MAILS_PER_TEAM_HOUR', 50),

@@ -180,6 +180,28 @@ export const WebhookEndpointCreatedSchema = z.strictObject({
   secret: z.string().check(z.regex(/^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/)),
 });
 
+/**
+ * One attempt in a webhook endpoint's delivery log (docs/webhooks.md): which event (`eventId`, the
+ * audit entry's id and the message's `webhook-id`), the attempt's number (from 1; a replay counts
+ * from 1 again), what the receiver answered or what went wrong, and when the next attempt is due.
+ */
+export const WebhookDeliverySchema = z.strictObject({
+  id: z.string().check(z.minLength(36), z.maxLength(36)),
+  eventId: z.string().check(z.minLength(36), z.maxLength(36)),
+  event: z.enum(AUDIT_ACTIONS),
+  attempt: Id,
+  replay: z.boolean(),
+  succeeded: z.boolean(),
+  responseStatus: z.nullable(z.int()),
+  error: z.nullable(z.string()),
+  durationMs: z.int().check(z.nonnegative()),
+  createdAt: Timestamp,
+  nextAttemptAt: z.nullable(Timestamp),
+});
+
+/** The answer to a replay: the event queued again for the endpoint. */
+export const WebhookReplaySchema = z.strictObject({ eventId: z.string().check(z.minLength(36), z.maxLength(36)) });
+
 /** The `data` of a request that only acknowledges (delete, accept, decline, sign-out…). */
 export const EmptySchema = z.strictObject({});
 
@@ -220,3 +242,5 @@ export type BulkInviteResult = z.infer<typeof BulkInviteResultSchema>;
 export type Transfer = z.infer<typeof TransferSchema>;
 export type WebhookEndpoint = z.infer<typeof WebhookEndpointSchema>;
 export type WebhookEndpointCreated = z.infer<typeof WebhookEndpointCreatedSchema>;
+export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;
+export type WebhookReplay = z.infer<typeof WebhookReplaySchema>;

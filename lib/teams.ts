@@ -73,11 +73,11 @@ export const pageThenMember = async <I, const T extends readonly Read[]>(
   slug: string,
   claims: Claims,
   query: (teamId: number) => Promise<Page<I>>,
-  rowReads: (items: I[], actor: Actor) => T,
+  rowReads: (items: I[], actor: Actor, teamId: number) => T,
 ) => {
   const { teamId, actor } = await teamIdOf(db, slug, claims);
   const page = await query(teamId).catch((error: unknown) => ({ error }));
-  const access = await memberOf(db, teamId, slug, actor, 'error' in page ? ([] as unknown as T) : rowReads(page.items, actor));
+  const access = await memberOf(db, teamId, slug, actor, 'error' in page ? ([] as unknown as T) : rowReads(page.items, actor, teamId));
   if ('error' in page) throw page.error;
   return { ...access, page, actor };
 };

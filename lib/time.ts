@@ -11,6 +11,9 @@ export const epochSeconds = (at: Date | number): number => Math.floor(Number(at)
 /** An expiry in epoch seconds, rounded up: a DynamoDB TTL that must not fire before `at`. */
 export const expirySeconds = (at: Date | number): number => Math.ceil(Number(at) / 1000);
 
+/** Whether a DynamoDB TTL (epoch seconds) has passed at `now`: TTL deletes an expired item only within days, so readers check. */
+export const isExpired = (ttl: number, now: Date | number): boolean => ttl <= epochSeconds(now);
+
 export const HOUR_MS = 3_600_000;
 
 export const addDays = (date: Date, days: number): Date => new Date(date.getTime() + days * 86_400_000);

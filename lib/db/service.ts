@@ -9,7 +9,7 @@ import { signingKeys } from './entities/keys.ts';
 import { invite, inviteSweep, pendingInvite } from './entities/invites.ts';
 import { membership, slugClaim, team, teamCleanup } from './entities/teams.ts';
 import { transfer } from './entities/transfers.ts';
-import { webhookCount, webhookEndpoint } from './entities/webhooks.ts';
+import { webhookCount, webhookDelivery, webhookEndpoint } from './entities/webhooks.ts';
 import { rateLimit } from './entities/limits.ts';
 import { mailSuppression } from './entities/mail.ts';
 import { outboxMessage } from './entities/outbox.ts';
@@ -39,6 +39,7 @@ const FACTORIES = {
   auditEntry,
   webhookEndpoint,
   webhookCount,
+  webhookDelivery,
 };
 
 type Entities = { [K in keyof typeof FACTORIES]: ReturnType<(typeof FACTORIES)[K]> };

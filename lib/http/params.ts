@@ -8,6 +8,7 @@ export interface PathParams {
   id: number;
   uuid: string;
   sessionId: string;
+  deliveryId: string;
 }
 
 const ID = /^[1-9][0-9]{0,15}$/;
@@ -33,6 +34,7 @@ const checks: { [K in keyof PathParams]: (value: string) => PathParams[K] } = {
   id: integerId,
   uuid: uuidParam,
   sessionId: uuidParam,
+  deliveryId: uuidParam,
 };
 
 /**

@@ -48,6 +48,7 @@ export const REQUESTS = {
   'audit-list': { query: AuditQuery },
   'webhooks-create': { body: WebhookBody },
   'webhooks-list': { query: PageQuery },
+  'webhooks-deliveries': { query: PageQuery },
   'members-update-role': { body: RoleBody },
   'invites-create': { body: InviteBody },
   'invites-bulk': { body: BulkInviteBody },

@@ -15,8 +15,8 @@ export interface Route {
   auth: boolean;
   /** Reads a JSON body (the others ignore any body). */
   body: boolean;
-  /** Success status. */
-  status: 200 | 201;
+  /** Success status: 202 when the work is queued, not done. */
+  status: 200 | 201 | 202;
   actions: readonly DynamoAction[];
   /** Global secondary indexes the function queries. */
   indexes: readonly ('gsi1' | 'gsi2')[];
@@ -34,6 +34,8 @@ export interface Route {
    * on that item's partition only (lib/db/cursors.ts; infra/stack.ts).
    */
   pages?: true;
+  /** Sends to the webhook queue (sqs:SendMessage on it, and its URL in WEBHOOK_QUEUE_URL; infra/stack.ts). */
+  webhookQueue?: true;
 }
 
 const COMMON_PASSWORDS = ['lib/auth/common-passwords.json'] as const;
@@ -277,6 +279,29 @@ export const ROUTES = [
     status: 200,
     actions: [...AUTH, 'DeleteItem', 'UpdateItem', 'ConditionCheckItem', 'PutItem'],
     indexes: [],
+  },
+  // The delivery log of an endpoint, and a replay of one of its deliveries (lib/webhooks/deliveries.ts).
+  {
+    name: 'webhooks-deliveries',
+    method: 'GET',
+    path: '/api/teams/{slug}/webhooks/{id}/deliveries',
+    auth: true,
+    body: false,
+    status: 200,
+    actions: [...AUTH, 'Query'],
+    indexes: [],
+    pages: true,
+  },
+  {
+    name: 'webhooks-replay',
+    method: 'POST',
+    path: '/api/teams/{slug}/webhooks/{id}/deliveries/{deliveryId}/replay',
+    auth: true,
+    body: false,
+    status: 202,
+    actions: [...AUTH, 'PutItem', 'UpdateItem', 'DeleteItem'],
+    indexes: [],
+    webhookQueue: true,
   },
   {
     name: 'members-list',

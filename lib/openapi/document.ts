@@ -21,7 +21,9 @@ import {
   TransferSchema,
   UserSchema,
   WebhookEndpointCreatedSchema,
+  WebhookDeliverySchema,
   WebhookEndpointSchema,
+  WebhookReplaySchema,
 } from '../responses.ts';
 import { type Operation, OPERATIONS, TAGS } from './operations.ts';
 
@@ -173,6 +175,30 @@ metadata.add(WebhookEndpointCreatedSchema, {
   description: 'The endpoint and its signing secret, shown in this answer only.',
   examples: [{ ...EXAMPLE_WEBHOOK, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw6tQqyGTOXqE=' }],
 });
+metadata.add(WebhookDeliverySchema, {
+  id: 'WebhookDelivery',
+  description: 'One attempt to deliver one event to the endpoint.',
+  examples: [
+    {
+      id: '019ac1f2-7c4e-7a1b-9c2d-3e4f5a6b7c8d',
+      eventId: '019ac1f2-6b3d-7e4f-8a9b-0c1d2e3f4a5b',
+      event: 'member.role_changed',
+      attempt: 2,
+      replay: false,
+      succeeded: false,
+      responseStatus: 503,
+      error: 'answered 503',
+      durationMs: 184,
+      createdAt: EXAMPLE_TIME,
+      nextAttemptAt: '2026-11-21T09:35:00.000Z',
+    },
+  ],
+});
+metadata.add(WebhookReplaySchema, {
+  id: 'WebhookReplay',
+  description: 'The event queued again: `eventId` is the `webhook-id` the endpoint will receive.',
+  examples: [{ eventId: '019ac1f2-6b3d-7e4f-8a9b-0c1d2e3f4a5b' }],
+});
 metadata.add(EmptySchema, { id: 'Empty', description: 'Nothing to say beyond the status.' });
 metadata.add(JwksSchema, { id: 'Jwks' });
 /** One component per error code: the envelope with that `code`, so each response lists exactly its codes. */
@@ -255,6 +281,7 @@ const PARAMETERS: Record<string, Json> = {
   },
   uuid: { type: 'string', format: 'uuid', description: "The invite's UUID, as in the e-mailed link." },
   sessionId: { type: 'string', format: 'uuid', description: "The session's id, from `GET /api/auth/sessions`." },
+  deliveryId: { type: 'string', format: 'uuid', description: "The delivery's id, from the endpoint's delivery log." },
   asset: { type: 'string', description: 'The file name.' },
 };
 

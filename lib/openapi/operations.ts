@@ -15,7 +15,9 @@ import {
   TransferSchema,
   UserSchema,
   WebhookEndpointCreatedSchema,
+  WebhookDeliverySchema,
   WebhookEndpointSchema,
+  WebhookReplaySchema,
 } from '../responses.ts';
 
 /** How a route's success body is shaped. */
@@ -251,7 +253,7 @@ export const OPERATIONS = {
     tag: 'Webhooks',
     summary: 'Register a webhook endpoint',
     description:
-      'OWNER or ADMIN (403 for a MEMBER). `events` names the audit actions to send (`GET /api/teams/{slug}/audit` lists what each means), each once. The answer shows the Standard Webhooks signing secret (`whsec_…`) this once: keep it to verify `webhook-signature`. `url` must be https, without a user name or password, at most 2048 characters, and its host must resolve only to public addresses: loopback, private, link-local, shared, unique-local, multicast, documentation and other reserved addresses are refused with 422 on `url`, as literal addresses are. A team has at most 10 endpoints (422). Events are not delivered yet: see docs/webhooks.md.',
+      'OWNER or ADMIN (403 for a MEMBER). `events` names the audit actions to send (`GET /api/teams/{slug}/audit` lists what each means), each once. The answer shows the Standard Webhooks signing secret (`whsec_…`) this once: keep it to verify `webhook-signature`. `url` must be https, without a user name or password, at most 2048 characters, and its host must resolve only to public addresses: loopback, private, link-local, shared, unique-local, multicast, documentation and other reserved addresses are refused with 422 on `url`, as literal addresses are. A team has at most 10 endpoints (422). Each subscribed event is POSTed to it, signed, and retried for about 28 hours: see docs/webhooks.md.',
     success: { data: WebhookEndpointCreatedSchema },
     errors: ['not_found', 'forbidden', ...writes],
     example: { url: 'https://hooks.example.com/roster', events: ['member.role_changed', 'member.removed'] },
@@ -269,6 +271,22 @@ export const OPERATIONS = {
     description: 'OWNER or ADMIN (403 for a MEMBER). Nothing more is sent to it; its secret is gone with it.',
     success: { data: EmptySchema },
     errors: ['not_found', 'forbidden', ...writes],
+  },
+  'webhooks-deliveries': {
+    tag: 'Webhooks',
+    summary: "A webhook endpoint's delivery log",
+    description:
+      "OWNER or ADMIN (403 for a MEMBER). Every delivery attempt to the endpoint, newest first, kept 30 days (`WEBHOOK_DELIVERY_LOG_DAYS`): the event (`eventId` is the message's `webhook-id`), the attempt's number, the receiver's status or the error, the time taken, and when the next attempt is due. A failed message is tried 8 times over about 28 hours (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h apart), then set aside in the dead-letter queue. 404 for an endpoint that is not this team's.",
+    success: { page: WebhookDeliverySchema },
+    errors: ['not_found', 'forbidden'],
+  },
+  'webhooks-replay': {
+    tag: 'Webhooks',
+    summary: 'Send a delivered event again',
+    description:
+      "OWNER or ADMIN (403 for a MEMBER). Queues the event of that delivery to the same endpoint again, as a new message with the same `webhook-id` and a fresh signature; its attempts count from 1 and are logged with `replay: true`. 202: queued, not yet sent. 404 when the endpoint, the delivery or the event (past the audit log's retention) is gone. At most 60 replays per team per hour (`WEBHOOK_REPLAYS_PER_TEAM_HOUR`), then 429 with `Retry-After`.",
+    success: { data: WebhookReplaySchema },
+    errors: ['not_found', 'forbidden', 'rate_limited', ...writes],
   },
   'members-list': {
     tag: 'Members',

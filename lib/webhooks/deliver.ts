@@ -20,9 +20,10 @@ export interface WebhookMessage {
 
 /**
  * The message of one audit entry: `{ type, timestamp, data }`, `data` being the entry as
- * `GET /api/teams/{slug}/audit` shows it with the team's id and slug (at the time it is sent).
+ * `GET /api/teams/{slug}/audit` shows it with the team's id and slug (at the time it is sent; null
+ * once the team is deleted).
  */
-export const webhookMessage = (entry: AuditEntry, team: { id: number; slug: string }): WebhookMessage => ({
+export const webhookMessage = (entry: AuditEntry, team: { id: number; slug: string | null }): WebhookMessage => ({
   id: entry.id,
   body: JSON.stringify({ type: entry.action, timestamp: entry.createdAt, data: { ...entry, team } }),
 });

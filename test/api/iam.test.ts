@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { issueToken } from '../../lib/account-tokens.ts';
 import { hashOpaqueToken } from '../../lib/auth/opaque-tokens.ts';
 import { db } from '../../lib/db/service.ts';
@@ -6,7 +6,7 @@ import { cursorKeyPartitionKey } from '../../lib/db/entities/cursor-key.ts';
 import { KEYS } from '../../lib/db/table.ts';
 import { MAILER, MAILER_ACTIONS } from '../../infra/stack.ts';
 import { ROUTES } from '../../lib/http/routes.ts';
-import { TEAM_CLEANUP } from '../../lib/background.ts';
+import { TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '../../lib/background.ts';
 import { invocation } from '../../lib/http/server.ts';
 import type { UserItem } from '../../lib/views.ts';
 import { addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
@@ -17,6 +17,12 @@ import { addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/ap
  * function that sent it (the local server runs each in its own async context), mapped to the IAM
  * actions it needs, and compared with the grants of lib/http/routes.ts, which the stack applies.
  */
+// Webhooks go to 127.0.0.1, where nothing listens on port 9: each attempt is refused at once, locally.
+vi.hoisted(() => {
+  process.env.WEBHOOKS_ALLOW_PRIVATE_URLS = 'true';
+});
+const HOOK = 'http://127.0.0.1:9/hook';
+
 const api = useApi();
 const used = new Map<string, Set<string>>();
 const usedIndexes = new Map<string, Set<string>>();
@@ -56,9 +62,12 @@ beforeAll(() => {
 });
 afterAll(() => db().documents.middlewareStack.remove('recordActions'));
 
-// The mailer and the team cleanup run on the table's stream, as the local server runs them; their requests count too.
+// The mailer, the team cleanup and the webhook fan-out run on the table's stream, and the webhook
+// delivery on the local queue, as the local server runs them; their requests count too.
 let stopPoller: (() => Promise<void> | void) | undefined;
 beforeAll(async () => {
+  const { startLocalQueue } = await import('../../infra/local-queue.ts');
+  const queue = startLocalQueue();
   const { startStreamPollers } = await import('../../infra/stream-poller.ts');
   const pollers = await startStreamPollers({
     endpoint: process.env.DYNAMODB_ENDPOINT as string,
@@ -67,6 +76,7 @@ beforeAll(async () => {
   });
   stopPoller = async () => {
     await Promise.all(pollers.map((p) => p.stop()));
+    await queue.stop();
   };
 });
 afterAll(() => stopPoller?.());
@@ -127,10 +137,21 @@ describe('IAM grants cover what every function does', () => {
     const handed = await createTeam(api, owner);
     await nominate(handed.slug, await addMember(api, handed.slug, owner, admin, 'MEMBER'));
     expect((await call('POST', `/api/teams/${handed.slug}/transfer/accept`, admin.token)).status).toBe(200);
-    const hook = (await call('POST', `/api/teams/${slug}/webhooks`, owner.token, { url: 'https://1.1.1.1/hook', events: ['team.updated'] }))
-      .body.data;
+    const hook = (await call('POST', `/api/teams/${slug}/webhooks`, owner.token, { url: HOOK, events: ['team.updated'] })).body.data;
     await call('GET', `/api/teams/${slug}/webhooks`, owner.token);
     await call('DELETE', `/api/teams/${slug}/webhooks/${hook.id}`, owner.token);
+    // A webhook event: fanned out from the stream, an attempt logged (refused: a failure reads and
+    // writes what a success does), then the log and a replay.
+    const watched = (await call('POST', `/api/teams/${slug}/webhooks`, owner.token, { url: HOOK, events: ['invite.created'] })).body.data;
+    await call('POST', `/api/teams/${slug}/invites`, owner.token, { email: freshEmail('watched'), role: 'MEMBER' });
+    let attempts: { id: string }[] = [];
+    for (let i = 0; i < 300 && attempts.length === 0; i++) {
+      attempts = (await call('GET', `/api/teams/${slug}/webhooks/${watched.id}/deliveries`, owner.token)).body.data;
+      if (attempts.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(attempts.length, 'no webhook delivery was attempted').toBeGreaterThan(0);
+    const replayed = await call('POST', `/api/teams/${slug}/webhooks/${watched.id}/deliveries/${attempts[0]?.id}/replay`, owner.token);
+    expect(replayed.status).toBe(202);
     await call('DELETE', `/api/teams/${slug}/members/${adminId}`, owner.token);
 
     // Refresh, then the reuse path that ends the session.
@@ -259,6 +280,12 @@ describe('IAM grants cover what every function does', () => {
     }
     for (const index of usedIndexes.get(TEAM_CLEANUP.name) ?? []) {
       if (!(TEAM_CLEANUP.indexes as readonly string[]).includes(index)) missing.push(`${TEAM_CLEANUP.name}: index ${index}`);
+    }
+    for (const fn of [WEBHOOK_FANOUT, WEBHOOK_DELIVERY]) {
+      expect(used.has(fn.name), `${fn.name} was not exercised`).toBe(true);
+      for (const action of used.get(fn.name) ?? [])
+        if (!(fn.actions as readonly string[]).includes(action)) missing.push(`${fn.name}: ${action}`);
+      for (const index of usedIndexes.get(fn.name) ?? []) missing.push(`${fn.name}: index ${index}`);
     }
     expect(missing, 'used but not granted').toEqual([]);
     // Every route in one scenario, password hashing included: longer than the default on a busy machine.

@@ -90,6 +90,11 @@ const build = (props: MonitoringProps, mail: { configurationSet: string | undefi
   monitoring.watchApi(api);
   monitoring.watchTable(table, INDEXES);
   monitoring.watchQueue('mail-dead-letters', queue, 'An e-mail could not be delivered after every retry');
+  monitoring.watchBacklog(
+    'webhooks',
+    new Queue(stack, 'Webhooks', { encryption: QueueEncryption.SQS_MANAGED }),
+    'Webhook deliveries are behind',
+  );
   const mailer = watched.find((w) => w.name === 'mailer');
   if (mailer) monitoring.watchStream(mailer.fn, 'mailer');
   monitoring.watchMail(mail.configurationSet);

@@ -12,6 +12,7 @@ import { BUILTINS, ESBUILD, type Endpoint } from '../../infra/endpoint.ts';
 import {
   ACCESS_LOG_FIELDS,
   CLEANUP_RETRY_ATTEMPTS,
+  FANOUT_RETRY_ATTEMPTS,
   CREDENTIAL_ROUTES,
   FUNCTION_STACKS,
   KEY_ROTATION,
@@ -28,7 +29,7 @@ import { CURSOR_KEY_ITEM, cursorKey, cursorKeyPartitionKey } from '../../lib/db/
 import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '../../lib/db/entities/keys.ts';
 import { INDEXES, KEYS, createTableInput, TTL_ATTRIBUTE } from '../../lib/db/table.ts';
 import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '../../lib/http/routes.ts';
-import { INVITE_SWEEP, OUTBOX_SWEEP, TEAM_CLEANUP } from '../../lib/background.ts';
+import { INVITE_SWEEP, OUTBOX_SWEEP, TEAM_CLEANUP, WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '../../lib/background.ts';
 import { RESERVE_MS as SWEEP_RESERVE_MS } from '../../lib/invite-sweep.ts';
 import { RESERVE_MS } from '../../lib/team-cleanup.ts';
 import { RESERVE_MS as OUTBOX_RESERVE_MS } from '../../lib/mail/outbox-sweep.ts';
@@ -60,13 +61,23 @@ const routeNames = ROUTES.map((r) => r.name);
 /** The API's functions: one per route, and the fallback. */
 const allNames = [...routeNames, FALLBACK];
 /** The background functions of a default deploy (log transport); the SES events' function comes with SES (mail.test.ts). */
-const backgroundNames = [KEY_ROTATION, MAILER, TEAM_CLEANUP.name, INVITE_SWEEP.name, OUTBOX_SWEEP.name];
+const backgroundNames = [
+  KEY_ROTATION,
+  MAILER,
+  TEAM_CLEANUP.name,
+  INVITE_SWEEP.name,
+  OUTBOX_SWEEP.name,
+  WEBHOOK_FANOUT.name,
+  WEBHOOK_DELIVERY.name,
+];
 const everyFunction = [...allNames, ...backgroundNames];
 /** The functions that are not behind the gateway and have timeouts of their own. */
 const ownTimeouts: Record<string, number> = {
   [TEAM_CLEANUP.name]: TEAM_CLEANUP.timeoutSeconds,
   [INVITE_SWEEP.name]: INVITE_SWEEP.timeoutSeconds,
   [OUTBOX_SWEEP.name]: OUTBOX_SWEEP.timeoutSeconds,
+  [WEBHOOK_FANOUT.name]: WEBHOOK_FANOUT.timeoutSeconds,
+  [WEBHOOK_DELIVERY.name]: WEBHOOK_DELIVERY.timeoutSeconds,
 };
 const signers = ROUTES.filter((r) => 'signs' in r && r.signs).map((r) => r.name);
 const pagers: string[] = ROUTES.filter((r) => 'pages' in r && r.pages).map((r) => r.name);
@@ -82,6 +93,10 @@ const describeResource = (ref: unknown): string => {
   if (index) return `table/index/${index[1]}`;
   if (text === JSON.stringify({ 'Fn::GetAtt': [tableId, 'StreamArn'] })) return 'stream';
   if (text === JSON.stringify({ Ref: secretId })) return 'secret';
+  // An SQS queue's Ref is its URL.
+  const url = /^\{"Ref":"(\w+)"\}$/.exec(text);
+  if (url && dataResources[url[1] as string]?.Type === 'AWS::SQS::Queue')
+    return `queueUrl:${(url[1] as string).replace(/[0-9A-F]{8}$/, '')}`;
   const queue = /^\{"Fn::GetAtt":\["(\w+)","(Arn|QueueName)"\]\}$/.exec(text);
   if (queue && dataResources[queue[1] as string]?.Type === 'AWS::SQS::Queue') {
     return `${queue[2] === 'Arn' ? 'queue' : 'queueName'}:${(queue[1] as string).replace(/[0-9A-F]{8}$/, '')}`;
@@ -109,21 +124,34 @@ describe('two stacks', () => {
       dataOfType('AWS::SQS::Queue')
         .map(([id]) => id.replace(/[0-9A-F]{8}$/, ''))
         .sort(),
-    ).toEqual(['MailDeadLetters', 'MailEventsDeadLetters', 'TeamCleanupDeadLetters']);
+    ).toEqual([
+      'MailDeadLetters',
+      'MailEventsDeadLetters',
+      'TeamCleanupDeadLetters',
+      'WebhookDeadLetters',
+      'WebhookFanoutDeadLetters',
+      'WebhookQueue',
+    ]);
     for (const type of ['AWS::DynamoDB::Table', 'AWS::SecretsManager::Secret', 'AWS::SQS::Queue', 'AWS::SES::EmailIdentity']) {
       expect(ofType(type), type).toEqual([]);
     }
   });
 
-  it("exports only stable values, whatever the functions' stack imports: the table's name, ARN and stream ARN, the secret's ARN, the queues' ARNs and names", () => {
+  it("exports only stable values, whatever the functions' stack imports: the table's name, ARN and stream ARN, the secret's ARN, the queues' ARNs and names, the webhook queue's URL", () => {
     const exported = Object.values(dataJson.Outputs)
       .filter((o) => o.Export)
       .map((o) => describeResource(o.Value));
-    const queues = ['MailDeadLetters', 'MailEventsDeadLetters', 'TeamCleanupDeadLetters'].flatMap((id) => [
-      `queue:${id}`,
-      `queueName:${id}`,
-    ]);
-    expect(exported.sort()).toEqual([...queues, 'secret', 'stream', 'table', JSON.stringify({ Ref: tableId })].sort());
+    const queues = [
+      'MailDeadLetters',
+      'MailEventsDeadLetters',
+      'TeamCleanupDeadLetters',
+      'WebhookQueue',
+      'WebhookDeadLetters',
+      'WebhookFanoutDeadLetters',
+    ].flatMap((id) => [`queue:${id}`, `queueName:${id}`]);
+    expect(exported.sort()).toEqual(
+      [...queues, 'queueUrl:WebhookQueue', 'secret', 'stream', 'table', JSON.stringify({ Ref: tableId })].sort(),
+    );
     // The functions' stack imports them (synth() fails on an import of anything else).
     expect(JSON.stringify(built.rawJson)).toContain('"Fn::ImportValue"');
   });
@@ -572,9 +600,11 @@ describe('least privilege (K1)', () => {
     const logGroup = (functionOf(name).Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
     expect(logs.map((s) => s.Resource)).toEqual([{ 'Fn::GetAtt': [logGroup, 'Arn'] }]);
     const services = new Set(statements.flatMap(actionsOf).map((a) => a.split(':')[0]));
-    // The stream functions feed their dead-letter queues; with the log transport nothing may use SES
-    // (mail.test.ts: with SES, the mailer and the outbox sweeper may).
-    const allowed = [MAILER, TEAM_CLEANUP.name].includes(name) ? ['dynamodb', 'logs', 'sqs'] : ['dynamodb', 'logs', 'secretsmanager'];
+    // The stream functions feed their dead-letter queues, the webhook functions (and the replay
+    // route) the webhook queue; with the log transport nothing may use SES (mail.test.ts: with SES,
+    // the mailer and the outbox sweeper may).
+    const queued = [MAILER, TEAM_CLEANUP.name, WEBHOOK_FANOUT.name, WEBHOOK_DELIVERY.name, 'webhooks-replay'];
+    const allowed = queued.includes(name) ? ['dynamodb', 'logs', 'sqs'] : ['dynamodb', 'logs', 'secretsmanager'];
     expect([...services].every((s) => allowed.includes(s as string))).toBe(true);
   });
 
@@ -669,7 +699,7 @@ describe('team cleanup', () => {
   const mapping = mappingOf(TEAM_CLEANUP.name);
 
   it("reads only the cleanup jobs' INSERT and MODIFY records, one a batch, retrying with bisection, then a dead-letter queue", () => {
-    expect(ofType('AWS::Lambda::EventSourceMapping')).toHaveLength(2);
+    expect(ofType('AWS::Lambda::EventSourceMapping')).toHaveLength(4);
     expect(mapping.Properties).toMatchObject({
       BatchSize: TEAM_CLEANUP.batchSize,
       BisectBatchOnFunctionError: true,
@@ -700,6 +730,76 @@ describe('team cleanup', () => {
     const onTable = statements.filter((s) => actionsOf(s).includes('dynamodb:BatchWriteItem'));
     expect(resourcesOf(onTable)).toEqual(['table', 'table/index/gsi1']);
     expect(variables(TEAM_CLEANUP.name)).toEqual({ TABLE_NAME: { Ref: tableId } });
+  });
+});
+
+describe('webhooks', () => {
+  const queueId = (id: string) => Object.keys(dataResources).find((key) => key.replace(/[0-9A-F]{8}$/, '') === id) as string;
+  const webhookQueue = queueId('WebhookQueue');
+
+  it('keeps messages 4 days, hidden 180 s while an attempt runs, and moves one to its dead letters after the 8th receive', () => {
+    expect(dataResources[webhookQueue]?.Properties).toMatchObject({
+      MessageRetentionPeriod: WEBHOOK_DELIVERY.retentionDays * 86_400,
+      VisibilityTimeout: WEBHOOK_DELIVERY.visibilitySeconds,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [queueId('WebhookDeadLetters'), 'Arn'] }, maxReceiveCount: WEBHOOK_ATTEMPTS },
+    });
+    // Lambda needs the queue's visibility timeout to be at least the function's.
+    expect(WEBHOOK_DELIVERY.visibilitySeconds).toBeGreaterThanOrEqual(6 * WEBHOOK_DELIVERY.timeoutSeconds);
+  });
+
+  it('fans out only new audit entries from the stream, retrying with bisection, then a dead-letter queue', () => {
+    const mapping = mappingOf(WEBHOOK_FANOUT.name);
+    expect(mapping.Properties).toMatchObject({
+      BatchSize: WEBHOOK_FANOUT.batchSize,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: FANOUT_RETRY_ATTEMPTS,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      StartingPosition: 'TRIM_HORIZON',
+    });
+    expect(JSON.stringify(mapping.Properties.DestinationConfig)).toContain('WebhookFanoutDeadLetters');
+    const pattern = JSON.parse((mapping.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters[0]?.Pattern as string);
+    expect(pattern).toEqual({ eventName: ['INSERT'], dynamodb: { NewImage: { __edb_e__: { S: ['auditEntry'] } } } });
+  });
+
+  it('delivers 10 messages an invocation, reports each failed one, and runs at most 2 invocations at once', () => {
+    const mapping = mappingOf(WEBHOOK_DELIVERY.name);
+    expect(mapping.Properties).toMatchObject({
+      BatchSize: WEBHOOK_DELIVERY.batchSize,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: WEBHOOK_DELIVERY.maxConcurrency },
+    });
+    expect(JSON.stringify(mapping.Properties.EventSourceArn)).toContain('WebhookQueue');
+  });
+
+  it('grants each its table actions and exactly its queue calls', () => {
+    const sqs = (name: string) => ({
+      actions: statementsOf(name)
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('sqs:'))
+        .sort(),
+      resources: resourcesOf(statementsOf(name).filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')))),
+    });
+    const send = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+    expect(sqs(WEBHOOK_FANOUT.name)).toEqual({
+      actions: [...send, ...send].sort(),
+      resources: ['queue:WebhookFanoutDeadLetters', 'queue:WebhookQueue'],
+    });
+    expect(sqs('webhooks-replay')).toEqual({ actions: send, resources: ['queue:WebhookQueue'] });
+    expect(sqs(WEBHOOK_DELIVERY.name)).toEqual({
+      actions: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'],
+      resources: ['queue:WebhookQueue'],
+    });
+    for (const fn of [WEBHOOK_FANOUT, WEBHOOK_DELIVERY]) {
+      const table = statementsOf(fn.name)
+        .flatMap(actionsOf)
+        .filter(
+          (a) => a.startsWith('dynamodb:') && !['DescribeStream', 'GetRecords', 'GetShardIterator', 'ListStreams'].includes(a.slice(9)),
+        );
+      expect(table.sort()).toEqual(fn.actions.map((a) => `dynamodb:${a}`).sort());
+      expect(variables(fn.name)).toEqual({ TABLE_NAME: { Ref: tableId }, WEBHOOK_QUEUE_URL: { Ref: webhookQueue } });
+    }
+    expect(variables('webhooks-replay')).toMatchObject({ WEBHOOK_QUEUE_URL: { Ref: webhookQueue } });
   });
 });
 
@@ -880,7 +980,7 @@ describe('a restored table (-c tableName, -c tableStreamArn)', () => {
     ],
   };
 
-  it("moves every function, its grants and both stream mappings to it, and no longer imports the data stack's table", () => {
+  it("moves every function, its grants and the three stream mappings to it, and no longer imports the data stack's table", () => {
     for (const name of [...restored.stack.endpoints.keys(), ...restored.stack.background.keys()]) {
       const env = restored.variables(name);
       if ('TABLE_NAME' in env) expect(env.TABLE_NAME, name).toBe('roster-restored');
@@ -891,8 +991,10 @@ describe('a restored table (-c tableName, -c tableStreamArn)', () => {
         expect(JSON.stringify(statement.Resource), name).toContain(JSON.stringify(tableArn));
       }
     }
-    const mappings = restored.ofType('AWS::Lambda::EventSourceMapping');
-    expect(mappings).toHaveLength(2);
+    const mappings = restored
+      .ofType('AWS::Lambda::EventSourceMapping')
+      .filter(([, m]) => !JSON.stringify(m.Properties.EventSourceArn).includes('WebhookQueue'));
+    expect(mappings).toHaveLength(3);
     for (const [, mapping] of mappings) expect(mapping.Properties.EventSourceArn).toBe(STREAM);
     expect(JSON.stringify(restored.rawJson)).not.toMatch(/ImportValue":"RosterData:ExportsOutput(Ref|FnGetAtt)Table/);
     // The secret and the queues still come from the data stack, which keeps the old table.
@@ -920,7 +1022,12 @@ describe('monitoring and outputs', () => {
 
   it("watches every dead-letter queue, the stream functions' iterator age, the API and the table with each index", () => {
     for (const [queueId] of dataOfType('AWS::SQS::Queue')) expect(alarmsOn(queueId).length, queueId).toBeGreaterThan(0);
-    for (const name of [MAILER, TEAM_CLEANUP.name]) {
+    // The webhook queue holds messages up to 28 hours by design (an endpoint that is down): its
+    // alarm is on a backlog of first attempts, an hour old.
+    const [backlog, ...others] = alarmsOn(Object.keys(dataResources).find((id) => id.startsWith('WebhookQueue')) as string);
+    expect(others).toEqual([]);
+    expect(backlog).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 3600, EvaluationPeriods: 3 });
+    for (const name of [MAILER, TEAM_CLEANUP.name, WEBHOOK_FANOUT.name]) {
       expect(
         alarmsOn(logicalId(name)).some((a) => JSON.stringify(a).includes('IteratorAge')),
         name,

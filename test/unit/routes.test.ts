@@ -25,6 +25,7 @@ describe('route table', () => {
         'transfer-create',
         'transfer-decline',
         'webhooks-create',
+        'webhooks-replay',
       ].sort(),
     );
     for (const route of idempotent) {

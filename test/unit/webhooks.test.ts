@@ -4,7 +4,6 @@
  * own `standardwebhooks` package, and one delivery to real local HTTP receivers (node:http): one
  * that verifies, one that fails, one that hangs, one that redirects, and the DNS rebinding guard.
  */
-import { type IncomingHttpHeaders, type Server, type ServerResponse, createServer } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +19,7 @@ import {
 } from '../../lib/webhooks/addresses.ts';
 import { deliver, webhookMessage } from '../../lib/webhooks/deliver.ts';
 import { newWebhookSecret, signatureHeaders } from '../../lib/webhooks/signing.ts';
+import { receiver } from '../helpers/receiver.ts';
 
 describe('address classifier', () => {
   it.each([
@@ -162,32 +162,6 @@ describe('Standard Webhooks signatures', () => {
     expect(() => new Webhook(newWebhookSecret()).verify(body, { ...headers })).toThrow(/signature/i);
   });
 });
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-  url: string;
-}
-
-/** A receiver on 127.0.0.1 that records each request and answers with `answer`. */
-const receiver = (answer: (req: Received, res: ServerResponse) => void) => {
-  const received: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const r = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), url: req.url ?? '' };
-      received.push(r);
-      answer(r, res);
-    });
-  });
-  return {
-    received,
-    server,
-    url: (path = '/hook') => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
-    port: () => (server.address() as AddressInfo).port,
-  };
-};
 
 describe('delivering one message', () => {
   const secret = newWebhookSecret();

@@ -18,8 +18,10 @@ export type {
   Team,
   Transfer,
   User,
+  WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointCreated,
+  WebhookReplay,
   WriteOptions,
 } from './types.js';
 export type { components, operations, paths } from './schema.js';

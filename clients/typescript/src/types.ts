@@ -19,6 +19,10 @@ export type AuditAction = AuditEntry['action'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 /** A webhook endpoint just registered, with its signing `secret` (`whsec_…`), shown this once. */
 export type WebhookEndpointCreated = Schemas['WebhookEndpointCreated'];
+/** One attempt to deliver an event to a webhook endpoint, as its delivery log shows it. */
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+/** A replay queued: the `eventId` (the message's `webhook-id`) that will be sent again. */
+export type WebhookReplay = Schemas['WebhookReplay'];
 /** What sign-up, sign-in and refresh answer: the tokens and the user. */
 export type Session = Schemas['AuthSession']['session'];
 export type Role = Member['role'];

@@ -61,8 +61,9 @@ export default async function setup(project: TestProject) {
   // Always a DynamoDB Local of our own, never one named by the caller's environment.
   delete env.DYNAMODB_ENDPOINT;
   delete env.TABLE_NAME;
-  // Webhook URLs checked as in production (loopback refused), whatever the caller's environment says.
-  delete env.WEBHOOKS_ALLOW_PRIVATE_URLS;
+  // Webhooks to 127.0.0.1 only, as locally (WEBHOOKS_ALLOW_PRIVATE_URLS): the tests' deliveries
+  // never leave this machine. Private and other reserved addresses stay refused.
+  env.WEBHOOKS_ALLOW_PRIVATE_URLS = 'true';
   const output = openSync(log, 'a');
   const server = spawn(join(repo, 'node_modules/.bin/node'), [join(repo, 'infra/local.ts')], {
     cwd: dataDir,

@@ -52,6 +52,20 @@ export const mailedToken = async (to: string, page: '/verify' | '/reset', nth = 
 };
 
 /**
+ * What `read` answers once `done` holds for it, asked every 200 ms for up to 20 s: for what the
+ * server does in the background (the webhook fan-out, queue and delivery log, say).
+ */
+export const eventually = async <T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within 20 s; last: ${JSON.stringify(value)}`);
+    await sleep(200);
+  }
+};
+
+/**
  * A client signed in as a new user, whose address is confirmed with the link of its verification
  * e-mail (invites need a confirmed address) unless `confirmed` is false.
  */

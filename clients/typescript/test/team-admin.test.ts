@@ -1,6 +1,14 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { type AuditEntry, type Invite, type RosterClient, RosterError, type Role } from '../src/index.js';
-import { only, present, recordingFetch, signedUp, unique } from './helpers.js';
+import {
+  type AuditEntry,
+  type Invite,
+  type RosterClient,
+  RosterError,
+  type Role,
+  type WebhookDelivery,
+  type WebhookReplay,
+} from '../src/index.js';
+import { eventually, only, present, recordingFetch, signedUp, unique } from './helpers.js';
 
 type SignedUp = Awaited<ReturnType<typeof signedUp>>;
 
@@ -150,11 +158,14 @@ describe('audit', () => {
   });
 });
 
+/** A webhook URL on this machine where nothing listens (the test server allows loopback): every attempt is refused at once. */
+const HOOK = 'http://127.0.0.1:9/hook';
+
 describe('webhooks', () => {
   it('registers an endpoint with its one-time secret, lists it without, and deletes it', async () => {
     const ann = await signedUp('ann');
     const slug = await teamWith(ann);
-    const body = { url: 'https://1.1.1.1/hook', events: ['member.role_changed' as const, 'member.removed' as const] };
+    const body = { url: HOOK, events: ['member.role_changed' as const, 'member.removed' as const] };
     const idempotencyKey = crypto.randomUUID();
     const created = await ann.client.webhooks.create(slug, body, { idempotencyKey });
     const createdBy = { userId: (await member(ann.client, slug, ann.email)).userId };
@@ -173,13 +184,111 @@ describe('webhooks', () => {
     expect(await refusal(ann.client.webhooks.delete(slug, created.id))).toMatchObject({ status: 404, code: 'not_found' });
   });
 
-  it('refuses a loopback URL with a typed 422 on `url`', async () => {
+  it('refuses a private URL with a typed 422 on `url`', async () => {
     const ann = await signedUp('ann');
     const slug = await teamWith(ann);
-    const error = await refusal(ann.client.webhooks.create(slug, { url: 'https://127.0.0.1/hook', events: ['team.updated'] }));
+    const error = await refusal(ann.client.webhooks.create(slug, { url: 'https://10.0.0.7/hook', events: ['team.updated'] }));
     if (error.code !== 'validation_failed') throw error;
     expect(error.status).toBe(422);
-    expect(error.fields?.url).toMatch(/loopback/);
+    expect(error.fields?.url).toMatch(/private/);
     expect((await ann.client.webhooks.list(slug)).data).toEqual([]);
+  });
+
+  // The test server is `npm start` (test/global-setup.ts): its stream pollers fan each event out to
+  // its in-process queue, whose delivery function makes the attempt and logs it. Nothing listens on
+  // HOOK's port: each attempt is refused at once and logged with its next attempt 5 s later.
+  it('logs each attempt newest first, pages the log, and replays a logged event with its key', { timeout: 90_000 }, async () => {
+    const ann = await signedUp('ann');
+    const slug = await teamWith(ann);
+    const endpoint = await ann.client.webhooks.create(slug, { url: HOOK, events: ['team.updated'] });
+    expect(await ann.client.webhooks.deliveries(slug, endpoint.id)).toEqual({ data: [], next: null });
+
+    await ann.client.teams.update(slug, { name: 'First', slug });
+    await ann.client.teams.update(slug, { name: 'Second', slug });
+    const events = (await ann.client.audit.list(slug, { action: 'team.updated' })).data.map((e) => e.id);
+    expect(events).toHaveLength(2);
+
+    const attempted = (page: { data: WebhookDelivery[] }) => events.every((id) => page.data.some((d) => d.eventId === id));
+    const log = await eventually('a logged attempt of each event', () => ann.client.webhooks.deliveries(slug, endpoint.id), attempted);
+    expectTypeOf(log.data).toEqualTypeOf<WebhookDelivery[]>();
+    expect(log.next).toBeNull();
+    const ids = log.data.map((d) => d.id);
+    // Newest first: the ids are UUIDv7s, ordered by time.
+    expect(ids).toEqual([...ids].sort().reverse());
+    for (const delivery of log.data) {
+      expect(delivery).toEqual({
+        id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/),
+        eventId: expect.toBeOneOf(events),
+        event: 'team.updated',
+        attempt: expect.any(Number),
+        replay: false,
+        succeeded: false,
+        responseStatus: delivery.responseStatus === null ? null : expect.any(Number),
+        error: expect.any(String),
+        durationMs: expect.any(Number),
+        createdAt: new Date(delivery.createdAt).toISOString(),
+        nextAttemptAt: delivery.nextAttemptAt === null ? null : new Date(delivery.nextAttemptAt).toISOString(),
+      });
+      expect(delivery.attempt).toBeGreaterThanOrEqual(1);
+      expect(delivery.durationMs).toBeGreaterThanOrEqual(0);
+    }
+    // A first attempt that failed is retried 5 s after it ended.
+    const first = present(log.data.find((d) => d.attempt === 1 && d.eventId === events[0]));
+    const due = Date.parse(present(first.nextAttemptAt)) - Date.parse(first.createdAt) - first.durationMs;
+    expect(due).toBeGreaterThanOrEqual(5_000);
+    expect(due).toBeLessThan(6_000);
+
+    const page1 = await ann.client.webhooks.deliveries(slug, endpoint.id, { limit: 1 });
+    expect(page1.data).toHaveLength(1);
+    const page2 = await ann.client.webhooks.deliveries(slug, endpoint.id, { limit: 1, cursor: present(page1.next) });
+    expect(only(page2.data).id < only(page1.data).id).toBe(true);
+    const walked: WebhookDelivery[] = [];
+    for await (const delivery of ann.client.webhooks.allDeliveries(slug, endpoint.id, { limit: 1 })) walked.push(delivery);
+    // Retries may be logged meanwhile, ahead of the first page: what was there is still walked, once each.
+    expect(new Set(walked.map((d) => d.id)).size).toBe(walked.length);
+    expect(walked.map((d) => d.id)).toEqual(expect.arrayContaining(ids));
+
+    const idempotencyKey = crypto.randomUUID();
+    const replayed = await ann.client.webhooks.replay(slug, endpoint.id, first.id, { idempotencyKey });
+    expectTypeOf(replayed).toEqualTypeOf<WebhookReplay>();
+    expect(replayed).toEqual({ eventId: first.eventId });
+    expect(await ann.client.webhooks.replay(slug, endpoint.id, first.id, { idempotencyKey })).toEqual(replayed);
+    // The key goes with the request: another replay with it is refused.
+    const other = present(log.data.find((d) => d.eventId === events[1]));
+    const reused = await refusal(ann.client.webhooks.replay(slug, endpoint.id, other.id, { idempotencyKey }));
+    expect(reused).toMatchObject({ status: 422, code: 'idempotency_key_reused' });
+
+    const again = await eventually(
+      'a logged attempt of the replay',
+      () => ann.client.webhooks.deliveries(slug, endpoint.id),
+      (page) => page.data.some((d) => d.replay),
+    );
+    expect(again.data.filter((d) => d.replay)).toEqual([
+      expect.objectContaining({ eventId: first.eventId, event: 'team.updated', attempt: 1, succeeded: false }),
+    ]);
+  });
+
+  it('answers a MEMBER with a typed 403, and 404 for another team’s endpoint or an unknown delivery', async () => {
+    const ann = await signedUp('ann');
+    const bob = await signedUp('bob');
+    const cy = await signedUp('cy');
+    const slug = await teamWith(ann, [[bob, 'MEMBER']]);
+    const other = await teamWith(ann);
+    const endpoint = await ann.client.webhooks.create(slug, { url: HOOK, events: ['team.updated'] });
+    const unknown = crypto.randomUUID();
+
+    const listed = await refusal(bob.client.webhooks.deliveries(slug, endpoint.id));
+    if (listed.code !== 'forbidden') throw listed;
+    expectTypeOf(listed.code).toEqualTypeOf<'forbidden'>();
+    expect(listed.status).toBe(403);
+    expect(await refusal(bob.client.webhooks.replay(slug, endpoint.id, unknown))).toMatchObject({ status: 403, code: 'forbidden' });
+
+    const notFound = { status: 404, code: 'not_found' };
+    expect(await refusal(cy.client.webhooks.deliveries(slug, endpoint.id))).toMatchObject(notFound);
+    expect(await refusal(ann.client.webhooks.deliveries(other, endpoint.id))).toMatchObject(notFound);
+    expect(await refusal(ann.client.webhooks.replay(other, endpoint.id, unknown))).toMatchObject(notFound);
+    expect(await refusal(ann.client.webhooks.replay(slug, endpoint.id, unknown))).toMatchObject(notFound);
+    await ann.client.webhooks.delete(slug, endpoint.id);
+    expect(await refusal(ann.client.webhooks.deliveries(slug, endpoint.id))).toMatchObject(notFound);
   });
 });

@@ -3,8 +3,8 @@ import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
 
 /**
  * What a rate-limit item counts: a token bucket (sign-in and sign-up per address, password change
- * per user, invitation mail per team and per inviting user, account mail per e-mail address and per
- * user, reset requests per address), one account's failed password attempts of the last hour from every network (`account`),
+ * per user, invitation mail per team and per inviting user, webhook replays per team, account mail
+ * per e-mail address and per user, reset requests per address), one account's failed password attempts of the last hour from every network (`account`),
  * or one account's consecutive failures from one source network (`account-net`).
  */
 export const LIMIT_SCOPES = [
@@ -12,6 +12,7 @@ export const LIMIT_SCOPES = [
   'signup-ip',
   'password-user',
   'team-mail',
+  'webhook-replay',
   'user-invite-mail',
   'address-mail',
   'user-account-mail',

@@ -1,5 +1,5 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { KEYS } from '../table.ts';
+import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
 
 const idPadding = { length: 16, char: '0' } as const;
 
@@ -48,6 +48,44 @@ export const webhookCount = (config?: EntityConfiguration) =>
       },
       indexes: {
         primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );
+
+/**
+ * One delivery attempt of one event to one endpoint (lib/webhooks/dispatch.ts): the endpoint's
+ * delivery log, `GET …/webhooks/{id}/deliveries`. Its own partition per (team, endpoint) (key label
+ * `webhookDeliveries`): the log is one Query, newest first (`deliveryId` is a UUIDv7), and the team
+ * in the key means another team's endpoint id names nothing here. `ttl`: 30 days
+ * (WEBHOOK_DELIVERY_LOG_DAYS); the event itself stays in the audit log for its retention.
+ */
+export const webhookDelivery = (config?: EntityConfiguration) =>
+  new Entity(
+    {
+      model: { entity: 'webhookDelivery', version: '1', service: 'roster' },
+      attributes: {
+        teamId: { type: 'number', required: true, readOnly: true, padding: idPadding, label: 'webhookDeliveries' },
+        endpointId: { type: 'number', required: true, readOnly: true, padding: idPadding },
+        deliveryId: { type: 'string', required: true, readOnly: true },
+        /** The audit entry sent (the message's `webhook-id`) and its action. */
+        entryId: { type: 'string', required: true, readOnly: true },
+        action: { type: 'string', required: true, readOnly: true },
+        /** 1 for the first attempt of a message, counted again from 1 by a replay. */
+        attempt: { type: 'number', required: true, readOnly: true },
+        replay: { type: 'boolean', required: true, readOnly: true },
+        succeeded: { type: 'boolean', required: true, readOnly: true },
+        /** The receiver's status, when it answered. */
+        responseStatus: { type: 'number', readOnly: true },
+        error: { type: 'string', readOnly: true },
+        durationMs: { type: 'number', required: true, readOnly: true },
+        createdAt: { type: 'string', required: true, readOnly: true },
+        /** When the next attempt is due, for a failed one that will be retried. */
+        nextAttemptAt: { type: 'string', readOnly: true },
+        ttl: { type: 'number', field: TTL_ATTRIBUTE, required: true, readOnly: true },
+      },
+      indexes: {
+        byEndpoint: { pk: { field: KEYS.pk, composite: ['teamId', 'endpointId'] }, sk: { field: KEYS.sk, composite: ['deliveryId'] } },
       },
     },
     config,

@@ -1,0 +1,8 @@
+import { db } from '../lib/db/service.ts';
+import { endpoint } from '../lib/http/endpoint.ts';
+import { pageRequest } from '../lib/schemas.ts';
+import { listDeliveries } from '../lib/webhooks/deliveries.ts';
+
+export const handler = endpoint('webhooks-deliveries', ({ actor, params, query }) =>
+  listDeliveries(db(), actor, params.slug, params.id, pageRequest(query)),
+);
