@@ -260,6 +260,20 @@ export class Endpoint extends NodejsFunction {
     );
   }
 
+  /**
+   * `actions` on the table's partitions whose keys match `patterns` only (`dynamodb:LeadingKeys`
+   * with StringLike: lib/db/partition-patterns.ts), for every key a request names.
+   */
+  allowTablePartitions(table: ITable, actions: readonly DynamoAction[], patterns: readonly string[]): void {
+    this.addToRolePolicy(
+      new PolicyStatement({
+        actions: actions.map((action) => `dynamodb:${action}`),
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...patterns] } },
+      }),
+    );
+  }
+
   /** Reading the secret's value only (not `grantRead`, which adds DescribeSecret). */
   allowSecretRead(secret: ISecret): void {
     this.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }));

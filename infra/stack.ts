@@ -19,7 +19,11 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { INVITE_SWEEP, MAIL_EVENTS, OUTBOX_SWEEP, TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '../lib/background.ts';
 import { cursorKeyPartitionKey } from '../lib/db/entities/cursor-key.ts';
+import { auditEntry } from '../lib/db/entities/audit.ts';
 import { signingKeysPartitionKey } from '../lib/db/entities/keys.ts';
+import { team } from '../lib/db/entities/teams.ts';
+import { webhookDelivery, webhookEndpoint } from '../lib/db/entities/webhooks.ts';
+import { partitionPattern } from '../lib/db/partition-patterns.ts';
 import { INDEXES } from '../lib/db/table.ts';
 import { type DynamoAction, FALLBACK, FUNCTION_DEFAULTS, ROUTES, type RouteName } from '../lib/http/routes.ts';
 import { RosterDataStack } from './data-stack.ts';
@@ -44,6 +48,18 @@ export const CLEANUP_RETRY_ATTEMPTS = 10;
 
 /** How often a webhook fan-out batch that failed is retried (halved each time) before its records go to the dead-letter queue. */
 export const FANOUT_RETRY_ATTEMPTS = 10;
+
+/**
+ * The partitions the webhook functions may touch (IAM StringLike patterns of their keys): a team's
+ * endpoints, its audit log and its team item, and an endpoint's delivery log. Not users, sessions,
+ * keys or claims: the delivery function is the one that talks to hosts the teams choose.
+ */
+export const WEBHOOK_PARTITIONS = {
+  endpoints: partitionPattern(webhookEndpoint(), { teamId: 1, endpointId: 1 }),
+  auditLog: partitionPattern(auditEntry(), { teamId: 1, entryId: 'x' }),
+  team: partitionPattern(team(), { teamId: 1 }),
+  deliveries: partitionPattern(webhookDelivery(), { teamId: 1, endpointId: 1, deliveryId: 'x' }),
+} as const;
 
 /** The function Secrets Manager calls to rotate the signing keys (functions/keys-rotate.ts); not a route. */
 export const KEY_ROTATION = 'keys-rotate';
@@ -617,7 +633,7 @@ export class RosterStack extends Stack {
       { TABLE_NAME: table.tableName, WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl },
       WEBHOOK_FANOUT.timeoutSeconds,
     );
-    fanOut.allowTable(table, WEBHOOK_FANOUT.actions, WEBHOOK_FANOUT.indexes);
+    fanOut.allowTablePartitions(table, WEBHOOK_FANOUT.actions, [WEBHOOK_PARTITIONS.endpoints]);
     data.webhookQueue.grantSendMessages(fanOut);
     fanOut.addEventSource(
       new DynamoEventSource(table, {
@@ -640,7 +656,9 @@ export class RosterStack extends Stack {
       { TABLE_NAME: table.tableName, WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl },
       WEBHOOK_DELIVERY.timeoutSeconds,
     );
-    delivery.allowTable(table, WEBHOOK_DELIVERY.actions, WEBHOOK_DELIVERY.indexes);
+    const { endpoints, auditLog, team: teamItem, deliveries } = WEBHOOK_PARTITIONS;
+    delivery.allowTablePartitions(table, ['BatchGetItem'], [endpoints, auditLog, teamItem]);
+    delivery.allowTablePartitions(table, ['PutItem'], [deliveries]);
     delivery.addEventSource(
       new SqsEventSource(data.webhookQueue, {
         batchSize: WEBHOOK_DELIVERY.batchSize,

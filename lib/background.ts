@@ -67,9 +67,8 @@ export const MAIL_EVENTS = {
  */
 export const WEBHOOK_FANOUT = {
   name: 'webhook-fanout',
-  /** Query each team's webhook partition (its endpoints). */
+  /** Query each team's webhook partition (its endpoints): that partition only (infra/stack.ts WEBHOOK_PARTITIONS). */
   actions: ['Query'] as const satisfies readonly DynamoAction[],
-  indexes: [] as const satisfies readonly IndexName[],
   timeoutSeconds: 60,
   /** Stream records per invocation: a Query per team and a SendMessageBatch per 10 messages. */
   batchSize: 100,
@@ -82,9 +81,11 @@ export const WEBHOOK_FANOUT = {
  */
 export const WEBHOOK_DELIVERY = {
   name: 'webhook-delivery',
-  /** Read the endpoint, the audit entry and the team together; Put the attempt in the delivery log. */
+  /**
+   * Read the endpoint, the audit entry and the team together; Put the attempt in the delivery log.
+   * On those partitions only (infra/stack.ts WEBHOOK_PARTITIONS).
+   */
   actions: ['BatchGetItem', 'PutItem'] as const satisfies readonly DynamoAction[],
-  indexes: [] as const satisfies readonly IndexName[],
   /** Messages per invocation, delivered at once: each attempt takes at most 10 s (DELIVERY_TIMEOUT_MS). */
   batchSize: 10,
   timeoutSeconds: 30,

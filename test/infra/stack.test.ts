@@ -13,6 +13,7 @@ import {
   ACCESS_LOG_FIELDS,
   CLEANUP_RETRY_ATTEMPTS,
   FANOUT_RETRY_ATTEMPTS,
+  WEBHOOK_PARTITIONS,
   CREDENTIAL_ROUTES,
   FUNCTION_STACKS,
   KEY_ROTATION,
@@ -800,6 +801,32 @@ describe('webhooks', () => {
       expect(variables(fn.name)).toEqual({ TABLE_NAME: { Ref: tableId }, WEBHOOK_QUEUE_URL: { Ref: webhookQueue } });
     }
     expect(variables('webhooks-replay')).toMatchObject({ WEBHOOK_QUEUE_URL: { Ref: webhookQueue } });
+  });
+
+  it('touches only the webhook partitions of the table: never users, sessions, keys or claims', () => {
+    const onTable = (name: string) =>
+      statementsOf(name)
+        .filter((st) => actionsOf(st).some((a) => ['dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'].includes(a)))
+        .map((st) => ({ actions: actionsOf(st), resources: resourcesOf([st]), condition: st.Condition }));
+    const like = (patterns: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': patterns } });
+    expect(onTable(WEBHOOK_FANOUT.name)).toEqual([
+      { actions: ['dynamodb:Query'], resources: ['table'], condition: like(['$roster#webhookteamid_*']) },
+    ]);
+    expect(onTable(WEBHOOK_DELIVERY.name)).toEqual([
+      {
+        actions: ['dynamodb:BatchGetItem'],
+        resources: ['table'],
+        condition: like(['$roster#webhookteamid_*', '$roster#auditteamid_*', '$roster#teamid_*']),
+      },
+      { actions: ['dynamodb:PutItem'], resources: ['table'], condition: like(['$roster#webhookdeliveries_*#endpointid_*']) },
+    ]);
+    // Each pattern is the entity's own key with its ids as `*`.
+    expect(Object.values(WEBHOOK_PARTITIONS)).toEqual([
+      '$roster#webhookteamid_*',
+      '$roster#auditteamid_*',
+      '$roster#teamid_*',
+      '$roster#webhookdeliveries_*#endpointid_*',
+    ]);
   });
 });
 
