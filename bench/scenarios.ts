@@ -638,7 +638,7 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
     {
       label: 'POST /api/teams/{slug}/webhooks/{id}/deliveries/{deliveryId}/replay',
       name: 'webhooks-replay',
-      status: 202,
+      status: 200,
       prepare: async () => {
         // It sends to the webhook queue: a local one that only holds what it is sent (the delivery is not measured here).
         (await import('../infra/local-queue.ts')).startLocalQueue({ receive: false });

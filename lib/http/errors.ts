@@ -24,6 +24,8 @@ const TRANSIENT = new Set([
   'ProvisionedThroughputExceededException',
   'ThrottlingException',
   'RequestLimitExceeded',
+  // SQS (the webhook queue) throttling a send.
+  'RequestThrottled',
   'InternalServerError',
   'ServiceUnavailable',
   'TimeoutError',

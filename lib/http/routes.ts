@@ -15,8 +15,8 @@ export interface Route {
   auth: boolean;
   /** Reads a JSON body (the others ignore any body). */
   body: boolean;
-  /** Success status: 202 when the work is queued, not done. */
-  status: 200 | 201 | 202;
+  /** Success status. */
+  status: 200 | 201;
   actions: readonly DynamoAction[];
   /** Global secondary indexes the function queries. */
   indexes: readonly ('gsi1' | 'gsi2')[];
@@ -298,7 +298,7 @@ export const ROUTES = [
     path: '/api/teams/{slug}/webhooks/{id}/deliveries/{deliveryId}/replay',
     auth: true,
     body: false,
-    status: 202,
+    status: 200,
     actions: [...AUTH, 'PutItem', 'UpdateItem', 'DeleteItem'],
     indexes: [],
     webhookQueue: true,

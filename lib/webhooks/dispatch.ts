@@ -6,7 +6,7 @@ import { readTogether } from '../db/batch-read.ts';
 import type { Db } from '../db/service.ts';
 import { log } from '../log.ts';
 import { addDays, expirySeconds, isExpired, isoMillis } from '../time.ts';
-import { type DeliveryOptions, type DeliveryResult, deliver, webhookMessage } from './deliver.ts';
+import { type DeliveryResult, deliver, webhookMessage } from './deliver.ts';
 import type { DeliveryOrder } from './queue.ts';
 
 /**
@@ -31,13 +31,7 @@ export const retryDelaySeconds = (attempt: number): number | undefined =>
  * The message names the team's slug as it is now (null once the team is deleted).
  * A log write that fails is logged, not thrown: the attempt happened, and a retry would send again.
  */
-export const attemptDelivery = async (
-  db: Db,
-  order: DeliveryOrder,
-  attempt: number,
-  now: Date,
-  options: DeliveryOptions = {},
-): Promise<AttemptOutcome> => {
+export const attemptDelivery = async (db: Db, order: DeliveryOrder, attempt: number, now: Date): Promise<AttemptOutcome> => {
   const { teamId, endpointId, entryId } = order;
   const [endpoint, entry, team] = await readTogether(db, [
     [db.entities.webhookEndpoint, { teamId, endpointId }],
@@ -49,7 +43,7 @@ export const attemptDelivery = async (
   if (!entry || isExpired(entry.ttl, now)) return { outcome: 'dropped', reason: 'the event is past its retention' };
   if (!endpoint.events.includes(entry.action)) return { outcome: 'dropped', reason: 'the endpoint does not subscribe to this event' };
   const message = webhookMessage(entryView(entry), { id: teamId, slug: team?.slug ?? null });
-  const result = await deliver(endpoint, message, options);
+  const result = await deliver(endpoint, message);
   const delay = result.ok ? undefined : retryDelaySeconds(attempt);
   // The next attempt is due `delay` after this one ends, when the queue's visibility is set.
   const nextAt = delay === undefined ? undefined : new Date(Date.now() + delay * 1000);

@@ -1,4 +1,5 @@
 import type { Db } from '../db/service.ts';
+import { inFlight } from '../in-flight.ts';
 import type { DeliveryOrder, WebhookQueue } from './queue.ts';
 
 /** A new audit entry, as the table's stream shows it. */
@@ -20,17 +21,10 @@ const TEAMS_IN_FLIGHT = 10;
 export const ordersFor = async (db: Db, entries: readonly NewEntry[]): Promise<DeliveryOrder[]> => {
   const teams = [...new Set(entries.map((e) => e.teamId))];
   const endpoints = new Map<number, { endpointId: number; events: string[] }[]>();
-  let next = 0;
-  const work = async () => {
-    for (let i = next++; i < teams.length; i = next++) {
-      const teamId = teams[i] as number;
-      const { data } = await db.entities.webhookEndpoint.query
-        .byTeam({ teamId })
-        .go({ pages: 'all', attributes: ['endpointId', 'events'] });
-      endpoints.set(teamId, data);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(TEAMS_IN_FLIGHT, teams.length) }, work));
+  await inFlight(teams, TEAMS_IN_FLIGHT, async (teamId) => {
+    const { data } = await db.entities.webhookEndpoint.query.byTeam({ teamId }).go({ pages: 'all', attributes: ['endpointId', 'events'] });
+    endpoints.set(teamId, data);
+  });
   return entries.flatMap(({ teamId, entryId, action }) =>
     (endpoints.get(teamId) ?? []).filter((e) => e.events.includes(action)).map((e) => ({ teamId, endpointId: e.endpointId, entryId })),
   );

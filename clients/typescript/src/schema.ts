@@ -450,7 +450,7 @@ export interface paths {
         put?: never;
         /**
          * Send a delivered event again
-         * @description OWNER or ADMIN (403 for a MEMBER). Queues the event of that delivery to the same endpoint again, as a new message with the same `webhook-id` and a fresh signature; its attempts count from 1 and are logged with `replay: true`. 202: queued, not yet sent. 404 when the endpoint, the delivery or the event (past the audit log's retention) is gone. At most 60 replays per team per hour (`WEBHOOK_REPLAYS_PER_TEAM_HOUR`), then 429 with `Retry-After`.
+         * @description OWNER or ADMIN (403 for a MEMBER). Queues the event of that delivery to the same endpoint again, as a new message with the same `webhook-id` and a fresh signature; its attempts count from 1 and are logged with `replay: true`. 200 once it is queued (not yet sent), as CONTRACT.md answers every POST that creates no resource. 404 when the endpoint, the delivery or the event (past the audit log's retention) is gone. At most 60 replays per team per hour (`WEBHOOK_REPLAYS_PER_TEAM_HOUR`), then 429 with `Retry-After`.
          */
         post: operations["webhooks-replay"];
         delete?: never;
@@ -4256,7 +4256,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Send a delivered event again */
-            202: {
+            200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];

@@ -55,7 +55,7 @@ export const webhooksResource = ({ api, call }: Caller) => {
       paginate((q) => deliveries(slug, endpointId, q), query),
 
     /**
-     * Queues the event of a logged delivery to the endpoint again (202: queued, not yet sent): same
+     * Queues the event of a logged delivery to the endpoint again (queued, not yet sent): same
      * `eventId` (the message's `webhook-id`, for the receiver to de-duplicate), a fresh signature,
      * its attempts logged with `replay: true`. 404 once the event is past the audit log's retention.
      */
