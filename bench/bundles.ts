@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { type BuildOptions, type Metafile, build } from 'esbuild';
-import { ESBUILD, afterBundling } from '../infra/endpoint.ts';
+import { ESBUILD, afterBundling } from '#infra/endpoint.ts';
 
 export interface Bundle {
   name: string;

@@ -33,7 +33,7 @@ const byOperation = (calls: DynamoCall[]): Record<string, number> => {
 /** CAPACITY_ONLY=invites-bulk,teams-get: only these functions' scenarios, for a quick look. */
 const ONLY = process.env.CAPACITY_ONLY?.split(',').filter(Boolean);
 
-/** `bigSize`: the large team's members (test/api/scale.test.ts measures with fewer: a page costs the same). */
+/** `bigSize`: the large team's members (test/load/scale.test.ts measures with fewer: a page costs the same). */
 export const runCapacity = async (ctx: PartContext, bigSize = LARGE_TEAM): Promise<CapacityResult> => {
   meterHandlers();
   ctx.progress(`capacity: seeding the steady state (a team of ${bigSize.toLocaleString('en-US')})`);

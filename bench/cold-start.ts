@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { chmodTree } from '../infra/compile-cache.ts';
-import { compileCacheEnv } from '../infra/endpoint.ts';
-import { db } from '../lib/db/service.ts';
-import { ROUTES, type Route } from '../lib/http/routes.ts';
+import { chmodTree } from '#infra/compile-cache.ts';
+import { compileCacheEnv } from '#infra/endpoint.ts';
+import { db } from '#lib/db/service.ts';
+import { ROUTES, type Route } from '#lib/http/routes.ts';
 import { SignJWT } from 'jose';
 import { BASELINE_SECRET, BASELINE_TEAM, baselineTeam } from './baseline-handler.ts';
 import { type Bundle, bundle, bundleBaseline, bundleFloor, functionEntry, functionNames } from './bundles.ts';
@@ -172,7 +172,7 @@ interface Sample {
 const runEnv = (taskRoot: string, cache: boolean): NodeJS.ProcessEnv => {
   const cacheVariables = compileCacheEnv(taskRoot);
   const inherited = Object.entries(process.env).filter(([name]) => !(name in cacheVariables));
-  // LAMBDA_TASK_ROOT: where a function finds the files shipped beside it (lib/shipped.ts). The
+  // LAMBDA_TASK_ROOT: where a function finds the files shipped beside it (lib/core/shipped.ts). The
   // region and credentials as Lambda sets them, which the baseline's SDK client reads.
   return {
     ...Object.fromEntries(inherited),

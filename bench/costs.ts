@@ -1,4 +1,4 @@
-import { FUNCTION_DEFAULTS } from '../lib/http/routes.ts';
+import { FUNCTION_DEFAULTS } from '#lib/http/routes.ts';
 
 /** us-east-1 list prices (USD) behind "cost of one million calls"; the report prints them. */
 export const PRICES = {

@@ -9,7 +9,7 @@
  * file measures the code before the join path lost its hot item (copy it into a worktree there).
  * Modules that read the environment are imported inside the function, after it is set.
  */
-import type { UserItem } from '../lib/views.ts';
+import type { UserItem } from '#lib/db/items.ts';
 import type { BulkWriter } from './bulk-write.ts';
 
 export const CONCURRENCY = 50;
@@ -34,9 +34,9 @@ export const runHotTeam = async (
 ): Promise<HotTeamResult> => {
   const { createTeam, inParallel, mintSessions, signUp } = await import('./seed.ts');
   const { SYNTHETIC, inviteItems, storedUser, syntheticUuid } = await import('./items.ts');
-  const { db } = await import('../lib/db/service.ts');
-  const { startLocalServer } = await import('../lib/http/server.ts');
-  const { isoMillis } = await import('../lib/time.ts');
+  const { db } = await import('#lib/db/service.ts');
+  const { startLocalServer } = await import('#lib/http/server.ts');
+  const { isoMillis } = await import('#lib/core/time.ts');
 
   ctx.progress(`hot team: seeding ${accepts} invitees`);
   const owner = await signUp('hot-owner');
@@ -103,8 +103,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const { CreateTableCommand } = await import('@aws-sdk/client-dynamodb');
-  const { localClient, startDynamoDbLocal } = await import('../infra/dynamodb-local.ts');
-  const { createTableInput } = await import('../lib/db/table.ts');
+  const { localClient, startDynamoDbLocal } = await import('#infra/dynamodb-local.ts');
+  const { createTableInput } = await import('#lib/db/entities/table.ts');
   const { bulkWriter } = await import('./bulk-write.ts');
   const dynamo = await startDynamoDbLocal();
   try {

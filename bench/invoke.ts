@@ -1,7 +1,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
-import { lambdaContext, toApiGatewayEvent } from '../lib/http/apigw.ts';
-import { FALLBACK, FUNCTION_DEFAULTS, matchRoute } from '../lib/http/routes.ts';
+import { lambdaContext, toApiGatewayEvent } from '#lib/http/apigw.ts';
+import { FALLBACK, FUNCTION_DEFAULTS, matchRoute } from '#lib/http/routes.ts';
 
 /** One API request as a client would send it. */
 export interface ApiRequest {

@@ -1,21 +1,21 @@
 import { deepStrictEqual } from 'node:assert';
 import { randomUUID } from 'node:crypto';
-import { config } from '../lib/config.ts';
-import { db } from '../lib/db/service.ts';
-import { addDays, epochSeconds, isoMillis } from '../lib/time.ts';
-import type { MembershipItem, UserItem } from '../lib/views.ts';
+import { config } from '#lib/core/config.ts';
+import { db } from '#lib/db/service.ts';
+import { addDays, epochSeconds, isoMillis } from '#lib/core/time.ts';
+import type { MembershipItem, UserItem } from '#lib/db/items.ts';
 import type { BulkWriter } from './bulk-write.ts';
 
 /**
  * State written as items rather than through the API, where thousands are needed: the items the
- * use cases write (lib/teams.ts createTeam, lib/invites.ts createInvite), shaped by the entities
+ * use cases write (lib/teams/teams.ts createTeam, lib/teams/invites/create.ts createInvite), shaped by the entities
  * themselves. Through the API, a pool of 700 invites from as many teams took 40 s.
  */
 
 type Item = Record<string, unknown>;
 
 /**
- * Synthetic ids start far above the time-based ids of lib/ids.ts (about 2e14 now), so they never
+ * Synthetic ids start far above the time-based ids of lib/core/ids.ts (about 2e14 now), so they never
  * meet a real one, and stay below 2^53.
  */
 export const SYNTHETIC = { userId: 1e15, memberId: 3e15, teamId: 5e15 } as const;

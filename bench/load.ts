@@ -1,4 +1,4 @@
-import { startLocalServer } from '../lib/http/server.ts';
+import { startLocalServer } from '#lib/http/server.ts';
 import type { PartContext } from './context.ts';
 import { type ApiRequest, httpClient, invokeDirect } from './invoke.ts';
 import { meterHandlers, recordCalls } from './meter.ts';

@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { CAPACITY_OPERATIONS, unitsOf } from '../lib/db/client.ts';
-import { db } from '../lib/db/service.ts';
+import { CAPACITY_OPERATIONS, unitsOf } from '#lib/db/client.ts';
+import { db } from '#lib/db/service.ts';
 
 /** One DynamoDB SDK call as the handlers made it: what it was, what it cost, and when it waited. */
 export interface DynamoCall {

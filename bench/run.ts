@@ -11,7 +11,7 @@ import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeF
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startDynamoDbLocal } from '../infra/dynamodb-local.ts';
+import { startDynamoDbLocal } from '#infra/dynamodb-local.ts';
 import { BENCH_LIMITS } from './limits-env.ts';
 import { PART_NAMES, PROCESS_GROUPS, WITH_LIMITS, type PartName, type Results, type WorkerMessage } from './parts.ts';
 import { type Meta, json, markdown } from './report.ts';

@@ -4,9 +4,9 @@
  * load part), the item or partition each route is bound by, and the rates those allow. The table
  * in docs/scale.md is this module's output for bench/results/latest.json: test/unit/scale.test.ts
  * fails when the two differ, when a route has no bound or no measurement, and
- * test/api/scale.test.ts fails when the code's units drift from the measured ones.
+ * test/load/scale.test.ts fails when the code's units drift from the measured ones.
  */
-import type { RouteName } from '../lib/http/routes.ts';
+import type { RouteName } from '#lib/http/routes.ts';
 import type { CapacityRow } from './capacity.ts';
 import type { LoadRow } from './load.ts';
 

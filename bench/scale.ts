@@ -1,4 +1,4 @@
-import type { MembershipItem } from '../lib/views.ts';
+import type { MembershipItem } from '#lib/db/items.ts';
 import type { PartContext } from './context.ts';
 import { type ApiRequest, invokeDirect } from './invoke.ts';
 import { meterHandlers, recordCalls } from './meter.ts';

@@ -1,9 +1,9 @@
 import { randomUUID, randomUUIDv7 } from 'node:crypto';
-import { db } from '../lib/db/service.ts';
-import { MAX_BULK_INVITES } from '../lib/schemas.ts';
-import { addDays, expirySeconds, isoMillis } from '../lib/time.ts';
-import { TRANSFER_DAYS } from '../lib/transfers.ts';
-import type { UserItem } from '../lib/views.ts';
+import { db } from '#lib/db/service.ts';
+import { MAX_BULK_INVITES } from '#lib/wire/schemas.ts';
+import { addDays, expirySeconds, isoMillis } from '#lib/core/time.ts';
+import { TRANSFER_DAYS } from '#lib/teams/transfers.ts';
+import type { UserItem } from '#lib/db/items.ts';
 import type { BulkWriter } from './bulk-write.ts';
 import type { Bound } from './scale-model.ts';
 import type { ApiRequest } from './invoke.ts';
@@ -173,7 +173,7 @@ const logAttempt = async (teamId: number, endpointId: number, entryId: string, a
 
 /** Synthetic members of the nominating teams, numbered past the large team's. */
 let nextSynthetic = 100_000_000;
-/** Ids of the nominees' memberships written here (below 2^53, far from lib/ids.ts's and bench/items.ts's). */
+/** Ids of the nominees' memberships written here (below 2^53, far from lib/core/ids.ts's and bench/items.ts's). */
 let nextMemberId = 8e15;
 
 /**
@@ -641,7 +641,7 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
       status: 200,
       prepare: async () => {
         // It sends to the webhook queue: a local one that only holds what it is sent (the delivery is not measured here).
-        (await import('../infra/local-queue.ts')).startLocalQueue({ receive: false });
+        (await import('#infra/local-queue.ts')).startLocalQueue({ receive: false });
         const { by, team, endpointId, entryId } = await hookedTeam('replayed');
         const deliveryId = await logAttempt(team.id, endpointId, entryId, 1);
         return repeat({

@@ -1,6 +1,6 @@
-import { issueToken } from '../lib/account-tokens.ts';
-import { newSession } from '../lib/auth/sessions.ts';
-import { db } from '../lib/db/service.ts';
+import { issueToken } from '#lib/auth/account-tokens.ts';
+import { newSession } from '#lib/auth/sessions.ts';
+import { db } from '#lib/db/service.ts';
 import { type ApiRequest, type Reply, callDirect, expectStatus } from './invoke.ts';
 import { storedUser } from './items.ts';
 

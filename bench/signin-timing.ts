@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureTable, startDynamoDbLocal } from '../infra/dynamodb-local.ts';
+import { ensureTable, startDynamoDbLocal } from '#infra/dynamodb-local.ts';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
 // Measure the password path, not the limiter's 429s: limits far above what the run sends.
@@ -19,7 +19,7 @@ process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
 process.env.TABLE_NAME = `bench-${randomUUID()}`;
 process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-bench-'));
 await ensureTable(dynamo.endpoint, process.env.TABLE_NAME);
-const { startLocalServer } = await import('../lib/http/server.ts');
+const { startLocalServer } = await import('#lib/http/server.ts');
 const server = await startLocalServer(0);
 
 const post = async (path: string, body: unknown) => {

@@ -4,8 +4,8 @@
  * result goes back over the IPC channel.
  */
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
-import { localClient } from '../infra/dynamodb-local.ts';
-import { createTableInput } from '../lib/db/table.ts';
+import { localClient } from '#infra/dynamodb-local.ts';
+import { createTableInput } from '#lib/db/entities/table.ts';
 import { bulkWriter } from './bulk-write.ts';
 import { type PartContext, steadyStateOnce } from './context.ts';
 import { PART_NAMES, type PartName, type WorkerMessage } from './parts.ts';
@@ -19,7 +19,7 @@ const send = (message: WorkerMessage): Promise<void> =>
 const endpoint = process.env.DYNAMODB_ENDPOINT;
 const table = process.env.TABLE_NAME;
 if (!endpoint || !table) throw new Error('bench/worker.ts needs DYNAMODB_ENDPOINT and TABLE_NAME');
-// The table of lib/db/table.ts without its stream: nothing here reads the stream (the mailer's
+// The table of lib/db/entities/table.ts without its stream: nothing here reads the stream (the mailer's
 // events are made by cold-start.ts), and DynamoDB Local writes a stream record inside every write,
 // slower as they pile up (a million memberships: 3,700 items/s with it, 6,000 without), where
 // DynamoDB does it off the request path.

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type DocsVisit, launchChromium, openDocs } from '../scripts/docs-screenshot.ts';
-import { useApi } from '../test/helpers/api.ts';
+import { type DocsVisit, launchChromium, openDocs } from '#scripts/docs-screenshot.ts';
+import { useApi } from '#test/helpers/api.ts';
 
 /**
  * GET /docs rendered for real: Swagger UI in headless Chromium, against the local server, under

@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../infra/dynamodb-local.ts';
-import type { StreamPoller } from '../infra/stream-poller.ts';
-import type { LocalServer } from '../lib/http/server.ts';
-import { launchChromium } from '../scripts/docs-screenshot.ts';
-import { type PageVisit, openPage, unclean } from '../scripts/pages-screenshots.ts';
-import { type Api, apiAt, createTeam, freshEmail, signUp } from '../test/helpers/api.ts';
-import { testSmtp } from '../test/helpers/smtp.ts';
+import { freePort } from '#infra/dynamodb-local.ts';
+import type { StreamPoller } from '#infra/stream-poller.ts';
+import type { LocalServer } from '#lib/http/server.ts';
+import { launchChromium } from '#scripts/docs-screenshot.ts';
+import { type PageVisit, openPage, unclean } from '#scripts/pages-screenshots.ts';
+import { type Api, apiAt, createTeam, freshEmail, signUp } from '#test/helpers/api.ts';
+import { testSmtp } from '#test/helpers/smtp.ts';
 
 const smtpPort = await freePort();
 const apiPort = await freePort();
@@ -40,10 +40,10 @@ const visits: PageVisit[] = [];
 
 beforeAll(async () => {
   await startSmtp();
-  const { startLocalServer } = await import('../lib/http/server.ts');
+  const { startLocalServer } = await import('#lib/http/server.ts');
   server = await startLocalServer(apiPort);
   api = apiAt(server.url, process.env.TABLE_NAME);
-  const { startStreamPoller } = await import('../infra/stream-poller.ts');
+  const { startStreamPoller } = await import('#infra/stream-poller.ts');
   poller = await startStreamPoller({
     endpoint: process.env.DYNAMODB_ENDPOINT as string,
     tableName: process.env.TABLE_NAME as string,

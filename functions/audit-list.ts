@@ -1,7 +1,7 @@
-import { listAudit } from '../lib/audit-log.ts';
-import { db } from '../lib/db/service.ts';
-import { endpoint } from '../lib/http/endpoint.ts';
-import { pageRequest } from '../lib/schemas.ts';
+import { listAudit } from '#lib/events/audit-log.ts';
+import { db } from '#lib/db/service.ts';
+import { endpoint } from '#lib/http/endpoint.ts';
+import { pageRequest } from '#lib/wire/schemas.ts';
 
 export const handler = endpoint('audit-list', ({ actor, params, query }) =>
   listAudit(db(), actor, params.slug, { ...pageRequest(query), action: query.action }),

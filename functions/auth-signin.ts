@@ -1,5 +1,5 @@
-import { db } from '../lib/db/service.ts';
-import { endpoint } from '../lib/http/endpoint.ts';
-import { signIn } from '../lib/users.ts';
+import { db } from '#lib/db/service.ts';
+import { endpoint } from '#lib/http/endpoint.ts';
+import { signIn } from '#lib/identity/users.ts';
 
 export const handler = endpoint('auth-signin', ({ body, client, now }) => signIn(db(), body, client, now));

@@ -1,5 +1,5 @@
-import { db } from '../lib/db/service.ts';
-import { endpoint } from '../lib/http/endpoint.ts';
-import { resendVerification } from '../lib/verification.ts';
+import { db } from '#lib/db/service.ts';
+import { endpoint } from '#lib/http/endpoint.ts';
+import { resendVerification } from '#lib/identity/verification.ts';
 
 export const handler = endpoint('auth-verify-resend', ({ actor, now }) => resendVerification(db(), actor, now));

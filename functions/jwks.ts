@@ -1,6 +1,6 @@
-import { JWKS_MAX_AGE_SECONDS } from '../lib/auth/keys/model.ts';
-import { publishedJwks } from '../lib/auth/keys/verification.ts';
-import { staticEndpoint } from '../lib/http/static.ts';
+import { JWKS_MAX_AGE_SECONDS } from '#lib/auth/keys/model.ts';
+import { publishedJwks } from '#lib/auth/keys/verification.ts';
+import { staticEndpoint } from '#lib/http/static.ts';
 
 /**
  * GET /.well-known/jwks.json: the public keys that verify access tokens, as a bare JWK Set (RFC

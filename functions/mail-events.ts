@@ -1,6 +1,6 @@
 import type { SNSEvent } from 'aws-lambda';
-import { db } from '../lib/db/service.ts';
-import { applySesEvent } from '../lib/mail/suppression.ts';
+import { db } from '#lib/db/service.ts';
+import { applySesEvent } from '#lib/mail/suppression.ts';
 
 /**
  * SES bounce and complaint events: the configuration set publishes them to an SNS topic, which

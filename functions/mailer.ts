@@ -1,8 +1,12 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { db } from '../lib/db/service.ts';
-import { log } from '../lib/log.ts';
-import { deliver, type OutboxRef, outboxRefOf } from '../lib/mail/outbox.ts';
-import { createMailer } from '../lib/mail/transports.ts';
+import { db } from '#lib/db/service.ts';
+import { inFlight } from '#lib/core/in-flight.ts';
+import { log } from '#lib/core/log.ts';
+import { timeBudget } from '#lib/core/time-budget.ts';
+import { newImageOf } from '#lib/db/stream-records.ts';
+import { deliver } from '#lib/mail/outbox.ts';
+import { type OutboxRef, outboxRefOf } from '#lib/mail/outbox-ref.ts';
+import { createMailer } from '#lib/mail/transports.ts';
 
 /**
  * The mailer: the table's stream (NEW_IMAGE) calls it with batches of records; each new outbox
@@ -19,43 +23,36 @@ const mailer = createMailer();
 /** How many messages of one batch are sent at the same time. */
 const CONCURRENCY = 5;
 
-/** Time kept back from the invocation's end: deliver returns before Lambda would cut it off. */
-const MARGIN_MS = 1000;
-
 /** The outbox message a record inserted, as the stream's image has it; else undefined. */
 export const outboxMessageOf = (record: DynamoDBRecord): OutboxRef | undefined => {
-  if (record.eventName !== 'INSERT') return undefined;
-  const image = record.dynamodb?.NewImage;
-  if (image?.__edb_e__?.S !== 'outboxMessage') return undefined;
+  const image = newImageOf(record, 'outboxMessage');
   // One lacking what its kind needs is left to the sweeper, which reports it.
-  return outboxRefOf({
-    messageId: image.messageId?.S,
-    kind: image.kind?.S,
-    createdAt: image.createdAt?.S,
-    inviteUuid: image.inviteUuid?.S,
-    userUuid: image.userUuid?.S,
-    address: image.address?.S,
-    teamId: image.teamId?.N === undefined ? undefined : Number(image.teamId.N),
-    transferId: image.transferId?.S,
-  });
+  return (
+    image &&
+    outboxRefOf({
+      messageId: image.text('messageId'),
+      kind: image.text('kind'),
+      createdAt: image.text('createdAt'),
+      inviteUuid: image.text('inviteUuid'),
+      userUuid: image.text('userUuid'),
+      address: image.text('address'),
+      teamId: image.number('teamId'),
+      transferId: image.text('transferId'),
+    })
+  );
 };
 
 export const handler = async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
-  const deadline = Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS;
+  const { deadline } = timeBudget(() => context.getRemainingTimeInMillis());
   const messages = event.Records.map(outboxMessageOf).filter((m) => m !== undefined);
-  let next = 0;
-  const work = async () => {
-    for (let i = next++; i < messages.length; i = next++) {
-      const message = messages[i] as OutboxRef;
-      try {
-        const { outcome } = await deliver(db(), mailer, message, new Date(), { deadline });
-        if (outcome === 'leased')
-          log.info('outbox message held by another mailer: left to it and the sweeper', { messageId: message.messageId });
-      } catch (error) {
-        log.error('outbox delivery failed: left to the sweeper', error, { messageId: message.messageId });
-      }
+  await inFlight(messages, CONCURRENCY, async (message) => {
+    try {
+      const { outcome } = await deliver(db(), mailer, message, new Date(), { deadline });
+      if (outcome === 'leased')
+        log.info('outbox message held by another mailer: left to it and the sweeper', { messageId: message.messageId });
+    } catch (error) {
+      log.error('outbox delivery failed: left to the sweeper', error, { messageId: message.messageId });
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, messages.length) }, work));
+  });
   return { batchItemFailures: [] };
 };

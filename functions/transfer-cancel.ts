@@ -1,5 +1,5 @@
-import { db } from '../lib/db/service.ts';
-import { endpoint } from '../lib/http/endpoint.ts';
-import { cancelTransfer } from '../lib/transfers.ts';
+import { db } from '#lib/db/service.ts';
+import { endpoint } from '#lib/http/endpoint.ts';
+import { cancelTransfer } from '#lib/teams/transfers.ts';
 
 export const handler = endpoint('transfer-cancel', ({ actor, params, now }) => cancelTransfer(db(), actor, params.slug, now));

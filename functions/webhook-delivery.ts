@@ -1,12 +1,12 @@
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { db } from '../lib/db/service.ts';
-import { log } from '../lib/log.ts';
-import { attemptDelivery, retryDelaySeconds } from '../lib/webhooks/dispatch.ts';
-import { type DeliveryOrder, DeliveryOrderSchema, webhookQueue } from '../lib/webhooks/queue.ts';
+import { db } from '#lib/db/service.ts';
+import { log } from '#lib/core/log.ts';
+import { attemptDelivery, retryDelaySeconds } from '#lib/events/webhooks/dispatch.ts';
+import { type DeliveryOrder, DeliveryOrderSchema, webhookQueue } from '#lib/events/webhooks/queue.ts';
 
 /**
  * The webhook delivery: the webhook queue calls it with up to 10 messages, delivered at once
- * (lib/webhooks/dispatch.ts). A failed attempt is reported failed after its visibility is set to
+ * (lib/events/webhooks/dispatch.ts). A failed attempt is reported failed after its visibility is set to
  * the next delay of the schedule, so the queue hands it back then; after the last attempt the
  * visibility is 0 and the queue, at its maxReceiveCount, moves it to the dead letters (an alarm).
  * A message that is not an order is logged and dropped. The attempt number is the message's receive

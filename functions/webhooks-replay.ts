@@ -1,6 +1,6 @@
-import { db } from '../lib/db/service.ts';
-import { endpoint } from '../lib/http/endpoint.ts';
-import { replayDelivery } from '../lib/webhooks/deliveries.ts';
+import { db } from '#lib/db/service.ts';
+import { endpoint } from '#lib/http/endpoint.ts';
+import { replayDelivery } from '#lib/events/webhooks/deliveries.ts';
 
 export const handler = endpoint('webhooks-replay', ({ actor, params, now }) =>
   replayDelivery(db(), actor, params.slug, params.id, params.deliveryId, now),

@@ -11,16 +11,16 @@ import {
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY } from '../lib/background.ts';
-import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '../lib/db/table.ts';
+import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY } from '#lib/http/background.ts';
+import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '#lib/db/entities/table.ts';
 import { MailIdentity } from './mail-identity.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
 import { deployOptions } from './options.ts';
 
-/** lib/db/table.ts names every key attribute; this gives each its CDK type. */
+/** lib/db/entities/table.ts names every key attribute; this gives each its CDK type. */
 const attribute = (name: string): Attribute => {
   const definition = ATTRIBUTE_DEFINITIONS.find((d) => d.AttributeName === name);
-  if (definition?.AttributeType !== 'S') throw new Error(`no string attribute ${name} in lib/db/table.ts`);
+  if (definition?.AttributeType !== 'S') throw new Error(`no string attribute ${name} in lib/db/entities/table.ts`);
   return { name, type: AttributeType.STRING };
 };
 
@@ -46,7 +46,7 @@ export class RosterDataStack extends Stack {
    */
   readonly mailEventsDeadLetters: Queue;
   /**
-   * The webhook messages (lib/webhooks/queue.ts): one per event and endpoint, received by the
+   * The webhook messages (lib/events/webhooks/queue.ts): one per event and endpoint, received by the
    * delivery function, retried on the schedule of WEBHOOK_RETRY_DELAYS_SECONDS by setting each
    * failed message's visibility, and moved to webhookDeadLetters after WEBHOOK_ATTEMPTS receives.
    * Here, with the other state: a message waits up to 28 hours for its next attempt.

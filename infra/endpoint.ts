@@ -15,8 +15,8 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { BuildOptions } from 'esbuild';
 import { fileURLToPath } from 'node:url';
-import type { IndexName } from '../lib/db/table.ts';
-import { type DynamoAction, FUNCTION_DEFAULTS } from '../lib/http/routes.ts';
+import type { IndexName } from '#lib/db/entities/table.ts';
+import { type DynamoAction, FUNCTION_DEFAULTS } from '#lib/http/routes.ts';
 import { COMPILE_CACHE_DIR } from './compile-cache.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
 
@@ -91,7 +91,7 @@ const builtinShims = Object.fromEntries(
  */
 export const ALIASES = {
   ...builtinShims,
-  '@aws-sdk/credential-provider-node': fileURLToPath(new URL('../lib/aws/lambda-credentials.ts', import.meta.url)),
+  '@aws-sdk/credential-provider-node': fileURLToPath(new URL('../lib/core/lambda-credentials.ts', import.meta.url)),
   jsonschema: fileURLToPath(new URL('../lib/db/models-checked-in-tests.ts', import.meta.url)),
   '@aws-sdk/lib-dynamodb': fileURLToPath(new URL('./sdk-subsets/lib-dynamodb.mjs', import.meta.url)),
   '@aws-sdk/client-dynamodb': fileURLToPath(new URL('./sdk-subsets/client-dynamodb.mjs', import.meta.url)),
@@ -205,7 +205,7 @@ export interface EndpointProps {
  * role that may write only to that log group. Anything else it may touch is granted explicitly
  * with the methods below.
  *
- * Logs: lib/log.ts writes each line as a JSON object of its own, which Lambda's JSON format keeps
+ * Logs: lib/core/log.ts writes each line as a JSON object of its own, which Lambda's JSON format keeps
  * as is (a line without `level` counts as INFO), so Logs Insights sees its fields and CloudWatch
  * reads the embedded metric documents. Application lines from INFO up; of Lambda's own lines only
  * WARN and worse: START and REPORT would add two lines to every request, and the request line

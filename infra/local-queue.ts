@@ -13,10 +13,10 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY } from '../lib/background.ts';
-import { lambdaContext } from '../lib/http/apigw.ts';
-import { log } from '../lib/log.ts';
-import { type DeliveryOrder, type WebhookQueue, useLocalWebhookQueue } from '../lib/webhooks/queue.ts';
+import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY } from '#lib/http/background.ts';
+import { lambdaContext } from '#lib/http/apigw.ts';
+import { log } from '#lib/core/log.ts';
+import { type DeliveryOrder, type WebhookQueue, useLocalWebhookQueue } from '#lib/events/webhooks/queue.ts';
 
 export type QueueHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
@@ -79,10 +79,10 @@ export const startLocalQueue = (options: LocalQueueOptions = {}): LocalQueue => 
 
   const invoke = async (batch: Held[], now: number): Promise<void> => {
     const receipts = new Map(batch.map((m) => [m.id, m.receipt]));
-    handler ??= (await import('../functions/webhook-delivery.ts')).handler;
+    handler ??= (await import('#functions/webhook-delivery.ts')).handler;
     const run = handler;
     // As the local server runs a function: its requests are attributed to it (test/api/iam.test.ts).
-    const { invocation } = await import('../lib/http/server.ts');
+    const { invocation } = await import('#lib/http/server.ts');
     const context = lambdaContext(WEBHOOK_DELIVERY.name, WEBHOOK_DELIVERY.timeoutSeconds * 1000, randomUUID());
     let failed: Set<string>;
     try {

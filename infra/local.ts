@@ -23,7 +23,7 @@ const endpoint = process.env.DYNAMODB_ENDPOINT;
 await ensureTable(endpoint, tableName);
 
 // Imported only now: the handlers read DYNAMODB_ENDPOINT and TABLE_NAME when they load.
-const { startLocalServer } = await import('../lib/http/server.ts');
+const { startLocalServer } = await import('#lib/http/server.ts');
 const server = await startLocalServer(port, process.env.HOST ?? '127.0.0.1').catch((error: NodeJS.ErrnoException) => {
   if (error.code !== 'EADDRINUSE') throw error;
   console.error(`Port ${port} is in use; start with another one, e.g. PORT=3001 npm start`);

@@ -4,7 +4,7 @@
  * account, whose Lambda concurrency quota may be as low as 10; the riskier settings are opt-in.
  */
 import type { Node } from 'constructs';
-import { isPlainAddress, parseSender } from '../lib/mail/safety.ts';
+import { isPlainAddress, parseSender } from '#lib/mail/safety.ts';
 
 export interface Throttle {
   rateLimit: number;
@@ -120,7 +120,7 @@ const throttle = (node: Node, rateKey: string, burstKey: string, fallback: Throt
   return { rateLimit, burstLimit };
 };
 
-/** An absolute https URL without credentials, query or fragment; a trailing `/` is dropped (as lib/config.ts does). */
+/** An absolute https URL without credentials, query or fragment; a trailing `/` is dropped (as lib/core/config.ts does). */
 const publicUrl = (raw: unknown): string | undefined => {
   const value = text('publicUrl', raw);
   if (value === undefined) return undefined;

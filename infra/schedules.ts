@@ -1,5 +1,5 @@
 /**
- * Local mode's stand-in for the EventBridge schedules of the background functions (lib/background.ts):
+ * Local mode's stand-in for the EventBridge schedules of the background functions (lib/http/background.ts):
  * the invite sweeper (functions/invite-sweep.ts) and the outbox sweeper (functions/outbox-sweep.ts).
  * Each timer calls the same handler every `everyMinutes` with a Lambda context of the function's
  * timeout. Like the deployed schedules it does not retry a failed run (the next tick goes on), and
@@ -7,16 +7,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import { INVITE_SWEEP, OUTBOX_SWEEP } from '../lib/background.ts';
-import { lambdaContext } from '../lib/http/apigw.ts';
-import { log } from '../lib/log.ts';
+import { INVITE_SWEEP, OUTBOX_SWEEP } from '#lib/http/background.ts';
+import { lambdaContext } from '#lib/http/apigw.ts';
+import { log } from '#lib/core/log.ts';
 
 type ScheduledHandler = (event: unknown, context: Context) => Promise<void>;
 
 /** Each scheduled function's descriptor and handler module, as the stack deploys them. */
 const SCHEDULED = {
-  [INVITE_SWEEP.name]: { fn: INVITE_SWEEP, load: () => import('../functions/invite-sweep.ts') },
-  [OUTBOX_SWEEP.name]: { fn: OUTBOX_SWEEP, load: () => import('../functions/outbox-sweep.ts') },
+  [INVITE_SWEEP.name]: { fn: INVITE_SWEEP, load: () => import('#functions/invite-sweep.ts') },
+  [OUTBOX_SWEEP.name]: { fn: OUTBOX_SWEEP, load: () => import('#functions/outbox-sweep.ts') },
 } satisfies Record<
   string,
   { fn: { name: string; timeoutSeconds: number; everyMinutes: number }; load: () => Promise<{ handler: ScheduledHandler }> }
@@ -36,7 +36,7 @@ export const startSchedule = (name: ScheduledFunction, everyMs = SCHEDULED[name]
   const tick = () => {
     if (running) return;
     running = (async () => {
-      const [{ handler }, { invocation }] = await Promise.all([load(), import('../lib/http/server.ts')]);
+      const [{ handler }, { invocation }] = await Promise.all([load(), import('#lib/http/server.ts')]);
       const context = lambdaContext(`roster-${fn.name}`, fn.timeoutSeconds * 1000, randomUUID());
       await invocation.run({ functionName: fn.name }, () => handler({}, context));
     })()

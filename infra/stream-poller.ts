@@ -27,11 +27,11 @@ import type { Context, AttributeValue as LambdaValue, DynamoDBBatchResponse, Dyn
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { STREAM_VIEW_TYPE } from '../lib/db/table.ts';
-import { lambdaContext } from '../lib/http/apigw.ts';
-import { FUNCTION_DEFAULTS } from '../lib/http/routes.ts';
-import { log } from '../lib/log.ts';
-import { TEAM_CLEANUP, WEBHOOK_FANOUT } from '../lib/background.ts';
+import { STREAM_VIEW_TYPE } from '#lib/db/entities/table.ts';
+import { lambdaContext } from '#lib/http/apigw.ts';
+import { FUNCTION_DEFAULTS } from '#lib/http/routes.ts';
+import { log } from '#lib/core/log.ts';
+import { TEAM_CLEANUP, WEBHOOK_FANOUT } from '#lib/http/background.ts';
 import { STREAM_FILTERS, type StreamFunction, passes } from './stream-filters.ts';
 
 export type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | undefined>;
@@ -41,14 +41,14 @@ export type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Pr
  * records one event carries when the stack says so (otherwise what one GetRecords returned).
  */
 const FUNCTIONS: Record<StreamFunction, { load: () => Promise<{ handler: StreamHandler }>; timeoutSeconds: number; batchSize?: number }> = {
-  mailer: { load: () => import('../functions/mailer.ts'), timeoutSeconds: FUNCTION_DEFAULTS.timeoutSeconds },
+  mailer: { load: () => import('#functions/mailer.ts'), timeoutSeconds: FUNCTION_DEFAULTS.timeoutSeconds },
   'team-cleanup': {
-    load: () => import('../functions/team-cleanup.ts'),
+    load: () => import('#functions/team-cleanup.ts'),
     timeoutSeconds: TEAM_CLEANUP.timeoutSeconds,
     batchSize: TEAM_CLEANUP.batchSize,
   },
   'webhook-fanout': {
-    load: () => import('../functions/webhook-fanout.ts'),
+    load: () => import('#functions/webhook-fanout.ts'),
     timeoutSeconds: WEBHOOK_FANOUT.timeoutSeconds,
     batchSize: WEBHOOK_FANOUT.batchSize,
   },
@@ -188,7 +188,7 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
   const handler = (): Promise<StreamHandler> =>
     options.handler
       ? Promise.resolve(options.handler)
-      : (loaded ??= Promise.all([FUNCTIONS[fn].load(), import('../lib/http/server.ts')]).then(
+      : (loaded ??= Promise.all([FUNCTIONS[fn].load(), import('#lib/http/server.ts')]).then(
           ([module, server]) =>
             (event: DynamoDBStreamEvent, context: Context) =>
               server.invocation.run({ functionName: fn }, () => module.handler(event, context)),

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { ensureTable, startDynamoDbLocal } from '../infra/dynamodb-local.ts';
+import { ensureTable, startDynamoDbLocal } from '#infra/dynamodb-local.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const VIEWPORT = { width: 1280, height: 900 };
@@ -93,7 +93,7 @@ if (import.meta.main) {
   try {
     const browser = await throwawayRoster('docs', undo);
     // Imported only now: the handlers read the environment when they load.
-    const { startLocalServer } = await import('../lib/http/server.ts');
+    const { startLocalServer } = await import('#lib/http/server.ts');
     // npm start's port, so the picture shows the URL a reader gets (and stays the same from run to run).
     const server = await startLocalServer(Number(process.env.PORT ?? 3000));
     undo.push(() => server.close());

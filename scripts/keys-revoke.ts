@@ -7,10 +7,12 @@
  * the deployed table: no DYNAMODB_ENDPOINT, TABLE_NAME of the stack's table, and the operator's AWS
  * credentials and AWS_REGION (dynamodb:GetItem and PutItem on the table).
  */
-import { parseArgs } from 'node:util';
-import type { Revocation } from '../lib/auth/key-revocation.ts';
+import type { Revocation } from '#lib/auth/key-revocation.ts';
 
-const { positionals } = parseArgs({ allowPositionals: true });
+// The one argument taken as it is, not through an option parser: a kid is base64url and may begin
+// with "-" (about one in 64), which a parser would read as an unknown option.
+const args = process.argv.slice(2);
+const positionals = args[0] === '--' ? args.slice(1) : args;
 const [kid] = positionals;
 if (positionals.length !== 1 || !kid) {
   console.error('Usage: npm run keys:revoke -- <kid>   (the kid of the key to revoke, as GET /.well-known/jwks.json lists it)');
@@ -30,10 +32,10 @@ if (!endpoint) {
 }
 
 // Imported only now: the modules read the environment when they load.
-const { CACHE_MAX_AGE_MS, PUBLICATION_LEAD_MS } = await import('../lib/auth/keys/model.ts');
-const { revokeKey } = await import('../lib/auth/key-revocation.ts');
-const { config } = await import('../lib/config.ts');
-const { db } = await import('../lib/db/service.ts');
+const { CACHE_MAX_AGE_MS, PUBLICATION_LEAD_MS } = await import('#lib/auth/keys/model.ts');
+const { revokeKey } = await import('#lib/auth/key-revocation.ts');
+const { config } = await import('#lib/core/config.ts');
+const { db } = await import('#lib/db/service.ts');
 
 const table = `table ${config.tableName}${endpoint ? ` at ${endpoint}` : ` in ${config.region}`}`;
 const rotate = endpoint

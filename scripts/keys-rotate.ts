@@ -25,11 +25,11 @@ if (!endpoint) {
 process.env.DATA_DIR = resolve(process.env.DATA_DIR ?? '.data');
 
 // Imported only now: the modules read the environment when they load.
-const { PUBLICATION_LEAD_MS, newestKeyOf, signingKeyOf } = await import('../lib/auth/keys/model.ts');
-const { readPublishedKeys } = await import('../lib/auth/keys/table-store.ts');
-const { rotateLocalKeys } = await import('../lib/auth/keys/local.ts');
-const { config } = await import('../lib/config.ts');
-const { db } = await import('../lib/db/service.ts');
+const { PUBLICATION_LEAD_MS, newestKeyOf, signingKeyOf } = await import('#lib/auth/keys/model.ts');
+const { readPublishedKeys } = await import('#lib/auth/keys/table-store.ts');
+const { rotateLocalKeys } = await import('#lib/auth/keys/local.ts');
+const { config } = await import('#lib/core/config.ts');
+const { db } = await import('#lib/db/service.ts');
 
 const now = new Date();
 const keyset = await rotateLocalKeys(db(), config.dataDir, now);

@@ -33,10 +33,10 @@ const report = (line: string) => out(`${line}\n`);
 process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
 
 // Imported only now: the modules read the environment when they load.
-const { config } = await import('../lib/config.ts');
-const { db } = await import('../lib/db/service.ts');
-const { sweepOutbox } = await import('../lib/mail/outbox-sweep.ts');
-const { createMailer } = await import('../lib/mail/transports.ts');
+const { config } = await import('#lib/core/config.ts');
+const { db } = await import('#lib/db/service.ts');
+const { sweepOutbox } = await import('#lib/mail/outbox-sweep.ts');
+const { createMailer } = await import('#lib/mail/transports.ts');
 
 const mailer = createMailer();
 const result = await sweepOutbox(db(), mailer, new Date(), {

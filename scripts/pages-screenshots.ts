@@ -63,9 +63,9 @@ if (import.meta.main) {
   try {
     const browser = await throwawayRoster('pages', undo);
     // Imported only now: the handlers read the environment when they load.
-    const { startLocalServer } = await import('../lib/http/server.ts');
-    const { issueToken } = await import('../lib/account-tokens.ts');
-    const { db } = await import('../lib/db/service.ts');
+    const { startLocalServer } = await import('#lib/http/server.ts');
+    const { issueToken } = await import('#lib/auth/account-tokens.ts');
+    const { db } = await import('#lib/db/service.ts');
     // No address shows in the pictures: any free port will do.
     const server = await startLocalServer(Number(process.env.PORT ?? 0));
     undo.push(() => server.close());

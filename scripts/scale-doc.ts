@@ -3,7 +3,7 @@
  * (bench/results/latest.json; `npm run bench` makes them). test/unit/scale.test.ts checks it.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { modelTable, withModel } from '../bench/scale-model.ts';
+import { modelTable, withModel } from '#bench/scale-model.ts';
 
 const doc = new URL('../docs/scale.md', import.meta.url);
 const results = JSON.parse(readFileSync(new URL('../bench/results/latest.json', import.meta.url), 'utf8')) as Parameters<

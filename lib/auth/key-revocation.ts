@@ -1,5 +1,5 @@
-import { config } from '../config.ts';
-import type { Db } from '../db/service.ts';
+import { config } from '#lib/core/config.ts';
+import type { Db } from '#lib/db/service.ts';
 import { ALGORITHMS, LEEWAY_SECONDS, type PublicKey, mergePublished, publishedSignerOf, stillVerifies } from './keys/model.ts';
 import { PublishedKeysChanged, publishKeys, readPublishedItem } from './keys/table-store.ts';
 

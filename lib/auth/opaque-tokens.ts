@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sha256Hex } from '../sha256.ts';
+import { sha256Hex } from '#lib/core/sha256.ts';
 
 /**
  * Opaque tokens (refresh tokens, the tokens of mailed links): 256 random bits, URL-safe. Only the

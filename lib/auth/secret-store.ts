@@ -1,6 +1,6 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { config } from '../config.ts';
+import { config } from '#lib/core/config.ts';
 
 /**
  * The private signing keys' store when deployed: Secrets Manager. Its own module, imported only

@@ -1,9 +1,10 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, randomUUIDv7 } from 'node:crypto';
-import { config } from '../config.ts';
-import type { Tx } from '../db/service.ts';
-import type { AuthSession } from '../responses.ts';
-import { addDays, epochSeconds, isoMillis } from '../time.ts';
-import { type UserItem, userView } from '../views.ts';
+import { config } from '#lib/core/config.ts';
+import type { Tx } from '#lib/db/service.ts';
+import type { AuthSession } from '#lib/wire/responses.ts';
+import { addDays, epochSeconds, isoMillis } from '#lib/core/time.ts';
+import { userView } from '#lib/wire/views.ts';
+import type { UserItem } from '#lib/db/items.ts';
 import type { ClientInfo, SessionItem } from './session-items.ts';
 import { signAccessToken } from './signing.ts';
 import { hashOpaqueToken, newOpaqueToken } from './opaque-tokens.ts';

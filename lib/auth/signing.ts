@@ -1,6 +1,6 @@
 import { type CryptoKey, SignJWT, importJWK } from 'jose';
-import { config } from '../config.ts';
-import { db as sharedDb } from '../db/service.ts';
+import { config } from '#lib/core/config.ts';
+import { db as sharedDb } from '#lib/db/service.ts';
 import type { Identity } from './actor.ts';
 import { KeyCache, isLocal, unavailable } from './keys/cache.ts';
 import { localKeyset } from './keys/local.ts';

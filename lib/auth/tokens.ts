@@ -1,6 +1,6 @@
 import { type CryptoKey, type JWTHeaderParameters, type JWTPayload, decodeJwt, jwtVerify } from 'jose';
-import { config } from '../config.ts';
-import { AppError } from '../errors.ts';
+import { config } from '#lib/core/config.ts';
+import { AppError } from '#lib/core/errors.ts';
 import type { Identity } from './actor.ts';
 import { ALGORITHMS, LEEWAY_SECONDS } from './keys/model.ts';
 import { verificationKey } from './keys/verification.ts';

@@ -1,8 +1,8 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { config } from '../config.ts';
-import { currentRequest } from '../log.ts';
+import { config } from '#lib/core/config.ts';
+import { currentRequest } from '#lib/core/log.ts';
 
 /** Operations that accept ReturnConsumedCapacity (the others would reject the parameter). */
 export const CAPACITY_OPERATIONS: ReadonlySet<string> = new Set([
@@ -39,7 +39,7 @@ export const unitsOf = (operation: string, output: unknown): { read: number; wri
 
 /**
  * Counts each DynamoDB request of an API request, and the units it consumed, on that request's
- * line (lib/metrics.ts). TOTAL: the table's and its indexes' units together, for a few bytes more
+ * line (lib/core/metrics.ts). TOTAL: the table's and its indexes' units together, for a few bytes more
  * in the answer. Requests made outside an API request (background functions) pass untouched.
  */
 const countForRequest = (client: DynamoDBDocumentClient): void => {
@@ -68,7 +68,7 @@ export const LOGGER_MIDDLEWARE = 'loggerMiddleware';
  * Settings the SDK would otherwise look up on a cold start's first request, each in the environment
  * and then in the shared config files (~/.aws/config and credentials), given the values it finds on
  * Lambda, where neither sets them: its defaults. The first call skips those lookups and, with an
- * endpoint, reads no file at all (test/unit/db-client.test.ts). Without one, the SDK still looks
+ * endpoint, reads no file at all (test/api/db-client.test.ts). Without one, the SDK still looks
  * for a configured endpoint URL, which the deployed-mode tests set (AWS_ENDPOINT_URL).
  */
 const SETTINGS = {

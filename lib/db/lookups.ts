@@ -1,4 +1,4 @@
-import type { TeamItem, UserItem } from '../views.ts';
+import type { TeamItem, UserItem } from './items.ts';
 import { type Read, readTogether } from './batch-read.ts';
 import type { Db } from './service.ts';
 

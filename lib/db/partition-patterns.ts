@@ -1,4 +1,4 @@
-import { KEYS } from './table.ts';
+import { KEYS } from './entities/table.ts';
 
 /** An ElectroDB entity, as far as reading one item's key goes. */
 interface Keyed {

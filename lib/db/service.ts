@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type Service, createWriteTransaction } from 'electrodb';
-import { config } from '../config.ts';
+import { config } from '#lib/core/config.ts';
 import { createDocumentClient } from './client.ts';
 import { cursorKey } from './entities/cursor-key.ts';
 import { auditEntry } from './entities/audit.ts';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AppError, serviceUnavailable } from '../errors.ts';
-import { EVENT_METRICS } from '../metric-names.ts';
-import { recordEvent } from '../metrics.ts';
+import { AppError, serviceUnavailable } from '#lib/core/errors.ts';
+import { EVENT_METRICS } from '#lib/core/metric-names.ts';
+import { recordEvent } from '#lib/core/metrics.ts';
 import type { Db, Tx } from './service.ts';
 
 /** One item of a write transaction as ElectroDB builds it (`tx.entity….commit()`). */

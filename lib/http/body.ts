@@ -1,7 +1,7 @@
 import type { Request } from '@middy/core';
 import jsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2 as Event } from 'aws-lambda';
-import { AppError } from '../errors.ts';
+import { AppError } from '#lib/core/errors.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json$/i;

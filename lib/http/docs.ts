@@ -1,5 +1,5 @@
-import { AppError } from '../errors.ts';
-import { readShipped } from '../shipped.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { readShipped } from '#lib/core/shipped.ts';
 import { routeNamed } from './routes.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
-import { AppError, serviceUnavailable } from '../errors.ts';
-import { currentRequest, log } from '../log.ts';
+import { AppError, serviceUnavailable } from '#lib/core/errors.ts';
+import { currentRequest, log } from '#lib/core/log.ts';
 
 /** API Gateway's id of the request (the local server sets one too), else Lambda's. */
 export const requestIdOf = (event: Event, context: Context): string => event.requestContext?.requestId ?? context.awsRequestId;
@@ -46,7 +46,7 @@ const challenge = { 'www-authenticate': 'Token realm="roster"' };
 /**
  * What the caller is told of `error`: AppErrors speak for themselves; transient database failures
  * become 503; anything else is logged and becomes a bare 500 with the request id, never its
- * message. A request's answer (errorResponse), or one row's of a bulk request (lib/bulk-invites.ts).
+ * message. A request's answer (errorResponse), or one row's of a bulk request (lib/teams/invites/bulk.ts).
  */
 export const appErrorOf = (error: unknown, requestId: string): AppError => {
   if (error instanceof AppError) return error;
@@ -58,7 +58,7 @@ export const appErrorOf = (error: unknown, requestId: string): AppError => {
   return new AppError('internal', `Something went wrong on our side (request ${requestId}).`);
 };
 
-/** The only place an error becomes a response (appErrorOf). The code goes on the request's line (lib/metrics.ts). */
+/** The only place an error becomes a response (appErrorOf). The code goes on the request's line (lib/core/metrics.ts). */
 export const errorResponse = (error: unknown, requestId: string): Result => {
   const appError = appErrorOf(error, requestId);
   const record = currentRequest();

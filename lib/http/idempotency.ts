@@ -1,8 +1,8 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
-import { type Claims, readAsActor, verifyClaims } from '../auth/session-items.ts';
-import { db } from '../db/service.ts';
-import { AppError } from '../errors.ts';
+import { type Claims, readAsActor, verifyClaims } from '#lib/auth/session-items.ts';
+import { db } from '#lib/db/service.ts';
+import { AppError } from '#lib/core/errors.ts';
 import {
   IDEMPOTENCY_KEY,
   type HeldKey,
@@ -12,7 +12,7 @@ import {
   releaseKey,
   settleKey,
   settleUnfinished,
-} from '../idempotency.ts';
+} from './idempotency-store.ts';
 import { baseHeaders, requestIdOf } from './errors.ts';
 import { FUNCTION_DEFAULTS, type Route } from './routes.ts';
 

@@ -1,5 +1,5 @@
-import { notFound } from '../errors.ts';
-import { SLUG_PATTERN } from '../schemas.ts';
+import { notFound } from '#lib/core/errors.ts';
+import { SLUG_PATTERN } from '#lib/wire/schemas.ts';
 
 /** Path parameters after checking: a value that cannot name anything is simply not found (404). */
 export interface PathParams {

@@ -17,7 +17,7 @@ import {
   UserUpdateBody,
   VerifyBody,
   WebhookBody,
-} from '../schemas.ts';
+} from '#lib/wire/schemas.ts';
 import type { RouteName } from './routes.ts';
 
 interface Request {

@@ -27,7 +27,7 @@ export interface Route {
    * the deploy opts in (`cdk deploy -c reservedConcurrency=true`, infra/options.ts).
    */
   reservedConcurrency?: number;
-  /** Files (paths in the project) shipped beside the bundle and read at run time (lib/shipped.ts). */
+  /** Files (paths in the project) shipped beside the bundle and read at run time (lib/core/shipped.ts). */
   files?: readonly string[];
   /**
    * Pages a list: reads the cursor key item (GetItem, in its actions) and may create it, a PutItem
@@ -44,7 +44,7 @@ const SWAGGER_UI = ['node_modules/swagger-ui-dist/swagger-ui-bundle.js', 'node_m
 /**
  * Every authenticated function reads its caller's session (BatchGetItem, folded into its first
  * read) and the public signing keys (GetItem, cached). An authenticated POST also claims, settles
- * and frees `Idempotency-Key` records (PutItem, UpdateItem, DeleteItem: lib/idempotency.ts).
+ * and frees `Idempotency-Key` records (PutItem, UpdateItem, DeleteItem: lib/http/idempotency-store.ts).
  */
 const AUTH = ['GetItem', 'BatchGetItem'] as const;
 
@@ -248,7 +248,7 @@ export const ROUTES = [
     indexes: ['gsi1'],
     pages: true,
   },
-  // Signed webhooks: the endpoints (lib/webhooks/endpoints.ts; docs/webhooks.md).
+  // Signed webhooks: the endpoints (lib/events/webhooks/endpoints.ts; docs/webhooks.md).
   {
     name: 'webhooks-create',
     method: 'POST',
@@ -280,7 +280,7 @@ export const ROUTES = [
     actions: [...AUTH, 'DeleteItem', 'UpdateItem', 'ConditionCheckItem', 'PutItem'],
     indexes: [],
   },
-  // The delivery log of an endpoint, and a replay of one of its deliveries (lib/webhooks/deliveries.ts).
+  // The delivery log of an endpoint, and a replay of one of its deliveries (lib/events/webhooks/deliveries.ts).
   {
     name: 'webhooks-deliveries',
     method: 'GET',
@@ -334,7 +334,7 @@ export const ROUTES = [
     actions: [...AUTH, 'Query', 'DeleteItem', 'UpdateItem', 'ConditionCheckItem', 'PutItem'],
     indexes: ['gsi2'],
   },
-  // Ownership transfer by consent (lib/transfers.ts).
+  // Ownership transfer by consent (lib/teams/transfers.ts).
   {
     name: 'transfer-create',
     method: 'POST',

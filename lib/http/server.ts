@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
-import { AppError } from '../errors.ts';
+import { AppError } from '#lib/core/errors.ts';
 import { lambdaContext, toApiGatewayEvent } from './apigw.ts';
 import { errorResponse, jsonResponse } from './errors.ts';
 import { FALLBACK, FUNCTION_DEFAULTS, matchRoute } from './routes.ts';
@@ -54,7 +54,7 @@ const send = (res: ServerResponse, result: Result): void => {
 
 /**
  * Turns one HTTP request into the event API Gateway would send and calls the route's handler,
- * whose request line (lib/metrics.ts) goes to this process's stdout as on Lambda.
+ * whose request line (lib/core/metrics.ts) goes to this process's stdout as on Lambda.
  */
 const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
   const method = req.method ?? 'GET';
@@ -82,7 +82,7 @@ const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> =
     found ? `${found.route.method} ${found.route.path}` : '$default',
     found?.params,
   );
-  // An invocation id of its own, as on Lambda: the request line carries both (lib/metrics.ts).
+  // An invocation id of its own, as on Lambda: the request line carries both (lib/core/metrics.ts).
   const context = lambdaContext(`roster-${name}`, timeoutMs, randomUUID());
   const handler = await loadHandler(name);
   send(res, await invocation.run({ functionName: name }, () => handler(event, context)));

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result } from 'aws-lambda';
-import { measured } from '../metrics.ts';
+import { measured } from './measured.ts';
 import { baseHeaders, errorResponse, requestIdOf } from './errors.ts';
 import { type RouteName, routeNamed } from './routes.ts';
 

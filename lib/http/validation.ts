@@ -1,5 +1,5 @@
 import type * as z from 'zod/mini';
-import { AppError } from '../errors.ts';
+import { AppError } from '#lib/core/errors.ts';
 
 const valueAt = (input: unknown, path: readonly PropertyKey[]): unknown =>
   path.reduce<unknown>(

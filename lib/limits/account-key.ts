@@ -1,4 +1,4 @@
-import { sha256Hex } from '../sha256.ts';
+import { sha256Hex } from '#lib/core/sha256.ts';
 
 /**
  * The account key of the password limits and the address-mail allowance: the e-mail as sign-in

@@ -1,5 +1,5 @@
-import { config } from '../config.ts';
-import type { Db } from '../db/service.ts';
+import { config } from '#lib/core/config.ts';
+import type { Db } from '#lib/db/service.ts';
 import { accountSubject } from './account-key.ts';
 import { type BucketSettings, type BucketToken, takeToken } from './token-bucket.ts';
 

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
-import { config } from '../config.ts';
-import type { Db } from '../db/service.ts';
+import { config } from '#lib/core/config.ts';
+import type { Db } from '#lib/db/service.ts';
 import { forgottenAt, limiterUnavailable } from './limit-state.ts';
 import { accountSubject } from './account-key.ts';
 import { type HourlySettings, passHourly, stampMs } from './hourly-cap.ts';

@@ -1,17 +1,17 @@
 import { randomInt } from 'node:crypto';
-import type { LimitScope } from '../db/entities/limits.ts';
-import type { Db } from '../db/service.ts';
-import { isConditionFailure } from '../db/transactions.ts';
-import { rateLimited } from '../errors.ts';
-import { log } from '../log.ts';
-import { expirySeconds } from '../time.ts';
+import type { LimitScope } from '#lib/db/entities/limits.ts';
+import type { Db } from '#lib/db/service.ts';
+import { isConditionFailure } from '#lib/db/transactions.ts';
+import { rateLimited } from '#lib/core/errors.ts';
+import { log } from '#lib/core/log.ts';
+import { expirySeconds } from '#lib/core/time.ts';
 import { MAX_TRIES, WRITE, stateOnConditionFailure } from './limit-state.ts';
 
 /**
  * Token buckets kept in DynamoDB, so that every concurrent Lambda instance sees the same counts:
  * per source network for sign-in, sign-up and reset requests (source-network.ts), per user for
  * password changes (password-attempts.ts), per team, user or address for mail
- * (mail-allowances.ts); refreshes are limited per session, in the session item (lib/refresh.ts,
+ * (mail-allowances.ts); refreshes are limited per session, in the session item (lib/identity/refresh.ts,
  * with `planBucket`). `burst` tokens, one back every `refillSeconds / refill` seconds, never more
  * than `burst`. Stored as GCRA: `tat`, the time at which the bucket would be full again. With
  * T = refillSeconds * 1000 / refill (ms, rounded up) and tau = (burst - 1) * T, a request at `now`
@@ -36,7 +36,7 @@ import { MAX_TRIES, WRITE, stateOnConditionFailure } from './limit-state.ts';
  * reservation's time instead: earlier by less than how long the reservation was out (one
  * sign-in's duration, well under T). So in any window the admitted guesses are at most what GCRA
  * allows in that window stretched by the longest hold: never a whole token more per window, and
- * nothing that adds up over time (test/unit/limits.test.ts checks this property).
+ * nothing that adds up over time (test/load/limiters.test.ts checks this property).
  */
 
 export interface BucketSettings {

@@ -1,4 +1,4 @@
-import { config } from '../config.ts';
+import { config } from '#lib/core/config.ts';
 import { fill, humanUtc, loadTemplates, type Parts, type Rendered, roleName } from './templates.ts';
 
 /** The short notice an inviter gets when an invite is declined. */

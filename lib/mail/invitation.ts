@@ -1,4 +1,4 @@
-import { config } from '../config.ts';
+import { config } from '#lib/core/config.ts';
 import { fill, humanUtc, loadTemplates, type Parts, type Rendered, roleName } from './templates.ts';
 
 /** The data an invitation e-mail needs; plain values, so the outbox can store them with the message. */

@@ -1,11 +1,12 @@
-import { OUTBOX_SWEEP } from '../background.ts';
-import { dueShardOf, OUTBOX_SHARDS } from '../db/entities/outbox.ts';
-import type { Db } from '../db/service.ts';
-import { log } from '../log.ts';
-import { EVENT_METRICS } from '../metric-names.ts';
-import { recordEvent } from '../metrics.ts';
-import { isoMillis } from '../time.ts';
-import { type Delivery, deliver, type OutboxFields, outboxRefOf } from './outbox.ts';
+import { OUTBOX_SWEEP } from '#lib/http/background.ts';
+import { dueShardOf, OUTBOX_SHARDS } from '#lib/db/entities/outbox.ts';
+import type { Db } from '#lib/db/service.ts';
+import { log } from '#lib/core/log.ts';
+import { EVENT_METRICS } from '#lib/core/metric-names.ts';
+import { recordEvent } from '#lib/core/metrics.ts';
+import { isoMillis } from '#lib/core/time.ts';
+import { type Delivery, deliver } from './outbox.ts';
+import { type OutboxFields, outboxRefOf } from './outbox-ref.ts';
 import type { Mailer } from './transports.ts';
 
 /**

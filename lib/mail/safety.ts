@@ -1,4 +1,4 @@
-import { withoutHidden } from '../text.ts';
+import { withoutHidden } from '#lib/core/text.ts';
 
 /**
  * The header-injection rule (docs/mail.md): user text is made one line when a message is rendered,
@@ -24,7 +24,7 @@ export class MailRefusedError extends Error {
 export const hasUnsafeCharacters = (value: string): boolean => UNSAFE.test(value);
 
 /**
- * User text for a message: hidden characters removed (lib/text.ts, the rule names are held to:
+ * User text for a message: hidden characters removed (lib/core/text.ts, the rule names are held to:
  * `Payroll \u202Egnp.exe` would show as `Payroll exe.png`; names stored before that rule may still
  * hold them), every other unsafe character (a line break, a control) becomes a space, runs of
  * space collapse.

@@ -1,14 +1,14 @@
 import * as z from 'zod/mini';
-import { accountSubject } from '../limits/account-key.ts';
-import type { Read } from '../db/batch-read.ts';
-import type { Db } from '../db/service.ts';
-import { isConditionFailure } from '../db/transactions.ts';
-import { AppError } from '../errors.ts';
-import { log } from '../log.ts';
-import { recordEvent } from '../metrics.ts';
-import { EVENT_METRICS } from '../metric-names.ts';
-import { Email } from '../schemas.ts';
-import { isoMillis } from '../time.ts';
+import { accountSubject } from '#lib/limits/account-key.ts';
+import type { Read } from '#lib/db/batch-read.ts';
+import type { Db } from '#lib/db/service.ts';
+import { isConditionFailure } from '#lib/db/transactions.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { log } from '#lib/core/log.ts';
+import { recordEvent } from '#lib/core/metrics.ts';
+import { EVENT_METRICS } from '#lib/core/metric-names.ts';
+import { Email } from '#lib/wire/schemas.ts';
+import { isoMillis } from '#lib/core/time.ts';
 
 /**
  * Addresses Roster no longer mails (docs/operations.md, "Bounces and complaints"). SES reports
@@ -24,7 +24,7 @@ const normalise = (email: string): string => email.trim().toLowerCase();
 export const isSuppressed = async (db: Db, email: string): Promise<boolean> =>
   (await db.entities.mailSuppression.get({ email: normalise(email) }).go()).data !== null;
 
-/** The suppression item of `email`, for a BatchGetItem the caller makes anyway (lib/invites.ts). */
+/** The suppression item of `email`, for a BatchGetItem the caller makes anyway (lib/teams/invites/create.ts). */
 export const suppressionOf = (db: Db, email: string) => [db.entities.mailSuppression, { email: normalise(email) }] as const satisfies Read;
 
 /** What an invite to a suppressed address answers (422, like any other rule the address breaks). */

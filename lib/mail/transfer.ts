@@ -1,4 +1,4 @@
-import { config } from '../config.ts';
+import { config } from '#lib/core/config.ts';
 import { checkLink } from './invitation.ts';
 import { fill, humanUtc, loadTemplates, type Parts, type Rendered } from './templates.ts';
 

@@ -1,8 +1,8 @@
 import { SendEmailCommand, type SendEmailCommandInput, SESv2Client } from '@aws-sdk/client-sesv2';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { createTransport } from 'nodemailer';
-import { config } from '../config.ts';
-import { log } from '../log.ts';
+import { config } from '#lib/core/config.ts';
+import { log } from '#lib/core/log.ts';
 import { checkMessage, type MailMessage, messageIdHeader, parseSender, type Sender } from './safety.ts';
 
 export { MailRefusedError, type MailMessage } from './safety.ts';

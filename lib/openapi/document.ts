@@ -1,31 +1,13 @@
-import * as z from 'zod/mini';
-import { type ErrorCode, MESSAGES, STATUS } from '../errors.ts';
-import { requestOf } from '../http/requests.ts';
-import { ROUTES, type Route, type RouteName, isIdempotent } from '../http/routes.ts';
-import { keepsAnswer } from '../idempotency.ts';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../pagination.ts';
-import { Email, SLUG_PATTERN } from '../schemas.ts';
-import {
-  AuditEntrySchema,
-  AuthSessionSchema,
-  BulkInviteResultSchema,
-  BulkInviteResultsSchema,
-  EmptySchema,
-  errorEnvelope,
-  InviteSchema,
-  JwksSchema,
-  MemberSchema,
-  MembershipSchema,
-  SessionInfoSchema,
-  TeamSchema,
-  TransferSchema,
-  UserSchema,
-  WebhookEndpointCreatedSchema,
-  WebhookDeliverySchema,
-  WebhookEndpointSchema,
-  WebhookReplaySchema,
-} from '../responses.ts';
-import { type Operation, OPERATIONS, TAGS } from './operations.ts';
+import type * as z from 'zod/mini';
+import { type ErrorCode, STATUS } from '#lib/core/errors.ts';
+import { requestOf } from '#lib/http/requests.ts';
+import { ROUTES, type Route, type RouteName, isIdempotent } from '#lib/http/routes.ts';
+import { keepsAnswer } from '#lib/http/idempotency-store.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '#lib/core/pagination.ts';
+import { SLUG_PATTERN } from '#lib/wire/schemas.ts';
+import { type Operation, TAGS } from './operation.ts';
+import { OPERATIONS } from './operations.ts';
+import { ERROR_COMPONENTS, type Json, component, components, dataOf, inline } from './components.ts';
 
 /**
  * The OpenAPI 3.1 document, generated from the route table (paths, methods, auth), the request
@@ -33,226 +15,6 @@ import { type Operation, OPERATIONS, TAGS } from './operations.ts';
  * (responses.ts) and the words in operations.ts. `npm run openapi` writes it to openapi.json;
  * nothing here is written twice by hand.
  */
-type Json = Record<string, unknown>;
-
-interface Meta {
-  id?: string;
-  title?: string;
-  description?: string;
-  examples?: unknown[];
-  format?: string;
-}
-
-const EXAMPLE_TIME = '2026-11-21T09:30:00.000Z';
-const EXAMPLE_USER = {
-  id: '4b0c0f7e-5d1a-4f7e-9a53-2f1b8c6d7e90',
-  aud: 'authenticated',
-  role: 'authenticated',
-  email: 'ada@example.com',
-  last_sign_in_at: EXAMPLE_TIME,
-  app_metadata: { provider: 'email', providers: ['email'] },
-  user_metadata: { firstName: 'Ada', lastName: 'Lovelace' },
-  created_at: EXAMPLE_TIME,
-  updated_at: EXAMPLE_TIME,
-};
-const EXAMPLE_TEAM = { id: 1764751234567, name: 'Acme', slug: 'acme', logo: null, createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME };
-
-/** Names, descriptions and examples of the shared schemas: the document's components. */
-const metadata = z.registry<Meta>();
-metadata.add(TeamSchema, { id: 'Team', examples: [EXAMPLE_TEAM] });
-metadata.add(MembershipSchema, {
-  id: 'Membership',
-  examples: [
-    { id: 1764751234901, teamId: EXAMPLE_TEAM.id, userId: 1764751230001, role: 'ADMIN', createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME },
-  ],
-});
-metadata.add(MemberSchema, {
-  id: 'Member',
-  examples: [
-    {
-      id: 1764751234901,
-      userId: 1764751230001,
-      role: 'OWNER',
-      email: 'ada@example.com',
-      firstName: 'Ada',
-      lastName: 'Lovelace',
-      createdAt: EXAMPLE_TIME,
-      updatedAt: EXAMPLE_TIME,
-    },
-  ],
-});
-metadata.add(UserSchema, { id: 'User', description: "Shaped like Supabase's user; `id` is the user's UUID.", examples: [EXAMPLE_USER] });
-metadata.add(AuthSessionSchema, {
-  id: 'AuthSession',
-  examples: [
-    {
-      session: {
-        access_token: 'eyJhbGciOiJFZERTQSIsImtpZCI6IjIwMjYtMTEtMjEiLCJ0eXAiOiJhdCtqd3QifQ.eyJzdWIiOiI0YjBjIn0.c2lnbmF0dXJl',
-        token_type: 'bearer',
-        expires_in: 3600,
-        expires_at: 1795254600,
-        refresh_token: 'Yp1xR0m8pXz2vS3bQ9cH4kL7tN6wE5aJ1fU0iO2gD8s',
-        user: EXAMPLE_USER,
-      },
-    },
-  ],
-});
-metadata.add(SessionInfoSchema, { id: 'SessionInfo' });
-const EXAMPLE_INVITE = {
-  id: 1764751239999,
-  uuid: '9d5f3c1a-7b2e-4c8d-a6f0-1e2d3c4b5a69',
-  teamId: EXAMPLE_TEAM.id,
-  team: { id: EXAMPLE_TEAM.id, name: 'Acme', slug: 'acme' },
-  email: 'grace@example.com',
-  role: 'MEMBER',
-  status: 'PENDING',
-  invitedBy: { id: 1764751230001, email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
-  expiresAt: '2026-11-28T09:30:00.000Z',
-  createdAt: EXAMPLE_TIME,
-  updatedAt: EXAMPLE_TIME,
-};
-metadata.add(InviteSchema, { id: 'Invite', examples: [EXAMPLE_INVITE] });
-metadata.add(BulkInviteResultSchema, {
-  id: 'BulkInviteResult',
-  description:
-    'What `POST /api/teams/{slug}/invites` answers for this row: `status` 201 and the invite, or its error status with `code`, `message` and `fields`.',
-});
-metadata.add(BulkInviteResultsSchema, {
-  id: 'BulkInviteResults',
-  description: 'One result per row asked, in their order.',
-  examples: [
-    [
-      { email: 'grace@example.com', status: 201, invite: EXAMPLE_INVITE },
-      { email: 'ada@example.com', status: 409, code: 'already_member', message: MESSAGES.already_member },
-      {
-        email: 'grace@example.com',
-        status: 422,
-        code: 'validation_failed',
-        message: 'This address is already in invites[0]: each address is invited once per request.',
-        fields: { email: 'repeats invites[0]' },
-      },
-    ],
-  ],
-});
-metadata.add(TransferSchema, {
-  id: 'Transfer',
-  examples: [
-    {
-      id: '0f8e2b7c-3d4a-4e5f-9a6b-7c8d9e0f1a2b',
-      team: { id: EXAMPLE_TEAM.id, name: 'Acme', slug: 'acme' },
-      nominee: { memberId: 1764751234901, userId: 1764751230002, email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' },
-      nominatedBy: { userId: 1764751230001, email: 'ada@example.com' },
-      createdAt: EXAMPLE_TIME,
-      expiresAt: '2026-11-28T09:30:00.000Z',
-    },
-  ],
-});
-metadata.add(AuditEntrySchema, {
-  id: 'AuditEntry',
-  examples: [
-    {
-      id: '019ac1f2-6b3d-7e4f-8a9b-0c1d2e3f4a5b',
-      createdAt: EXAMPLE_TIME,
-      action: 'member.role_changed',
-      actor: { userId: 1764751230001, email: 'ada@example.com' },
-      target: { type: 'member', id: 1764751234901, userId: 1764751230002 },
-      changes: { role: { before: 'MEMBER', after: 'ADMIN' } },
-      requestId: 'c6a1f0d2-4b3e-4f5a-9b8c-7d6e5f4a3b2c',
-      sourceIp: '203.0.113.7',
-    },
-  ],
-});
-const EXAMPLE_WEBHOOK = {
-  id: 1764751236001,
-  url: 'https://hooks.example.com/roster',
-  events: ['member.role_changed', 'member.removed'],
-  createdBy: { userId: 1764751230001 },
-  createdAt: EXAMPLE_TIME,
-};
-metadata.add(WebhookEndpointSchema, { id: 'WebhookEndpoint', examples: [EXAMPLE_WEBHOOK] });
-metadata.add(WebhookEndpointCreatedSchema, {
-  id: 'WebhookEndpointCreated',
-  description: 'The endpoint and its signing secret, shown in this answer only.',
-  examples: [{ ...EXAMPLE_WEBHOOK, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw6tQqyGTOXqE=' }],
-});
-metadata.add(WebhookDeliverySchema, {
-  id: 'WebhookDelivery',
-  description: 'One attempt to deliver one event to the endpoint.',
-  examples: [
-    {
-      id: '019ac1f2-7c4e-7a1b-9c2d-3e4f5a6b7c8d',
-      eventId: '019ac1f2-6b3d-7e4f-8a9b-0c1d2e3f4a5b',
-      event: 'member.role_changed',
-      attempt: 2,
-      replay: false,
-      succeeded: false,
-      responseStatus: 503,
-      error: 'answered 503',
-      durationMs: 184,
-      createdAt: EXAMPLE_TIME,
-      nextAttemptAt: '2026-11-21T09:35:00.000Z',
-    },
-  ],
-});
-metadata.add(WebhookReplaySchema, {
-  id: 'WebhookReplay',
-  description: 'The event queued again: `eventId` is the `webhook-id` the endpoint will receive.',
-  examples: [{ eventId: '019ac1f2-6b3d-7e4f-8a9b-0c1d2e3f4a5b' }],
-});
-metadata.add(EmptySchema, { id: 'Empty', description: 'Nothing to say beyond the status.' });
-metadata.add(JwksSchema, { id: 'Jwks' });
-/** One component per error code: the envelope with that `code`, so each response lists exactly its codes. */
-const errorId = (code: ErrorCode): string => `${code.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase())}Error`;
-const ERROR_COMPONENTS = new Map<ErrorCode, z.ZodMiniType>();
-for (const code of Object.keys(STATUS) as ErrorCode[]) {
-  const schema = errorEnvelope([code]);
-  ERROR_COMPONENTS.set(code, schema);
-  metadata.add(schema, {
-    id: errorId(code),
-    description: `${STATUS[code]}: ${MESSAGES[code]}`,
-    examples: [{ error: { code, message: MESSAGES[code] } }],
-  });
-}
-metadata.add(Email, { format: 'email', description: 'Trimmed and lowercased before use.' });
-
-const REF = (id: string) => `#/components/schemas/${id}`;
-
-/** zod's `format` says what its long `pattern` does; keep the document readable. */
-const tidy = ({ jsonSchema }: { jsonSchema: Json }) => {
-  if (jsonSchema.format !== undefined) delete jsonSchema.pattern;
-};
-
-/** The registered schemas, but for the error codes no route answers (405 comes from no route's function). */
-const components = (usedCodes: ReadonlySet<ErrorCode>): Record<string, Json> => {
-  const { schemas } = z.toJSONSchema(metadata, { target: 'draft-2020-12', uri: REF, override: tidy });
-  const unused = new Set((Object.keys(STATUS) as ErrorCode[]).filter((code) => !usedCodes.has(code)).map(errorId));
-  return Object.fromEntries(
-    Object.entries(schemas)
-      .filter(([id, schema]) => schema.$id !== undefined && !unused.has(id))
-      .map(([id, { $schema: _s, $id: _i, ...schema }]) => [id, schema]),
-  );
-};
-
-/** A request schema inline, with references to the components it uses. */
-const inline = (schema: z.ZodMiniType, io: 'input' | 'output'): Json => {
-  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, metadata, unrepresentable: 'any', override: tidy }) as Json;
-  delete json.$schema;
-  return json;
-};
-
-const component = (schema: z.ZodMiniType): Json => {
-  const id = metadata.get(schema)?.id;
-  if (!id) throw new Error('response schemas are registered components');
-  return { $ref: REF(id) };
-};
-
-const dataOf = (schema: Json): Json => ({
-  type: 'object',
-  properties: { data: schema },
-  required: ['data'],
-  additionalProperties: false,
-});
-
 const header = (description: string, required: boolean, schema: Json = { type: 'string' }) => ({ description, required, schema });
 /** Response headers, defined once under components.headers; `required` where every answer that lists one sends it. */
 const HEADERS: Record<string, Json> = {
@@ -348,7 +110,7 @@ const ERROR_HEADERS: Partial<Record<number, string[]>> = { 401: ['WWW-Authentica
 
 const errorRef = (code: ErrorCode): Json => component(ERROR_COMPONENTS.get(code) as z.ZodMiniType);
 
-/** The answers an `Idempotency-Key` replays (lib/idempotency.ts keepsAnswer) carry `Idempotent-Replayed` then. */
+/** The answers an `Idempotency-Key` replays (lib/http/idempotency-store.ts keepsAnswer) carry `Idempotent-Replayed` then. */
 const replayable = (route: Route, status: number): string[] => (isIdempotent(route) && keepsAnswer(status) ? ['Idempotent-Replayed'] : []);
 
 const errorResponses = (route: Route, codes: ErrorCode[]): Record<string, Json> => {

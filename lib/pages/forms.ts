@@ -1,4 +1,4 @@
-import { config } from '../config.ts';
+import { config } from '#lib/core/config.ts';
 
 /** The minimum length of a new password, as sign-up checks it (the browser checks it first). */
 export const MIN_LENGTH = ` minlength="${config.passwordMinLength}"`;

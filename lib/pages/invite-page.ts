@@ -1,11 +1,11 @@
-import { hashOpaqueToken } from '../auth/opaque-tokens.ts';
-import { readTogether } from '../db/batch-read.ts';
-import type { Db } from '../db/service.ts';
-import { pathParams } from '../http/params.ts';
-import type { StaticAnswer } from '../http/static.ts';
-import { humanUtc, roleName } from '../mail/templates.ts';
-import { oneLine } from '../mail/safety.ts';
-import { isoMillis } from '../time.ts';
+import { hashOpaqueToken } from '#lib/auth/opaque-tokens.ts';
+import { readTogether } from '#lib/db/batch-read.ts';
+import type { Db } from '#lib/db/service.ts';
+import { pathParams } from '#lib/http/params.ts';
+import type { StaticAnswer } from '#lib/http/static.ts';
+import { humanUtc, roleName } from '#lib/mail/templates.ts';
+import { oneLine } from '#lib/mail/safety.ts';
+import { isoMillis } from '#lib/core/time.ts';
 import { field, MIN_LENGTH } from './forms.ts';
 import { html, renderPage } from './render.ts';
 

@@ -1,4 +1,4 @@
-import type { StaticAnswer } from '../http/static.ts';
+import type { StaticAnswer } from '#lib/http/static.ts';
 import { field, MIN_LENGTH } from './forms.ts';
 import { renderPage } from './render.ts';
 

@@ -14,9 +14,9 @@ import {
 } from '@aws-sdk/client-sesv2';
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, type STSClient } from '@aws-sdk/client-sts';
-import { DKIM_OUTPUTS } from '../../infra/mail-identity.ts';
-import type { MailOptions } from '../../infra/options.ts';
-import { UNRESERVED_MINIMUM } from '../../infra/options.ts';
+import { DKIM_OUTPUTS } from '#infra/mail-identity.ts';
+import type { MailOptions } from '#infra/options.ts';
+import { UNRESERVED_MINIMUM } from '#infra/options.ts';
 import { type Assembly, createdIdentities, reservedConcurrency, type Template } from './assembly.ts';
 import {
   describeError,

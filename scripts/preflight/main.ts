@@ -13,7 +13,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import { STSClient } from '@aws-sdk/client-sts';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { App } from 'aws-cdk-lib';
-import { type DeployOptions, deployOptions } from '../../infra/options.ts';
+import { type DeployOptions, deployOptions } from '#infra/options.ts';
 import { type Assembly, type CdkJson, type Context, readCdkJson, synthesize } from './assembly.ts';
 import {
   checkAccount,

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { deleteAccount } from '../../lib/account-deletion.ts';
-import { claimsOf } from '../../lib/auth/session-items.ts';
-import { db } from '../../lib/db/service.ts';
-import { AppError } from '../../lib/errors.ts';
+import { deleteAccount } from '#lib/identity/account-deletion.ts';
+import { claimsOf } from '#lib/auth/session-items.ts';
+import { db } from '#lib/db/service.ts';
+import { AppError } from '#lib/core/errors.ts';
 import { pausedBeforeFirstWrite } from '../helpers/paused.ts';
 import { type TestUser, addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 

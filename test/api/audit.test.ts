@@ -1,10 +1,10 @@
 /**
- * The audit log (lib/audit.ts, lib/audit-log.ts, docs/audit.md) through the local server against
+ * The audit log (lib/events/audit.ts, lib/events/audit-log.ts, docs/audit.md) through the local server against
  * DynamoDB Local: what each change records, who may read it, paging and the action filter, and
  * that entries match changes one for one, also under concurrent requests.
  */
 import { describe, expect, it } from 'vitest';
-import { db } from '../../lib/db/service.ts';
+import { db } from '#lib/db/service.ts';
 import { type Reply, type TestUser, addMember, createTeam, freshSlug, signUp, useApi } from '../helpers/api.ts';
 
 const api = useApi();

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { config } from '../../lib/config.ts';
-import { createDocumentClient } from '../../lib/db/client.ts';
-import { openCursor, sealCursor } from '../../lib/db/cursors.ts';
-import { CURSOR_KEY_ITEM } from '../../lib/db/entities/cursor-key.ts';
-import { createDb, db } from '../../lib/db/service.ts';
+import { config } from '#lib/core/config.ts';
+import { createDocumentClient } from '#lib/db/client.ts';
+import { openCursor, sealCursor } from '#lib/db/cursors.ts';
+import { CURSOR_KEY_ITEM } from '#lib/db/entities/cursor-key.ts';
+import { createDb, db } from '#lib/db/service.ts';
 import { type TestUser, addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
 /**

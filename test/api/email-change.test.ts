@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { issueToken } from '../../lib/account-tokens.ts';
-import { claimsOf } from '../../lib/auth/session-items.ts';
-import { db } from '../../lib/db/service.ts';
-import { AppError } from '../../lib/errors.ts';
-import { acceptInvite } from '../../lib/invites.ts';
+import { issueToken } from '#lib/auth/account-tokens.ts';
+import { claimsOf } from '#lib/auth/session-items.ts';
+import { db } from '#lib/db/service.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { acceptInvite } from '#lib/teams/invites/my-invites.ts';
 import { type TestUser, confirm, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 import { pausedBeforeFirstWrite } from '../helpers/paused.ts';
 

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { issueToken } from '../../lib/account-tokens.ts';
-import { hashOpaqueToken } from '../../lib/auth/opaque-tokens.ts';
-import { db } from '../../lib/db/service.ts';
-import { cursorKeyPartitionKey } from '../../lib/db/entities/cursor-key.ts';
-import { KEYS } from '../../lib/db/table.ts';
-import { MAILER, MAILER_ACTIONS } from '../../infra/stack.ts';
-import { ROUTES } from '../../lib/http/routes.ts';
-import { TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '../../lib/background.ts';
-import { invocation } from '../../lib/http/server.ts';
-import type { UserItem } from '../../lib/views.ts';
+import { issueToken } from '#lib/auth/account-tokens.ts';
+import { hashOpaqueToken } from '#lib/auth/opaque-tokens.ts';
+import { db } from '#lib/db/service.ts';
+import { cursorKeyPartitionKey } from '#lib/db/entities/cursor-key.ts';
+import { KEYS } from '#lib/db/entities/table.ts';
+import { MAILER, MAILER_ACTIONS } from '#infra/background.ts';
+import { ROUTES } from '#lib/http/routes.ts';
+import { TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '#lib/http/background.ts';
+import { invocation } from '#lib/http/server.ts';
+import type { UserItem } from '#lib/db/items.ts';
 import { addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
 /**
@@ -66,9 +66,9 @@ afterAll(() => db().documents.middlewareStack.remove('recordActions'));
 // delivery on the local queue, as the local server runs them; their requests count too.
 let stopPoller: (() => Promise<void> | void) | undefined;
 beforeAll(async () => {
-  const { startLocalQueue } = await import('../../infra/local-queue.ts');
+  const { startLocalQueue } = await import('#infra/local-queue.ts');
   const queue = startLocalQueue();
-  const { startStreamPollers } = await import('../../infra/stream-poller.ts');
+  const { startStreamPollers } = await import('#infra/stream-poller.ts');
   const pollers = await startStreamPollers({
     endpoint: process.env.DYNAMODB_ENDPOINT as string,
     tableName: process.env.TABLE_NAME as string,

@@ -1,12 +1,12 @@
 /**
- * `Idempotency-Key` on the authenticated POSTs (lib/idempotency.ts, docs/idempotency.md), through
+ * `Idempotency-Key` on the authenticated POSTs (lib/http/idempotency-store.ts, docs/idempotency.md), through
  * the local server against DynamoDB Local: replays, refusals, what is kept and what is not, the
  * claim's take-over rules, and twenty identical invites racing under one key.
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { db } from '../../lib/db/service.ts';
-import { IDEMPOTENCY_WINDOW_MS, claimKey, fingerprintOf, releaseKey, settleKey } from '../../lib/idempotency.ts';
+import { db } from '#lib/db/service.ts';
+import { IDEMPOTENCY_WINDOW_MS, claimKey, fingerprintOf, releaseKey, settleKey } from '#lib/http/idempotency-store.ts';
 import { type Reply, type TestUser, createTeam, freshEmail, freshSlug, signUp, useApi } from '../helpers/api.ts';
 
 const api = useApi();
@@ -198,11 +198,11 @@ describe('Idempotency-Key', () => {
   });
 });
 
-describe('the claim (lib/idempotency.ts)', () => {
+describe('the claim (lib/http/idempotency-store.ts)', () => {
   it('frees the key after a 409 conflict; keeps a run cut short as its 503 until the run settles its own answer', async () => {
     const [{ settleHeld, stillRunning }, { AppError, serviceUnavailable }] = await Promise.all([
-      import('../../lib/http/idempotency.ts'),
-      import('../../lib/errors.ts'),
+      import('#lib/http/idempotency.ts'),
+      import('#lib/core/errors.ts'),
     ]);
     const who = { userUuid: randomUUID(), key: randomUUID() };
     const answer = (statusCode: number, body: string) => ({ statusCode, body });

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimsOf } from '../../lib/auth/session-items.ts';
-import { db } from '../../lib/db/service.ts';
-import { AppError } from '../../lib/errors.ts';
-import { acceptInvite, deleteInvite } from '../../lib/invites.ts';
+import { claimsOf } from '#lib/auth/session-items.ts';
+import { db } from '#lib/db/service.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { acceptInvite } from '#lib/teams/invites/my-invites.ts';
+import { deleteInvite } from '#lib/teams/invites/team-invites.ts';
 import { type Api, type TestUser, addMember, confirm, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 import { expireInvite } from '../helpers/invites.ts';
 import { pausedBeforeFirstWrite } from '../helpers/paused.ts';

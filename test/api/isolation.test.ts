@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { db } from '../../lib/db/service.ts';
+import { db } from '#lib/db/service.ts';
 import { type Reply, type TestUser, addMember, confirm, createTeam, freshEmail, freshSlug, signUp, useApi } from '../helpers/api.ts';
 
 const api = useApi();

@@ -6,10 +6,10 @@
  * receive them from the function.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EVENT_METRICS, FUNCTION_DIMENSION, METRIC_NAMESPACE, REQUEST_METRICS } from '../../lib/metric-names.ts';
+import { EVENT_METRICS, FUNCTION_DIMENSION, METRIC_NAMESPACE, REQUEST_METRICS } from '#lib/core/metric-names.ts';
 import { type Reply, type TestUser, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
-// Read by lib/config.ts when the handlers first load, after this: a rotated refresh token is
+// Read by lib/core/config.ts when the handlers first load, after this: a rotated refresh token is
 // reuse after a second; one rotation per session, then 429; one failed sign-in, then the account waits.
 vi.hoisted(() => {
   // Every line is written, whatever level a test run may set to keep quiet.

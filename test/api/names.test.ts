@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { db } from '../../lib/db/service.ts';
+import { db } from '#lib/db/service.ts';
 import { type Reply, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
 /**

@@ -4,7 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/dynamodb-local.ts';
+import { freePort } from '#infra/dynamodb-local.ts';
 import { seedInvite, seedMessage, storedMessage } from '../helpers/outbox.ts';
 import { testSmtp } from '../helpers/smtp.ts';
 

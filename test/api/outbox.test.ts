@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Received, testSmtp } from '../helpers/smtp.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/dynamodb-local.ts';
-import type { Schedule } from '../../infra/schedules.ts';
-import type { StreamPoller } from '../../infra/stream-poller.ts';
+import { freePort } from '#infra/dynamodb-local.ts';
+import type { Schedule } from '#infra/schedules.ts';
+import type { StreamPoller } from '#infra/stream-poller.ts';
 import { type Api, apiAt, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
 const PUBLIC_URL = 'https://roster.example.com';
@@ -45,7 +45,7 @@ const api = useApi();
 let poller: StreamPoller;
 let sweeper: Schedule;
 const startPoller = async () => {
-  const { startStreamPoller } = await import('../../infra/stream-poller.ts');
+  const { startStreamPoller } = await import('#infra/stream-poller.ts');
   poller = await startStreamPoller({
     endpoint: process.env.DYNAMODB_ENDPOINT as string,
     tableName: process.env.TABLE_NAME as string,
@@ -59,7 +59,7 @@ const startPoller = async () => {
 beforeAll(async () => {
   await startSmtp();
   await startPoller();
-  sweeper = (await import('../../infra/schedules.ts')).startSchedule('outbox-sweep', 1000);
+  sweeper = (await import('#infra/schedules.ts')).startSchedule('outbox-sweep', 1000);
 });
 afterAll(async () => {
   await sweeper.stop();
@@ -71,7 +71,7 @@ beforeEach(() => {
 });
 
 const outboxOf = async (inviteUuid: string) => {
-  const { db } = await import('../../lib/db/service.ts');
+  const { db } = await import('#lib/db/service.ts');
   return (
     await db()
       .entities.outboxMessage.scan.where((a, { eq }) => eq(a.inviteUuid, inviteUuid))
@@ -156,7 +156,7 @@ describe('the outbox through the stream', () => {
 
 describe('account e-mail through the stream', () => {
   const helpers = () => import('../helpers/outbox.ts');
-  const tokens = () => import('../../lib/account-tokens.ts');
+  const tokens = () => import('#lib/auth/account-tokens.ts');
   const LINK = { verification: '/verify', email_change: '/verify', recovery: '/reset' } as const;
 
   /** The one mail to `to` about `about`, and the token its link carries to `path`. */
@@ -191,7 +191,7 @@ describe('account e-mail through the stream', () => {
     async (kind, about) => {
       const { seedAccountMessage, seedUser } = await helpers();
       const { findToken } = await tokens();
-      const { db } = await import('../../lib/db/service.ts');
+      const { db } = await import('#lib/db/service.ts');
       const newEmail = freshEmail('new');
       const user = await seedUser(kind === 'email_change' ? { newEmail, tokenEpoch: 2 } : { tokenEpoch: 2 });
       const to = kind === 'email_change' ? newEmail : user.email;
@@ -241,8 +241,8 @@ describe('account e-mail through the stream', () => {
     const unknown = freshEmail('unknown');
     const changedTo = freshEmail('changed');
     const bounced = await seedUser();
-    const { suppress } = await import('../../lib/mail/suppression.ts');
-    const { db } = await import('../../lib/db/service.ts');
+    const { suppress } = await import('#lib/mail/suppression.ts');
+    const { db } = await import('#lib/db/service.ts');
     await suppress(db(), { email: bounced.email, reason: 'bounce', detail: 'Permanent/General', at: new Date().toISOString() });
     const cases = [
       [{ kind: 'recovery', address: bounced.email }, 'skipped: suppressed address'],

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { issueToken } from '../../lib/account-tokens.ts';
-import { hashOpaqueToken } from '../../lib/auth/opaque-tokens.ts';
-import { db } from '../../lib/db/service.ts';
-import { PAGE_CSP } from '../../lib/pages/render.ts';
+import { issueToken } from '#lib/auth/account-tokens.ts';
+import { hashOpaqueToken } from '#lib/auth/opaque-tokens.ts';
+import { db } from '#lib/db/service.ts';
+import { PAGE_CSP } from '#lib/pages/render.ts';
 import { type Reply, type TestUser, freshEmail, freshSlug, signUp, useApi } from '../helpers/api.ts';
 import { expireInvite } from '../helpers/invites.ts';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { issueToken } from '../../lib/account-tokens.ts';
-import type { TokenPurpose } from '../../lib/db/entities/users.ts';
-import { db } from '../../lib/db/service.ts';
+import { issueToken } from '#lib/auth/account-tokens.ts';
+import type { TokenPurpose } from '#lib/db/entities/users.ts';
+import { db } from '#lib/db/service.ts';
 import { type TestUser, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
 const api = useApi();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forgetCachedKeys } from '../../lib/auth/keys/cache.ts';
-import { db } from '../../lib/db/service.ts';
+import { forgetCachedKeys } from '#lib/auth/keys/cache.ts';
+import { db } from '#lib/db/service.ts';
 import { type TestUser, addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { randomUUID, randomUUIDv7 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { hashOpaqueToken } from '../../lib/auth/opaque-tokens.ts';
-import { config } from '../../lib/config.ts';
-import { db } from '../../lib/db/service.ts';
+import { hashOpaqueToken } from '#lib/auth/opaque-tokens.ts';
+import { config } from '#lib/core/config.ts';
+import { db } from '#lib/db/service.ts';
 import { type TestUser, signUp, useApi } from '../helpers/api.ts';
 
 const api = useApi();

@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import type { SNSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { handler } from '../../functions/mail-events.ts';
-import { db } from '../../lib/db/service.ts';
-import { SUPPRESSED_MESSAGE } from '../../lib/mail/suppression.ts';
+import { handler } from '#functions/mail-events.ts';
+import { db } from '#lib/db/service.ts';
+import { SUPPRESSED_MESSAGE } from '#lib/mail/suppression.ts';
 import { type TestUser, addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
 const api = useApi();

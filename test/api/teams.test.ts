@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { db } from '../../lib/db/service.ts';
+import { db } from '#lib/db/service.ts';
 import { addMember, createTeam, freshSlug, signUp, useApi } from '../helpers/api.ts';
 
 const api = useApi();
@@ -118,7 +118,7 @@ describe('teams', () => {
     const res = await api.call('DELETE', `/api/teams/${slug}`, { token: owner.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ data: {} });
-    // The rest is left to the background cleanup (test/api/team-cleanup.test.ts), whose job the deletion wrote in its transaction.
+    // The rest is left to the background cleanup (test/load/team-cleanup.test.ts), whose job the deletion wrote in its transaction.
     expect((await db().entities.teamCleanup.get({ teamId: id }).go({ consistent: true })).data).toMatchObject({
       teamId: id,
       slug,

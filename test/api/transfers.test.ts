@@ -1,5 +1,5 @@
 /**
- * Ownership transfer by consent (lib/transfers.ts) through the local server: nominate, accept,
+ * Ownership transfer by consent (lib/teams/transfers.ts) through the local server: nominate, accept,
  * decline, cancel, who may do what, expiry, the nominee's e-mail (the table's stream, the mailer, a
  * real SMTP server in this process), the team's deletion, and races with real concurrent requests.
  * After every change the team's owners are checked the way races.test.ts's I1 checks them: at
@@ -7,8 +7,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/dynamodb-local.ts';
-import type { StreamPoller } from '../../infra/stream-poller.ts';
+import { freePort } from '#infra/dynamodb-local.ts';
+import type { StreamPoller } from '#infra/stream-poller.ts';
 import { type Reply, type TestUser, addMember, createTeam, signUp, useApi } from '../helpers/api.ts';
 import { testSmtp } from '../helpers/smtp.ts';
 import { race, sweep } from '../helpers/race.ts';
@@ -22,10 +22,10 @@ process.env.PUBLIC_URL = PUBLIC_URL;
 // Small enough to reach in a test; every team here sends fewer (invitations and nominations).
 process.env.INVITE_MAILS_PER_TEAM_HOUR = '6';
 
-const { db } = await import('../../lib/db/service.ts');
-const { claimsOf } = await import('../../lib/auth/session-items.ts');
-const { acceptTransfer, createTransfer } = await import('../../lib/transfers.ts');
-const { AppError } = await import('../../lib/errors.ts');
+const { db } = await import('#lib/db/service.ts');
+const { claimsOf } = await import('#lib/auth/session-items.ts');
+const { acceptTransfer, createTransfer } = await import('#lib/teams/transfers.ts');
+const { AppError } = await import('#lib/core/errors.ts');
 const { pausedBeforeFirstWrite } = await import('../helpers/paused.ts');
 
 const api = useApi();
@@ -34,7 +34,7 @@ const pollers: StreamPoller[] = [];
 
 beforeAll(async () => {
   await startSmtp();
-  const { startStreamPoller } = await import('../../infra/stream-poller.ts');
+  const { startStreamPoller } = await import('#infra/stream-poller.ts');
   for (const fn of ['mailer', 'team-cleanup'] as const) {
     pollers.push(
       await startStreamPoller({

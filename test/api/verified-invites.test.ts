@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Api, type TestUser, addMember, confirm, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
-// Small allowances for this file. The server and lib/config.ts load them on first use (lib modules
+// Small allowances for this file. The server and lib/core/config.ts load them on first use (lib modules
 // are imported below, inside the tests), after these lines have run.
 process.env.INVITE_MAILS_PER_TEAM_HOUR = '5';
 process.env.INVITE_MAILS_PER_USER_HOUR = '6';
@@ -30,7 +30,7 @@ const answer = (res: { status: number; body: { error?: { code: string } } }) => 
 
 /** Takes the confirmation away, as for an account made before addresses were verified. */
 const unconfirm = async (user: TestUser) => {
-  const { db } = await import('../../lib/db/service.ts');
+  const { db } = await import('#lib/db/service.ts');
   await db().entities.user.patch({ userUuid: user.uuid }).remove(['emailConfirmedAt']).go();
 };
 
@@ -122,11 +122,13 @@ describe('invites need a confirmed address', () => {
   });
 
   it('INVITES_REQUIRE_VERIFIED_EMAIL=false: unconfirmed accounts invite, resend, list, preview, accept and decline as before', async () => {
-    const [{ config }, invites, { claimsOf }, { db }] = await Promise.all([
-      import('../../lib/config.ts'),
-      import('../../lib/invites.ts'),
-      import('../../lib/auth/session-items.ts'),
-      import('../../lib/db/service.ts'),
+    const [{ config }, { createInvite }, { resendInvite }, answers, { claimsOf }, { db }] = await Promise.all([
+      import('#lib/core/config.ts'),
+      import('#lib/teams/invites/create.ts'),
+      import('#lib/teams/invites/team-invites.ts'),
+      import('#lib/teams/invites/my-invites.ts'),
+      import('#lib/auth/session-items.ts'),
+      import('#lib/db/service.ts'),
     ]);
     const owner = await signUp(api, 'owner', { confirmed: false });
     const [guest, other] = [await signUp(api, 'guest', { confirmed: false }), await signUp(api, 'other', { confirmed: false })];
@@ -142,14 +144,14 @@ describe('invites need a confirmed address', () => {
     settings.invitesRequireVerifiedEmail = false;
     try {
       const now = new Date();
-      for (const u of [guest, other]) await invites.createInvite(db(), asOwner, slug, { email: u.email, role: 'MEMBER' }, now);
-      const mine = async (asUser: typeof asGuest) => (await invites.listMyInvites(db(), asUser, { limit: 100 }, now)).items;
+      for (const u of [guest, other]) await createInvite(db(), asOwner, slug, { email: u.email, role: 'MEMBER' }, now);
+      const mine = async (asUser: typeof asGuest) => (await answers.listMyInvites(db(), asUser, { limit: 100 }, now)).items;
       const [[first], [second]] = [await mine(asGuest), await mine(asOther)];
       if (!first || !second) throw new Error('the unconfirmed invitees do not see their invites');
-      expect((await invites.getMyInvite(db(), asGuest, first.uuid, now)).team.slug).toBe(slug);
-      await invites.resendInvite(db(), asOwner, slug, first.id, now);
-      await invites.acceptInvite(db(), asGuest, first.uuid, now);
-      await invites.declineInvite(db(), asOther, second.uuid, now);
+      expect((await answers.getMyInvite(db(), asGuest, first.uuid, now)).team.slug).toBe(slug);
+      await resendInvite(db(), asOwner, slug, first.id, now);
+      await answers.acceptInvite(db(), asGuest, first.uuid, now);
+      await answers.declineInvite(db(), asOther, second.uuid, now);
     } finally {
       settings.invitesRequireVerifiedEmail = true;
     }

@@ -10,10 +10,10 @@ import type { DynamoDBRecord, SQSRecord } from 'aws-lambda';
 import type { ServerResponse } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LocalQueue } from '../../infra/local-queue.ts';
-import type { StreamPoller } from '../../infra/stream-poller.ts';
-import { WEBHOOK_ATTEMPTS } from '../../lib/background.ts';
-import { DELIVERY_TIMEOUT_MS } from '../../lib/webhooks/deliver.ts';
+import type { LocalQueue } from '#infra/local-queue.ts';
+import type { StreamPoller } from '#infra/stream-poller.ts';
+import { WEBHOOK_ATTEMPTS } from '#lib/http/background.ts';
+import { DELIVERY_TIMEOUT_MS } from '#lib/events/webhooks/deliver.ts';
 import { type TestUser, addMember, createTeam, signUp, useApi } from '../helpers/api.ts';
 import { type Received, receiver } from '../helpers/receiver.ts';
 
@@ -46,9 +46,9 @@ const receivedAt = (p: string) => hook.received.filter((r) => r.url === p);
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => hook.server.listen(0, '127.0.0.1', resolve));
-  const { startLocalQueue } = await import('../../infra/local-queue.ts');
+  const { startLocalQueue } = await import('#infra/local-queue.ts');
   queue = startLocalQueue({ timeScale: 1e-4, pollMs: 20 });
-  const { startStreamPoller } = await import('../../infra/stream-poller.ts');
+  const { startStreamPoller } = await import('#infra/stream-poller.ts');
   poller = await startStreamPoller({
     endpoint: process.env.DYNAMODB_ENDPOINT as string,
     tableName: process.env.TABLE_NAME as string,
@@ -283,7 +283,7 @@ describe('webhook delivery', () => {
   it('fails the fan-out invocation when the queue cannot take its messages (the stream retries it), and queues them once it can', async () => {
     const p = path(() => 204);
     const { owner, team, endpoint } = await setUp(p, ['team.updated']);
-    const { handler } = await import('../../functions/webhook-fanout.ts');
+    const { handler } = await import('#functions/webhook-fanout.ts');
     const entryId = '019ac1f2-6b3d-7e4f-8a9b-0c1d2e3f4a5b';
     const record: DynamoDBRecord = {
       eventName: 'INSERT',
@@ -299,7 +299,7 @@ describe('webhook delivery', () => {
     };
     await queue.stop();
     await expect(handler({ Records: [record] })).rejects.toThrow(/no webhook queue/);
-    queue = (await import('../../infra/local-queue.ts')).startLocalQueue({ timeScale: 1e-4, pollMs: 20 });
+    queue = (await import('#infra/local-queue.ts')).startLocalQueue({ timeScale: 1e-4, pollMs: 20 });
     expect(await handler({ Records: [record] })).toEqual({ batchItemFailures: [] });
     // Queued: its delivery finds no such entry in the audit log, and drops it unsent.
     await until('the queue drained', () => queue.size() === 0);
@@ -308,7 +308,7 @@ describe('webhook delivery', () => {
   });
 
   it('drops a queue message that is not a delivery order, or names nothing, without an attempt', async () => {
-    const { handler } = await import('../../functions/webhook-delivery.ts');
+    const { handler } = await import('#functions/webhook-delivery.ts');
     const message = (body: string, id: string) =>
       ({
         messageId: id,

@@ -1,14 +1,14 @@
 /**
- * Webhook endpoints (lib/webhooks/endpoints.ts, docs/webhooks.md) through the local server against
+ * Webhook endpoints (lib/events/webhooks/endpoints.ts, docs/webhooks.md) through the local server against
  * DynamoDB Local: registration and its secret shown once, who may manage them, the URL refusals
  * (literal addresses, and `localhost` through the real resolver: no other name resolves offline),
  * the per-team limit under racing requests, deletion and paging. WEBHOOKS_ALLOW_PRIVATE_URLS is
  * unset here, as deployed; test/unit/webhooks.test.ts covers delivery with it set.
  */
 import { describe, expect, it } from 'vitest';
-import { AUDIT_ACTIONS } from '../../lib/audit-actions.ts';
-import { db } from '../../lib/db/service.ts';
-import { cleanUpTeam } from '../../lib/team-cleanup.ts';
+import { AUDIT_ACTIONS } from '#lib/db/entities/audit-actions.ts';
+import { db } from '#lib/db/service.ts';
+import { cleanUpTeam } from '#lib/teams/cleanup.ts';
 import { type TestUser, addMember, createTeam, signUp, useApi } from '../helpers/api.ts';
 
 const api = useApi();

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '../../lib/http/routes.ts';
+import { ROUTES } from '#lib/http/routes.ts';
 import { type Reply, type TestUser, addMember, createTeam, freshEmail, freshSlug, signUp, useApi } from '../helpers/api.ts';
 
 const api = useApi();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
-import type { Db } from '../../lib/db/service.ts';
-import type { LocalServer } from '../../lib/http/server.ts';
+import type { Db } from '#lib/db/service.ts';
+import type { LocalServer } from '#lib/http/server.ts';
 import { expectDocumented } from './openapi.ts';
 
 export interface Reply {
@@ -27,8 +27,8 @@ export interface Api {
 }
 
 // Lib modules are loaded when first used, never when this file is imported: a test file sets the
-// environment (its settings) after its imports, and lib/config.ts reads it once, on load.
-const dbModule = () => import('../../lib/db/service.ts');
+// environment (its settings) after its imports, and lib/core/config.ts reads it once, on load.
+const dbModule = () => import('#lib/db/service.ts');
 
 /** One request to the API at `url`. The answer must be one openapi.json documents, or this throws. */
 export const callApi = async (url: string, method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
@@ -63,7 +63,7 @@ export const apiAt = (url: string, tableName?: string): Api => {
   const api: Api = { url, call: (method, path, options) => callApi(url, method, path, options) };
   if (tableName !== undefined) {
     api.table = async () => {
-      const [{ createDb }, { createDocumentClient }] = await Promise.all([dbModule(), import('../../lib/db/client.ts')]);
+      const [{ createDb }, { createDocumentClient }] = await Promise.all([dbModule(), import('#lib/db/client.ts')]);
       return (table ??= createDb(createDocumentClient(), tableName));
     };
   }
@@ -75,7 +75,7 @@ export const useApi = (): Api => {
   let server: LocalServer;
   const api: Api = { url: '', call: (method, path, options) => callApi(api.url, method, path, options) };
   beforeAll(async () => {
-    const { startLocalServer } = await import('../../lib/http/server.ts');
+    const { startLocalServer } = await import('#lib/http/server.ts');
     server = await startLocalServer(0);
     api.url = server.url;
     // The in-process server uses this file's table, as the test does.
@@ -121,7 +121,7 @@ export const confirm = async (api: Api, user: Pick<TestUser, 'email' | 'uuid'>):
     throw new Error(
       `cannot confirm ${user.email}: the server's table is unknown (apiAt(url, tableName), or signUp with { confirmed: false })`,
     );
-  const { issueToken } = await import('../../lib/account-tokens.ts');
+  const { issueToken } = await import('#lib/auth/account-tokens.ts');
   const token = await issueToken(
     await api.table(),
     { purpose: 'verification', email: user.email, user: { userUuid: user.uuid, tokenEpoch: 0 } },

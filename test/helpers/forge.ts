@@ -1,5 +1,5 @@
 import { type CryptoKey, SignJWT } from 'jose';
-import { currentSigningKey } from '../../lib/auth/signing.ts';
+import { currentSigningKey } from '#lib/auth/signing.ts';
 
 export interface Forgery {
   header?: Record<string, unknown>;

@@ -1,4 +1,4 @@
-import { db } from '../../lib/db/service.ts';
+import { db } from '#lib/db/service.ts';
 
 /**
  * Moves an invite's expiry into the past, as if its days had gone by: still PENDING, and still in

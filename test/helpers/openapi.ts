@@ -1,10 +1,10 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { STATUS } from '../../lib/errors.ts';
-import { matchRoute } from '../../lib/http/routes.ts';
-import { errorEnvelope } from '../../lib/responses.ts';
-import committed from '../../openapi.json' with { type: 'json' };
+import { STATUS } from '#lib/core/errors.ts';
+import { matchRoute } from '#lib/http/routes.ts';
+import { errorEnvelope } from '#lib/wire/responses.ts';
+import committed from '#openapi.json' with { type: 'json' };
 
 /**
  * Checks every answer the HTTP suite gets against openapi.json, the document the API serves: the

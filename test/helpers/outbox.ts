@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { db } from '../../lib/db/service.ts';
-import type { OutboxRef } from '../../lib/mail/outbox.ts';
+import { db } from '#lib/db/service.ts';
+import type { OutboxRef } from '#lib/mail/outbox-ref.ts';
 
 let ids = 0;
 

@@ -1,4 +1,4 @@
-import { type Db, db } from '../../lib/db/service.ts';
+import { type Db, db } from '#lib/db/service.ts';
 
 /**
  * db(), except that the first write transaction runs `meanwhile` before it is sent: a use case

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { COMPILE_CACHE_DIR, chmodTree } from '../../infra/compile-cache.ts';
-import { ESBUILD, TASK_ROOT, afterBundling, compileCacheEnv } from '../../infra/endpoint.ts';
+import { COMPILE_CACHE_DIR, chmodTree } from '#infra/compile-cache.ts';
+import { ESBUILD, TASK_ROOT, afterBundling, compileCacheEnv } from '#infra/endpoint.ts';
 import { synth } from './template.ts';
 
 /**

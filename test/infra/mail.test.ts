@@ -1,8 +1,8 @@
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { DKIM_OUTPUTS } from '../../infra/mail-identity.ts';
-import { LOG_TRANSPORT_NOTICE, MAILER } from '../../infra/stack.ts';
-import { MAIL_EVENTS, OUTBOX_SWEEP } from '../../lib/background.ts';
+import { DKIM_OUTPUTS } from '#infra/mail-identity.ts';
+import { LOG_TRANSPORT_NOTICE, MAILER } from '#infra/background.ts';
+import { MAIL_EVENTS, OUTBOX_SWEEP } from '#lib/http/background.ts';
 import { actionsOf, type Resource, type Synthesized, synth } from './template.ts';
 
 /**

@@ -6,17 +6,10 @@ import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambd
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
-import {
-  DURATION_SHARE,
-  Monitoring,
-  type MonitoringProps,
-  RUNBOOK,
-  RUNBOOK_SECTIONS,
-  TABLE_OPERATIONS,
-  type WatchedFunction,
-  routeGroup,
-} from '../../infra/monitoring.ts';
-import { FUNCTION_DIMENSION, METRIC_NAMESPACE, REQUEST_METRICS } from '../../lib/metric-names.ts';
+import { Monitoring, type MonitoringProps } from '#infra/monitoring/monitoring.ts';
+import { DURATION_SHARE, TABLE_OPERATIONS, type WatchedFunction, routeGroup } from '#infra/monitoring/metrics.ts';
+import { RUNBOOK, RUNBOOK_SECTIONS } from '#infra/monitoring/runbook.ts';
+import { FUNCTION_DIMENSION, METRIC_NAMESPACE, REQUEST_METRICS } from '#lib/core/metric-names.ts';
 
 /**
  * The monitoring construct on a small stack of its own: a table with two indexes, plain inline

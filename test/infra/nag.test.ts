@@ -2,8 +2,9 @@ import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
-import { NAG_ACKNOWLEDGEMENTS } from '../../infra/nag-acknowledgements.ts';
-import { FUNCTION_STACKS, STACK_ID, rosterStacks } from '../../infra/stack.ts';
+import { NAG_ACKNOWLEDGEMENTS } from '#infra/nag-acknowledgements.ts';
+import { STACK_ID, rosterStacks } from '#infra/stack.ts';
+import { FUNCTION_STACKS } from '#infra/api-settings.ts';
 
 /**
  * K6: cdk-nag 3.x AwsSolutions on the app, as `cdk synth` builds it (minus bundling): once with the

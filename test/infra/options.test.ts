@@ -1,6 +1,6 @@
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_OPTIONS, type DeployOptions, deployOptions } from '../../infra/options.ts';
+import { DEFAULT_OPTIONS, type DeployOptions, deployOptions } from '#infra/options.ts';
 
 /** The options as infra/options.ts reads them from this context (what `cdk deploy -c name=value` gives). */
 const optionsOf = (context: Record<string, unknown>): DeployOptions => deployOptions(new App({ context }).node);

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { RUNBOOK, RUNBOOK_SECTIONS } from '../../infra/monitoring.ts';
+import { RUNBOOK, RUNBOOK_SECTIONS } from '#infra/monitoring/runbook.ts';
 
 const headings = readFileSync(new URL(`../../${RUNBOOK}`, import.meta.url), 'utf8')
   .split('\n')

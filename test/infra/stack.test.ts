@@ -8,33 +8,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUILTINS, ESBUILD, type Endpoint } from '../../infra/endpoint.ts';
+import { BUILTINS, ESBUILD, type Endpoint } from '#infra/endpoint.ts';
+import { STACK_ID } from '#infra/stack.ts';
+import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, FUNCTION_STACKS, LIVE_ALIAS, functionStackOf } from '#infra/api-settings.ts';
 import {
-  ACCESS_LOG_FIELDS,
   CLEANUP_RETRY_ATTEMPTS,
   FANOUT_RETRY_ATTEMPTS,
   WEBHOOK_PARTITIONS,
-  CREDENTIAL_ROUTES,
-  FUNCTION_STACKS,
   KEY_ROTATION,
   KEY_ROTATION_DAYS,
-  LIVE_ALIAS,
   MAILER,
   MAILER_ACTIONS,
   MAIL_RETRY_ATTEMPTS,
-  STACK_ID,
-  functionStackOf,
-} from '../../infra/stack.ts';
-import { DEFAULT_OPTIONS } from '../../infra/options.ts';
-import { CURSOR_KEY_ITEM, cursorKey, cursorKeyPartitionKey } from '../../lib/db/entities/cursor-key.ts';
-import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '../../lib/db/entities/keys.ts';
-import { INDEXES, KEYS, createTableInput, TTL_ATTRIBUTE } from '../../lib/db/table.ts';
-import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '../../lib/http/routes.ts';
-import { INVITE_SWEEP, OUTBOX_SWEEP, TEAM_CLEANUP, WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '../../lib/background.ts';
-import { RESERVE_MS as SWEEP_RESERVE_MS } from '../../lib/invite-sweep.ts';
-import { RESERVE_MS } from '../../lib/team-cleanup.ts';
-import { RESERVE_MS as OUTBOX_RESERVE_MS } from '../../lib/mail/outbox-sweep.ts';
-import { DURATION_SHARE, routeGroup } from '../../infra/monitoring.ts';
+} from '#infra/background.ts';
+import { DEFAULT_OPTIONS } from '#infra/options.ts';
+import { CURSOR_KEY_ITEM, cursorKey, cursorKeyPartitionKey } from '#lib/db/entities/cursor-key.ts';
+import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '#lib/db/entities/keys.ts';
+import { INDEXES, KEYS, createTableInput, TTL_ATTRIBUTE } from '#lib/db/entities/table.ts';
+import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '#lib/http/routes.ts';
+import { INVITE_SWEEP, OUTBOX_SWEEP, TEAM_CLEANUP, WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '#lib/http/background.ts';
+import { RESERVE_MS as SWEEP_RESERVE_MS } from '#lib/teams/invites/sweep.ts';
+import { RESERVE_MS } from '#lib/teams/cleanup.ts';
+import { RESERVE_MS as OUTBOX_RESERVE_MS } from '#lib/mail/outbox-sweep.ts';
+import { DURATION_SHARE, routeGroup } from '#infra/monitoring/metrics.ts';
 import { actionsOf, type Resource, type Statement, synth } from './template.ts';
 
 /**
@@ -541,7 +537,7 @@ describe('environment and secret', () => {
   });
 
   it('scopes the rotation function to the partition key ElectroDB gives the signingKeys item', () => {
-    // What the entity writes (test/unit/keys.test.ts checks the stored item against it too).
+    // What the entity writes (test/api/keys.test.ts checks the stored item against it too).
     const { Item } = signingKeys()
       .put({ ...SIGNING_KEYS_ITEM, keys: [], updatedAt: '2026-01-01T00:00:00.000Z' })
       .params<{ Item: Record<string, unknown> }>({ table: 'any' });
@@ -629,7 +625,7 @@ describe('least privilege (K1)', () => {
 describe('table (K2)', () => {
   const input = createTableInput('unused');
 
-  it('has the keys and indexes of lib/db/table.ts', () => {
+  it('has the keys and indexes of lib/db/entities/table.ts', () => {
     expect(table.Properties.KeySchema).toEqual(input.KeySchema);
     expect(table.Properties.AttributeDefinitions).toEqual(expect.arrayContaining(input.AttributeDefinitions));
     expect(table.Properties.AttributeDefinitions).toHaveLength(input.AttributeDefinitions.length);
@@ -1123,7 +1119,7 @@ describe('bundle', () => {
     });
     expect(run.stderr).not.toMatch(/Dynamic require/);
     expect(run.stderr).toMatch(/signing keys unavailable.*(ECONNREFUSED|connect)/);
-    // The handler's own log lines come first (lib/log.ts writes to stdout); the answer is the last line.
+    // The handler's own log lines come first (lib/core/log.ts writes to stdout); the answer is the last line.
     expect(JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '')).toMatchObject({ statusCode: 503 });
     expect(existsSync(join(dir, 'signing-keys.json')), 'a deployed verifier made up a key').toBe(false);
   });

@@ -1,9 +1,9 @@
 import { App, type CfnResource, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { expect } from 'vitest';
-import type { RosterDataStack } from '../../infra/data-stack.ts';
-import { compileCacheEnv } from '../../infra/endpoint.ts';
-import { rosterStacks, type RosterStack } from '../../infra/stack.ts';
+import type { RosterDataStack } from '#infra/data-stack.ts';
+import { compileCacheEnv } from '#infra/endpoint.ts';
+import { rosterStacks, type RosterStack } from '#infra/stack.ts';
 
 /**
  * The app as `cdk synth` builds it (infra/app.ts), minus bundling, read back as templates for the

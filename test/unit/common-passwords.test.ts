@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ESBUILD } from '../../infra/endpoint.ts';
-import { COMMON_PASSWORDS_FILE, commonPasswordsSource, isCommonPassword } from '../../lib/auth/common-passwords.ts';
-import { ROUTES } from '../../lib/http/routes.ts';
-import { COUNT, OUTPUT, renderCommonPasswords, SOURCE_PACKAGE, topDistinct } from '../../scripts/common-passwords.ts';
+import { ESBUILD } from '#infra/endpoint.ts';
+import { COMMON_PASSWORDS_FILE, commonPasswordsSource, isCommonPassword } from '#lib/auth/common-passwords.ts';
+import { ROUTES } from '#lib/http/routes.ts';
+import { COUNT, OUTPUT, renderCommonPasswords, SOURCE_PACKAGE, topDistinct } from '#scripts/common-passwords.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { AppError, STATUS, rateLimited, serviceUnavailable } from '../../lib/errors.ts';
-import { errorResponse } from '../../lib/http/errors.ts';
+import { AppError, STATUS, rateLimited, serviceUnavailable } from '#lib/core/errors.ts';
+import { errorResponse } from '#lib/http/errors.ts';
 
 /** The contract's "Status codes" table, copied into the repository (see the file's note). */
 const contractTable = readFileSync(new URL('../fixtures/contract-status-codes.md', import.meta.url), 'utf8');

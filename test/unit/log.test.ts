@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type RequestRecord, log, noteRequest, withinRequest, writeLine } from '../../lib/log.ts';
+import { type RequestRecord, log, noteRequest, withinRequest, writeLine } from '#lib/core/log.ts';
 
 /** What the code under test wrote to stdout and stderr, line by line. */
 let out: string[] = [];

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { freePort } from '../../infra/dynamodb-local.ts';
+import { freePort } from '#infra/dynamodb-local.ts';
 import {
   renderEmailChange,
   renderEmailChangeNotice,
@@ -18,14 +18,14 @@ import {
   resetLink,
   verifyLink,
   withToken,
-} from '../../lib/mail/account-mail.ts';
-import { renderDeclined } from '../../lib/mail/declined.ts';
-import { humanMinutes } from '../../lib/mail/templates.ts';
-import { inviteLink, renderInvitation, type InvitationData } from '../../lib/mail/invitation.ts';
-import { checkMessage, type MailMessage, MailRefusedError } from '../../lib/mail/safety.ts';
+} from '#lib/mail/account-mail.ts';
+import { renderDeclined } from '#lib/mail/declined.ts';
+import { humanMinutes } from '#lib/mail/templates.ts';
+import { inviteLink, renderInvitation, type InvitationData } from '#lib/mail/invitation.ts';
+import { checkMessage, type MailMessage, MailRefusedError } from '#lib/mail/safety.ts';
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { mockClient } from 'aws-sdk-client-mock';
-import { createMailer, logMailer, type MailSettings, sesMailer, sesSendEmailInput, smtpMailer } from '../../lib/mail/transports.ts';
+import { createMailer, logMailer, type MailSettings, sesMailer, sesSendEmailInput, smtpMailer } from '#lib/mail/transports.ts';
 
 const UUID = '6f1c2b7e-3d4a-4f5b-9c8d-0e1f2a3b4c5d';
 const LINK = `https://roster.example.com/invites/${UUID}`;
@@ -156,7 +156,7 @@ describe('rendering', () => {
     expect(notice.text).toContain('ann@moc.example');
   });
 
-  it('keeps what a name may hold (lib/text.ts): a joiner between two visible characters, a selector after one', () => {
+  it('keeps what a name may hold (lib/core/text.ts): a joiner between two visible characters, a selector after one', () => {
     const r = renderInvitation(
       invitation({ teamName: '\u{1F469}\u200D\u{1F4BB} \u2764\uFE0F', inviterName: 'Ann\u200D Lee\u200C' }),
       undefined,
@@ -366,7 +366,7 @@ describe('choosing the transport', () => {
   });
 
   it('the log transport writes recipient, subject and link', async () => {
-    // Log lines are JSON written to stdout as they are (lib/log.ts).
+    // Log lines are JSON written to stdout as they are (lib/core/log.ts).
     const info = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     try {
       await logMailer({ from: FROM }).send(message());

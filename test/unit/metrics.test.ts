@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { commit } from '../../lib/db/transactions.ts';
-import { AppError } from '../../lib/errors.ts';
-import { lambdaContext, toApiGatewayEvent } from '../../lib/http/apigw.ts';
-import { errorResponse, jsonResponse } from '../../lib/http/errors.ts';
-import { type RequestRecord, withinRequest } from '../../lib/log.ts';
-import { EVENT_METRICS } from '../../lib/metric-names.ts';
-import { emfDocument, measured, recordEvent } from '../../lib/metrics.ts';
+import { commit } from '#lib/db/transactions.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { lambdaContext, toApiGatewayEvent } from '#lib/http/apigw.ts';
+import { errorResponse, jsonResponse } from '#lib/http/errors.ts';
+import { type RequestRecord, withinRequest } from '#lib/core/log.ts';
+import { EVENT_METRICS } from '#lib/core/metric-names.ts';
+import { emfDocument, recordEvent } from '#lib/core/metrics.ts';
+import { measured } from '#lib/http/measured.ts';
 
 let out: string[] = [];
 beforeEach(() => {

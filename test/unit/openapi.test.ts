@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { requestOf } from '../../lib/http/requests.ts';
-import { ROUTES, type Route, type RouteName } from '../../lib/http/routes.ts';
-import { buildDocument } from '../../lib/openapi/document.ts';
+import { requestOf } from '#lib/http/requests.ts';
+import { ROUTES, type Route, type RouteName } from '#lib/http/routes.ts';
+import { buildDocument } from '#lib/openapi/document.ts';
 
 /**
  * openapi.json is generated (`npm run openapi`) and committed, because the API serves it and

@@ -25,9 +25,9 @@ import { ExpiredTokenException, GetCallerIdentityCommand, STSClient } from '@aws
 import { fromEnv } from '@aws-sdk/credential-provider-env';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { MailOptions } from '../../infra/options.ts';
-import { ROUTES } from '../../lib/http/routes.ts';
-import { type Assembly, readCdkJson, reasonOf, reservedConcurrency, synthesize, type Template } from '../../scripts/preflight/assembly.ts';
+import type { MailOptions } from '#infra/options.ts';
+import { ROUTES } from '#lib/http/routes.ts';
+import { type Assembly, readCdkJson, reasonOf, reservedConcurrency, synthesize, type Template } from '#scripts/preflight/assembly.ts';
 import {
   checkAccount,
   checkAlarms,
@@ -39,9 +39,9 @@ import {
   checkStacks,
   type Deployed,
   readDeployedStacks,
-} from '../../scripts/preflight/checks.ts';
-import { formatFinding } from '../../scripts/preflight/findings.ts';
-import { type Clients, type Deps, main, parseArguments, resolveRegion } from '../../scripts/preflight/main.ts';
+} from '#scripts/preflight/checks.ts';
+import { formatFinding } from '#scripts/preflight/findings.ts';
+import { type Clients, type Deps, main, parseArguments, resolveRegion } from '#scripts/preflight/main.ts';
 
 const target = { account: '123456789012', region: 'eu-west-1' };
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FALLBACK, ROUTES, isIdempotent, matchRoute } from '../../lib/http/routes.ts';
+import { FALLBACK, ROUTES, isIdempotent, matchRoute } from '#lib/http/routes.ts';
 
 describe('route table', () => {
   it('names a handler file for every route and the fallback', () => {

@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ROLES,
-  type Role,
-  canChangeRole,
-  canDeleteTeam,
-  canInviteAs,
-  canManageInvites,
-  canRemoveMember,
-  canUpdateTeam,
-} from '../../lib/rules.ts';
+import { canChangeRole, canDeleteTeam, canInviteAs, canManageInvites, canRemoveMember, canUpdateTeam } from '#lib/auth/team-rules.ts';
+import { ROLES, type Role } from '#lib/db/entities/roles.ts';
 
 /** CONTRACT.md "Who may do what", restated as the expected answer for every combination. */
 describe('permission rules', () => {

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { CapacityRow } from '../../bench/capacity.ts';
-import type { LoadRow } from '../../bench/load.ts';
-import { BOUNDS, LIMITS, MARKERS, boundOf, keyRate, lambdaRate, modelTable } from '../../bench/scale-model.ts';
-import { FALLBACK, ROUTES } from '../../lib/http/routes.ts';
+import type { CapacityRow } from '#bench/capacity.ts';
+import type { LoadRow } from '#bench/load.ts';
+import { BOUNDS, LIMITS, MARKERS, boundOf, keyRate, lambdaRate, modelTable } from '#bench/scale-model.ts';
+import { FALLBACK, ROUTES } from '#lib/http/routes.ts';
 
 /** docs/scale.md's capacity table is the model's output for the latest benchmark results. */
 const latest = JSON.parse(readFileSync(new URL('../../bench/results/latest.json', import.meta.url), 'utf8')) as {

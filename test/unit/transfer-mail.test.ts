@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkMessage } from '../../lib/mail/safety.ts';
-import { renderTransfer, type TransferData, transferEndpoint } from '../../lib/mail/transfer.ts';
+import { checkMessage } from '#lib/mail/safety.ts';
+import { renderTransfer, type TransferData, transferEndpoint } from '#lib/mail/transfer.ts';
 
 const ACCEPT = 'https://roster.example.com/api/teams/acme/transfer/accept';
 const DECLINE = 'https://roster.example.com/api/teams/acme/transfer/decline';

@@ -1,14 +1,14 @@
 /**
- * The deployed webhook queue (lib/webhooks/queue.ts) makes the SQS calls the delivery relies on:
+ * The deployed webhook queue (lib/events/webhooks/queue.ts) makes the SQS calls the delivery relies on:
  * what is checked here is each call itself, so the SQS client is mocked (aws-sdk-client-mock); the
- * queue's behaviour is SQS's. Also the retry schedule's arithmetic (lib/webhooks/dispatch.ts).
+ * queue's behaviour is SQS's. Also the retry schedule's arithmetic (lib/events/webhooks/dispatch.ts).
  */
 import { ChangeMessageVisibilityCommand, SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY, WEBHOOK_RETRY_DELAYS_SECONDS } from '../../lib/background.ts';
-import { retryDelaySeconds } from '../../lib/webhooks/dispatch.ts';
-import { type DeliveryOrder, DeliveryOrderSchema, sqsWebhookQueue } from '../../lib/webhooks/queue.ts';
+import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY, WEBHOOK_RETRY_DELAYS_SECONDS } from '#lib/http/background.ts';
+import { retryDelaySeconds } from '#lib/events/webhooks/dispatch.ts';
+import { type DeliveryOrder, DeliveryOrderSchema, sqsWebhookQueue } from '#lib/events/webhooks/queue.ts';
 
 const URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/RosterData-WebhookQueue';
 const order = (n: number): DeliveryOrder => ({

@@ -1,5 +1,5 @@
 /**
- * Signed webhooks without the table (lib/webhooks/, docs/webhooks.md): the address classifier over
+ * Signed webhooks without the table (lib/events/webhooks/, docs/webhooks.md): the address classifier over
  * many literal addresses, the URL rules, Standard Webhooks signatures checked with the ecosystem's
  * own `standardwebhooks` package, and one delivery to real local HTTP receivers (node:http): one
  * that verifies, one that fails, one that hangs, one that redirects, and the DNS rebinding guard.
@@ -7,7 +7,7 @@
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditEntry } from '../../lib/responses.ts';
+import type { AuditEntry } from '#lib/wire/responses.ts';
 import {
   type Resolver,
   RefusedUrl,
@@ -16,9 +16,9 @@ import {
   mayReceive,
   parseWebhookUrl,
   systemResolver,
-} from '../../lib/webhooks/addresses.ts';
-import { deliver, webhookMessage } from '../../lib/webhooks/deliver.ts';
-import { newWebhookSecret, signatureHeaders } from '../../lib/webhooks/signing.ts';
+} from '#lib/events/webhooks/addresses.ts';
+import { deliver, webhookMessage } from '#lib/events/webhooks/deliver.ts';
+import { newWebhookSecret, signatureHeaders } from '#lib/events/webhooks/signing.ts';
 import { receiver } from '../helpers/receiver.ts';
 
 describe('address classifier', () => {

@@ -1,6 +1,6 @@
-import { config } from '../../config.ts';
-import { serviceUnavailable } from '../../errors.ts';
-import { log } from '../../log.ts';
+import { config } from '#lib/core/config.ts';
+import { serviceUnavailable } from '#lib/core/errors.ts';
+import { log } from '#lib/core/log.ts';
 import { CACHE_MAX_AGE_MS } from './model.ts';
 
 // Per-process caches of the keys, and how their failure is answered.

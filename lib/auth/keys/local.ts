@@ -1,4 +1,4 @@
-import type { Db } from '../../db/service.ts';
+import type { Db } from '#lib/db/service.ts';
 import { forgetCachedKeys } from './cache.ts';
 import { placeKeysetFile, readKeysetFile } from './file-store.ts';
 import { ALGORITHMS, type Keyset, mergePublished, newKey, publicKeysOf, rotateKeyset, withPublishedRetirements } from './model.ts';

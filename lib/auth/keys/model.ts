@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { type JWK, calculateJwkThumbprint } from 'jose';
 import * as z from 'zod/mini';
-import { config } from '../../config.ts';
+import { config } from '#lib/core/config.ts';
 
 /**
  * The access-token signing keys (docs/keys.md). A keyset is a list of keys; signingKeyOf says

@@ -1,6 +1,6 @@
-import { SIGNING_KEYS_ITEM } from '../../db/entities/keys.ts';
-import type { Db } from '../../db/service.ts';
-import { isConditionFailure } from '../../db/transactions.ts';
+import { SIGNING_KEYS_ITEM } from '#lib/db/entities/keys.ts';
+import type { Db } from '#lib/db/service.ts';
+import { isConditionFailure } from '#lib/db/transactions.ts';
 import type { PublicKey } from './model.ts';
 
 // The public keys item: every verifier, the JWKS route and the signers read it.

@@ -1,6 +1,6 @@
 import { type CryptoKey, type JWK, importJWK } from 'jose';
-import { SIGNING_KEYS_ITEM } from '../../db/entities/keys.ts';
-import { type Db, db as sharedDb } from '../../db/service.ts';
+import { SIGNING_KEYS_ITEM } from '#lib/db/entities/keys.ts';
+import { type Db, db as sharedDb } from '#lib/db/service.ts';
 import { KeyCache, isLocal, unavailable } from './cache.ts';
 import { ALGORITHMS, JWKS_CACHE_MS, KID, type PublicKey, RELOAD_MIN_INTERVAL_MS, jwksOf, stillVerifies } from './model.ts';
 import { readPublishedKeys } from './table-store.ts';

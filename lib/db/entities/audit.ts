@@ -1,10 +1,10 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { AUDIT_ACTIONS, AUDIT_TARGETS } from '../../audit-actions.ts';
-import { INDEXES, KEYS, TTL_ATTRIBUTE } from '../table.ts';
+import { AUDIT_ACTIONS, AUDIT_TARGETS } from './audit-actions.ts';
+import { INDEXES, KEYS, TTL_ATTRIBUTE } from './table.ts';
 
 /**
  * One entry of a team's audit log, written in the same transaction as the change it records
- * (lib/audit.ts), so a change and its entry commit together or not at all. Its own partition per
+ * (lib/events/audit.ts), so a change and its entry commit together or not at all. Its own partition per
  * team (key label `auditTeamId`): the team's item collection stays small, and a deleted team's
  * cleanup leaves its log to its retention. `entryId` is a UUIDv7: the sort key orders the log by
  * time, so the newest page is a Query in descending order. gsi1 holds the same entries by

@@ -1,5 +1,5 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { KEYS } from '../table.ts';
+import { KEYS } from './table.ts';
 
 /**
  * The deployment's key for list cursors (lib/db/cursors.ts): 256 random bits, base64url, in one

@@ -1,11 +1,11 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
+import { KEYS, TTL_ATTRIBUTE } from './table.ts';
 
 /** A key's record is IN_PROGRESS while its first request runs, then COMPLETED with the answer to replay. */
 export const IDEMPOTENCY_STATES = ['IN_PROGRESS', 'COMPLETED'] as const;
 
 /**
- * One record per (user, `Idempotency-Key`) of an authenticated POST (lib/idempotency.ts): the
+ * One record per (user, `Idempotency-Key`) of an authenticated POST (lib/http/idempotency-store.ts): the
  * first request claims it with a conditional PutItem, and its answer (status and body) is stored
  * on it for 24 hours. The key is kept as its SHA-256 hex: a caller's key is up to 255 characters
  * of anything printable, and the record only needs to tell keys apart. Each user has a partition

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { INDEXES, KEYS, TTL_ATTRIBUTE } from '../table.ts';
-import { ROLES } from '../../rules.ts';
+import { INDEXES, KEYS, TTL_ATTRIBUTE } from './table.ts';
+import { ROLES } from './roles.ts';
 
 const idPadding = { length: 16, char: '0' } as const;
 
@@ -18,7 +18,7 @@ export const expiryBucketOf = (expiresAt: string, shard: number): string => `${e
 /**
  * An invitation, keyed by its UUID (the invitee's accept/decline/preview paths). gsi1 lists a
  * team's invites and gsi2 an e-mail's, each by status then id, so "pending" is a key prefix.
- * EXPIRED is PENDING past its expiry, once the sweeper (lib/invite-sweep.ts) has moved it out of
+ * EXPIRED is PENDING past its expiry, once the sweeper (lib/teams/invites/sweep.ts) has moved it out of
  * that prefix; a re-invite or resend makes it PENDING again. gsi3 holds only PENDING invites, by
  * the hour they expire in (sharded) and expiry: where the sweeper finds them.
  */
@@ -111,7 +111,7 @@ export const statusComposites = (i: {
 });
 
 /**
- * The invite sweeper's watermark (lib/invite-sweep.ts): every gsi3 hour before `sweptBefore` has
+ * The invite sweeper's watermark (lib/teams/invites/sweep.ts): every gsi3 hour before `sweptBefore` has
  * been swept empty, so a run starts there. One item; only the scheduled sweeper writes it.
  */
 export const inviteSweep = (config?: EntityConfiguration) =>

@@ -1,5 +1,5 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { KEYS } from '../table.ts';
+import { KEYS } from './table.ts';
 
 /**
  * The public halves of the access-token signing keys, in one item with a fixed key: what every

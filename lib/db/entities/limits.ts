@@ -1,5 +1,5 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
+import { KEYS, TTL_ATTRIBUTE } from './table.ts';
 
 /**
  * What a rate-limit item counts: a token bucket (sign-in and sign-up per address, password change

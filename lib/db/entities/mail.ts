@@ -1,5 +1,5 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { KEYS } from '../table.ts';
+import { KEYS } from './table.ts';
 
 /**
  * An address Roster no longer mails: a message to it bounced for good or was marked as spam

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { INDEXES, KEYS, TTL_ATTRIBUTE } from '../table.ts';
+import { INDEXES, KEYS, TTL_ATTRIBUTE } from './table.ts';
 
 /**
  * gsi3 partitions of unfinished outbox messages. A message sent at the first try makes four index
@@ -20,7 +20,7 @@ export const randomDueShard = (): string => dueShardOf(randomInt(OUTBOX_SHARDS))
  * What a message is: an invitation or a decline notice (about an invite), an account e-mail
  * (docs/accounts.md): a link to confirm an address, to reset a password, to confirm a new address,
  * and the notice to the old address that a change was asked for; or the nomination of a member
- * as a team's owner (`transfer`, lib/transfers.ts).
+ * as a team's owner (`transfer`, lib/teams/transfers.ts).
  */
 export const OUTBOX_KINDS = [
   'invitation',

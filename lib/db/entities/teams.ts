@@ -1,6 +1,6 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { ROLES } from '../../rules.ts';
-import { INDEXES, KEYS } from '../table.ts';
+import { ROLES } from './roles.ts';
+import { INDEXES, KEYS } from './table.ts';
 
 const idPadding = { length: 16, char: '0' } as const;
 
@@ -83,7 +83,7 @@ export const membership = (config?: EntityConfiguration) =>
  * The cleanup job of a deleted team, written in the deletion's transaction. The table's stream
  * hands its INSERT and each MODIFY to functions/team-cleanup.ts, which removes the team's rows in
  * time-boxed runs, records progress here (the MODIFY that starts the next run) and deletes this
- * item when nothing is left (lib/team-cleanup.ts). The key's label keeps it out of the team's own
+ * item when nothing is left (lib/teams/cleanup.ts). The key's label keeps it out of the team's own
  * partition, so "the team's partition is empty" means exactly that.
  */
 export const teamCleanup = (config?: EntityConfiguration) =>

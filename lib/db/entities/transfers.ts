@@ -1,11 +1,11 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { ROLES } from '../../rules.ts';
-import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
+import { ROLES } from './roles.ts';
+import { KEYS, TTL_ATTRIBUTE } from './table.ts';
 
 const idPadding = { length: 16, char: '0' } as const;
 
 /**
- * A team's open ownership transfer (lib/transfers.ts): one item per team, on a fixed key in the
+ * A team's open ownership transfer (lib/teams/transfers.ts): one item per team, on a fixed key in the
  * team's own partition, so a new nomination replaces the open one with one Put (no read first) and
  * the team's deletion cleanup finds it with the team's other rows. It records both memberships as
  * they were when nominated: the accept changes them only while they still are (their roles and

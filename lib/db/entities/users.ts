@@ -1,5 +1,5 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
+import { KEYS, TTL_ATTRIBUTE } from './table.ts';
 
 const idPadding = { length: 16, char: '0' } as const;
 
@@ -81,7 +81,7 @@ export const session = (config?: EntityConfiguration) =>
         expiresAt: { type: 'number', required: true },
         userAgent: { type: 'string' },
         ip: { type: 'string' },
-        /** Refresh rotations of this session: GCRA theoretical arrival time, epoch ms (lib/refresh.ts). */
+        /** Refresh rotations of this session: GCRA theoretical arrival time, epoch ms (lib/identity/refresh.ts). */
         refreshTat: { type: 'number' },
         ttl: { type: 'number', field: TTL_ATTRIBUTE },
       },
@@ -120,7 +120,7 @@ export const refreshToken = (config?: EntityConfiguration) =>
     config,
   );
 
-/** What a mailed link proves and what it may do (lib/account-tokens.ts). */
+/** What a mailed link proves and what it may do (lib/auth/account-tokens.ts). */
 export const TOKEN_PURPOSES = ['verification', 'recovery', 'email_change', 'invitation'] as const;
 export type TokenPurpose = (typeof TOKEN_PURPOSES)[number];
 

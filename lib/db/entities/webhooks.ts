@@ -1,10 +1,10 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { KEYS, TTL_ATTRIBUTE } from '../table.ts';
+import { KEYS, TTL_ATTRIBUTE } from './table.ts';
 
 const idPadding = { length: 16, char: '0' } as const;
 
 /**
- * A team's webhook endpoint (lib/webhooks/endpoints.ts): where the team's audit events are sent,
+ * A team's webhook endpoint (lib/events/webhooks/endpoints.ts): where the team's audit events are sent,
  * which ones, and the secret they are signed with. Its own partition per team (key label
  * `webhookTeamId`), apart from the team's item collection: a team's list is one Query of it, in
  * creation order (`endpointId` is a time-ordered public id). The secret is stored as issued
@@ -54,7 +54,7 @@ export const webhookCount = (config?: EntityConfiguration) =>
   );
 
 /**
- * One delivery attempt of one event to one endpoint (lib/webhooks/dispatch.ts): the endpoint's
+ * One delivery attempt of one event to one endpoint (lib/events/webhooks/dispatch.ts): the endpoint's
  * delivery log, `GET …/webhooks/{id}/deliveries`. Its own partition per (team, endpoint) (key label
  * `webhookDeliveries`): the log is one Query, newest first (`deliveryId` is a UUIDv7), and the team
  * in the key means another team's endpoint id names nothing here. `ttl`: 30 days

@@ -1,0 +1,103 @@
+/** Settings read once per process from the environment; README.md lists them. */
+const int = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
+  return value;
+};
+
+export const config = {
+  tableName: process.env.TABLE_NAME ?? 'roster',
+  /** Only set locally (DynamoDB Local); the deployed functions use the regional endpoint. */
+  dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT,
+  region: process.env.AWS_REGION ?? 'us-east-1',
+  /** Bounds on each DynamoDB attempt (3 attempts), well inside the function timeout. */
+  dynamodbConnectTimeoutMs: int('DYNAMODB_CONNECT_TIMEOUT_MS', 1000),
+  dynamodbRequestTimeoutMs: int('DYNAMODB_REQUEST_TIMEOUT_MS', 2000),
+  issuer: process.env.TOKEN_ISSUER ?? 'roster',
+  accessTokenSeconds: int('ACCESS_TOKEN_TTL_SECONDS', 3600),
+  refreshTokenDays: int('REFRESH_TOKEN_TTL_DAYS', 30),
+  /** A session not refreshed for this long cannot be refreshed any more. */
+  refreshIdleDays: int('REFRESH_IDLE_DAYS', 7),
+  /** A rotated refresh token presented again within this window gets the same new pair (two tabs). */
+  refreshGraceSeconds: int('REFRESH_GRACE_SECONDS', 10),
+  inviteDays: int('INVITE_TTL_DAYS', 7),
+  /** How long ended invites stay readable (for 409 invite_not_pending) before TTL removes them. */
+  endedInviteRetentionDays: int('ENDED_INVITE_RETENTION_DAYS', 30),
+  /** How long audit log entries are kept before TTL removes them (docs/audit.md). */
+  auditRetentionDays: int('AUDIT_RETENTION_DAYS', 365),
+  /** Webhook URLs may be http and reach loopback: local use and tests only, never set by the stack (docs/webhooks.md). */
+  webhooksAllowPrivateUrls: process.env.WEBHOOKS_ALLOW_PRIVATE_URLS === 'true',
+  /** The SQS queue of webhook messages (set by the stack); unset locally, where infra/local-queue.ts runs one. */
+  webhookQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
+  /** How long each delivery attempt stays in an endpoint's delivery log (docs/webhooks.md). */
+  webhookDeliveryLogDays: int('WEBHOOK_DELIVERY_LOG_DAYS', 30),
+  /** Replays one team may ask for per hour: each may become 8 POSTs (docs/webhooks.md). */
+  webhookReplaysPerTeamHour: int('WEBHOOK_REPLAYS_PER_TEAM_HOUR', 60),
+  passwordMinLength: int('PASSWORD_MIN_LENGTH', 8),
+  /** Invitation e-mails (create, re-invite, resend) one team may send per hour. */
+  teamMailsPerHour: int('INVITE_MAILS_PER_TEAM_HOUR', 50),
+  /** Whether the inviter gets a short notice when an invite is declined. */
+  declineNotice: (process.env.INVITE_DECLINE_NOTICE ?? 'true') !== 'false',
+  /** Invitation e-mails one account may cause per hour, across all its teams. */
+  userInviteMailsPerHour: int('INVITE_MAILS_PER_USER_HOUR', 100),
+  /** Sending, accepting and declining invites need a confirmed e-mail address (docs/accounts.md). */
+  invitesRequireVerifiedEmail: (process.env.INVITES_REQUIRE_VERIFIED_EMAIL ?? 'true') !== 'false',
+  // Account e-mails: lib/auth/account-tokens.ts and docs/accounts.md.
+  /** How long a link to confirm an address (sign-up, resend, e-mail change) works. */
+  verifyTokenMinutes: int('VERIFY_TOKEN_TTL_MINUTES', 24 * 60),
+  /** How long a password reset link works. */
+  resetTokenMinutes: int('RESET_TOKEN_TTL_MINUTES', 60),
+  /** Verification and reset e-mails one address may be sent per hour. */
+  accountMailsPerAddressHour: int('ACCOUNT_MAILS_PER_ADDRESS_HOUR', 5),
+  // Brute-force protection: lib/limits/ and README "Brute-force protection".
+  /** Consecutive failed sign-ins of one account before the back-off starts. */
+  accountFreeFailures: int('RATE_LIMIT_ACCOUNT_FAILURES', 5),
+  /** First back-off after those failures; it doubles with each further failure. */
+  accountBackoffSeconds: int('RATE_LIMIT_ACCOUNT_BACKOFF_SECONDS', 1),
+  accountBackoffMaxSeconds: int('RATE_LIMIT_ACCOUNT_BACKOFF_MAX_SECONDS', 900),
+  /** Failed attempts of one account in any 60 minutes (ASVS 4.0.3 2.2.1). */
+  accountHourlyFailures: int('RATE_LIMIT_ACCOUNT_HOURLY_FAILURES', 100),
+  /** Sign-in per source IP: failed password checks (successes give their token back); also per user for password changes. */
+  ipBurst: int('RATE_LIMIT_IP_BURST', 30),
+  ipRefill: int('RATE_LIMIT_IP_REFILL', 30),
+  ipRefillSeconds: int('RATE_LIMIT_IP_REFILL_SECONDS', 300),
+  /** Sign-up per source IP: a company onboarding its staff from one office (100 at once, 300 an hour). */
+  signupBurst: int('RATE_LIMIT_SIGNUP_BURST', 100),
+  signupRefill: int('RATE_LIMIT_SIGNUP_REFILL', 300),
+  signupRefillSeconds: int('RATE_LIMIT_SIGNUP_REFILL_SECONDS', 3600),
+  /** Refresh-token rotations per session (5 at once, then one per 12 s); never per IP. */
+  refreshBurst: int('RATE_LIMIT_REFRESH_BURST', 5),
+  refreshRefill: int('RATE_LIMIT_REFRESH_REFILL', 5),
+  refreshRefillSeconds: int('RATE_LIMIT_REFRESH_REFILL_SECONDS', 60),
+  /** Live sessions one user may hold; signing in past it ends the oldest. */
+  maxSessionsPerUser: int('MAX_SESSIONS_PER_USER', 100),
+  /** Secrets Manager secret holding the private signing keys; set only on the functions that sign. */
+  signingKeySecretArn: process.env.SIGNING_KEY_SECRET_ARN,
+  /** Token algorithms (comma-separated): the first signs new keys, all verify (docs/keys.md). */
+  tokenAlgorithms: process.env.TOKEN_ALGORITHMS ?? 'EdDSA',
+  /** Local mode keeps DynamoDB Local's files and the private signing keys here. */
+  dataDir: process.env.DATA_DIR ?? '.data',
+  // Mail: lib/mail/ and docs/mail.md.
+  /** Base of the links in e-mails (`{PUBLIC_URL}/invites/{uuid}`), without a trailing slash. */
+  publicUrl: (process.env.PUBLIC_URL || `http://localhost:${process.env.PORT || 3000}`).replace(/\/+$/, ''),
+  /** `smtp`, `ses` or `log`; unset: `smtp` when SMTP_URL is set, else `log`. */
+  mailTransport: process.env.MAIL_TRANSPORT || undefined,
+  /** Sender of every message; its domain also names the Message-ID. */
+  mailFrom: process.env.MAIL_FROM || 'Roster <roster@localhost>',
+  /** SES configuration set every send names (the stack's: it routes bounces and complaints back). */
+  sesConfigurationSet: process.env.SES_CONFIGURATION_SET || undefined,
+  /** nodemailer connection URL, e.g. smtps://user:pass@smtp.example.com:465. */
+  smtpUrl: process.env.SMTP_URL || undefined,
+  /** Bounds each SMTP phase: connecting, the greeting, and any silence on the socket. */
+  smtpTimeoutMs: int('SMTP_TIMEOUT_MS', 5000),
+  /** Bounds one whole SMTP send, however the server trickles. */
+  smtpSendTimeoutMs: int('SMTP_SEND_TIMEOUT_MS', 15000),
+  /** Directory with template overrides (invitation.subject.txt, invitation.txt, invitation.html, declined.*). */
+  mailTemplateDir: process.env.MAIL_TEMPLATE_DIR || undefined,
+  /** How long a mailer's claim on an outbox message lasts: longer than one send may take. */
+  outboxLeaseMs: int('OUTBOX_LEASE_MS', 60_000),
+  /** How long an unfinished outbox message is left to the stream before the sweeper delivers it. */
+  outboxSweepGraceMs: int('OUTBOX_SWEEP_GRACE_MS', 30_000),
+} as const;

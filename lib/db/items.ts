@@ -1,0 +1,10 @@
+import type { EntityItem } from 'electrodb';
+import type { invite } from './entities/invites.ts';
+import type { membership, team } from './entities/teams.ts';
+import type { user } from './entities/users.ts';
+
+/** The stored items the use cases pass around, as ElectroDB types them from the entities. */
+export type TeamItem = EntityItem<ReturnType<typeof team>>;
+export type MembershipItem = EntityItem<ReturnType<typeof membership>>;
+export type InviteItem = EntityItem<ReturnType<typeof invite>>;
+export type UserItem = EntityItem<ReturnType<typeof user>>;

@@ -1,0 +1,111 @@
+/**
+ * The functions that are not routes and work in the background: their names, DynamoDB grants and
+ * limits, for the stack, the local stream poller and timers, and the tests. Pure data, like the
+ * route table (lib/http/routes.ts), so that `cdk synth` loads no application code.
+ */
+import type { IndexName } from '#lib/db/entities/table.ts';
+import type { DynamoAction } from './routes.ts';
+
+/** The cleanup of deleted teams (lib/teams/cleanup.ts), fed by the table's stream. */
+export const TEAM_CLEANUP = {
+  name: 'team-cleanup',
+  /** Read the job; Query the partition and gsi1; delete in batches; record progress; delete the job. */
+  actions: ['GetItem', 'Query', 'BatchWriteItem', 'UpdateItem', 'DeleteItem'] as const satisfies readonly DynamoAction[],
+  indexes: ['gsi1'] as const satisfies readonly IndexName[],
+  timeoutSeconds: 120,
+  /** A run starts no new batch with less time than this left: a batch takes well under a second. */
+  reserveSeconds: 15,
+  /** Stream records per invocation: one job, so each run has the whole time budget for it. */
+  batchSize: 1,
+} as const;
+
+/** The sweeper of expired invites (lib/teams/invites/sweep.ts), on a schedule. */
+export const INVITE_SWEEP = {
+  name: 'invite-sweep',
+  /** Read and write the watermark; Query gsi3; update the invites. */
+  actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] as const satisfies readonly DynamoAction[],
+  indexes: ['gsi3'] as const satisfies readonly IndexName[],
+  timeoutSeconds: 60,
+  /** A run starts no new page with less time than this left: a page takes well under a second. */
+  reserveSeconds: 10,
+  everyMinutes: 1,
+} as const;
+
+/**
+ * The sweeper of outbox messages the stream left behind (lib/mail/outbox-sweep.ts), on a schedule:
+ * it finds messages still PENDING, or SENDING past their lease, and delivers them again.
+ */
+export const OUTBOX_SWEEP = {
+  name: 'outbox-sweep',
+  /**
+   * Query gsi3 for due messages; read each one's invite, team and inviter (or account, or address
+   * claim) and suppression; claim it, store its link's token (PutItem), and settle it.
+   */
+  actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] as const satisfies readonly DynamoAction[],
+  indexes: ['gsi3'] as const satisfies readonly IndexName[],
+  timeoutSeconds: 60,
+  /** A run starts no new page with less time left: a page's sends may each take SMTP_SEND_TIMEOUT_MS (15 s). */
+  reserveSeconds: 20,
+  everyMinutes: 1,
+} as const;
+
+/**
+ * SES bounce and complaint notifications (functions/mail-events.ts), from the configuration set's
+ * SNS topic: each marks its address suppressed, so Roster stops mailing it.
+ */
+export const MAIL_EVENTS = {
+  name: 'mail-events',
+  /** One conditional upsert per suppressed address (lib/mail/suppression.ts `suppress`). */
+  actions: ['UpdateItem'] as const satisfies readonly DynamoAction[],
+  indexes: [] as const satisfies readonly IndexName[],
+  timeoutSeconds: 30,
+} as const;
+
+/**
+ * The fan-out of audit entries to webhook endpoints (lib/events/webhooks/fan-out.ts), fed by the table's
+ * stream: each new entry becomes one queue message per endpoint of its team subscribed to its action.
+ */
+export const WEBHOOK_FANOUT = {
+  name: 'webhook-fanout',
+  /** Query each team's webhook partition (its endpoints): that partition only (infra/stack.ts WEBHOOK_PARTITIONS). */
+  actions: ['Query'] as const satisfies readonly DynamoAction[],
+  timeoutSeconds: 60,
+  /** Stream records per invocation: a Query per team and a SendMessageBatch per 10 messages. */
+  batchSize: 100,
+} as const;
+
+/**
+ * The delivery of webhook messages (lib/events/webhooks/dispatch.ts), fed by the webhook queue: one
+ * attempt per message received, logged; a failure comes back after the next delay of
+ * WEBHOOK_RETRY_DELAYS_SECONDS, and after the last the queue moves the message to its dead letters.
+ */
+export const WEBHOOK_DELIVERY = {
+  name: 'webhook-delivery',
+  /**
+   * Read the endpoint, the audit entry and the team together; Put the attempt in the delivery log.
+   * On those partitions only (infra/stack.ts WEBHOOK_PARTITIONS).
+   */
+  actions: ['BatchGetItem', 'PutItem'] as const satisfies readonly DynamoAction[],
+  /** Messages per invocation, delivered at once: each attempt takes at most 10 s (DELIVERY_TIMEOUT_MS). */
+  batchSize: 10,
+  timeoutSeconds: 30,
+  /** The queue's visibility timeout: six times the function's, as Lambda advises for a queue it polls. */
+  visibilitySeconds: 180,
+  /** How long the queue keeps a message: past the 27.6 hours of retries, with room for an outage. */
+  retentionDays: 4,
+  /**
+   * Invocations at once (the event source's maximum concurrency, the least SQS allows): a burst of
+   * events waits in the queue rather than take a new account's concurrency (as low as 10) from the API.
+   */
+  maxConcurrency: 2,
+} as const;
+
+/**
+ * The waits between the attempts of one message: immediately, then after 5 seconds, 5 minutes,
+ * 30 minutes, 2, 5, 10 and 10 hours (as Standard Webhooks' reference senders do): 8 attempts over
+ * 27.6 hours. Each is at most SQS's 12-hour visibility limit.
+ */
+export const WEBHOOK_RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000] as const;
+
+/** Attempts of one message before the queue moves it to its dead letters (the queue's maxReceiveCount). */
+export const WEBHOOK_ATTEMPTS = WEBHOOK_RETRY_DELAYS_SECONDS.length + 1;

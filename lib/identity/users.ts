@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import { type AccountTokenItem, findToken, useToken } from '#lib/auth/account-tokens.ts';
+import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from '#lib/auth/common-passwords.ts';
+import { limitAddressMail } from '#lib/limits/mail-allowances.ts';
+import { checkPasswordAttempt, recordPasswordSuccess } from '#lib/limits/password-attempts.ts';
+import { limitSignIn, limitSignUp } from '#lib/limits/source-network.ts';
+import { giveBack } from '#lib/limits/token-bucket.ts';
+import { hashPassword, spendVerifyTime, verifyPassword } from '#lib/auth/passwords.ts';
+import { type ClientInfo, trimSessions } from '#lib/auth/session-items.ts';
+import { newSession } from '#lib/auth/sessions.ts';
+import { config } from '#lib/core/config.ts';
+import type { Db } from '#lib/db/service.ts';
+import { commit, named, write } from '#lib/db/transactions.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { newId } from '#lib/core/ids.ts';
+import { noteRequest } from '#lib/core/log.ts';
+import { EVENT_METRICS } from '#lib/core/metric-names.ts';
+import { recordEvent } from '#lib/core/metrics.ts';
+import type { SignInInput, SignUpInput } from '#lib/wire/schemas.ts';
+import { isoMillis, signInStamp } from '#lib/core/time.ts';
+import { accountMessage } from './verification.ts';
+import type { UserItem } from '#lib/db/items.ts';
+
+/**
+ * The live `invitation` token of the sign-up's address, if `inviteToken` is one: signing up from
+ * an invitation e-mail proves the address. Anything else is no error, just an ordinary sign-up.
+ */
+const invitationFor = async (db: Db, input: SignUpInput, now: Date): Promise<AccountTokenItem | undefined> => {
+  if (input.inviteToken === undefined) return undefined;
+  const item = await findToken(db, input.inviteToken, ['invitation'], now).catch((error: unknown) => {
+    if (error instanceof AppError && error.code === 'token_expired') return undefined;
+    throw error;
+  });
+  return item?.email === input.email ? item : undefined;
+};
+
+/**
+ * Creates an account and its first session in one transaction: the e-mail claim makes the
+ * address unique, the id claim the integer id. The same transaction writes the `verification`
+ * outbox message, or, with the invitation token of the address (invitationFor), creates the
+ * account confirmed and uses the token up instead. A common password is refused like any invalid
+ * field, before the source IP's sign-up bucket is charged; that bucket and the address's mail
+ * allowance are charged before hashing (the allowance is given back when nothing is mailed).
+ * Throws `validation_failed`, `rate_limited`, `email_taken`.
+ */
+export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now: Date) => {
+  if (isCommonPassword(input.password))
+    throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
+  await limitSignUp(db, client.ip, now);
+  // The confirmation e-mail counts against the address's allowance like any other account mail:
+  // otherwise signing up, deleting and signing up again would mail an address without limit.
+  const mail = await limitAddressMail(db, input.email, now);
+  const [passwordHash, invitation] = await Promise.all([hashPassword(input.password), invitationFor(db, input, now)]).catch(
+    async (error: unknown) => {
+      await giveBack(db, mail);
+      throw error;
+    },
+  );
+  let fromInvite = invitation;
+  const userUuid = randomUUID();
+  let answer: Awaited<ReturnType<typeof newSession>>['body'] | undefined;
+  try {
+    await commit(
+      async () => {
+        const u: UserItem = {
+          userUuid,
+          userId: newId(now),
+          email: input.email,
+          firstName: input.firstName,
+          lastName: input.lastName,
+          passwordHash,
+          ...(fromInvite ? { emailConfirmedAt: isoMillis(now) } : {}),
+          createdAt: isoMillis(now),
+          updatedAt: isoMillis(now),
+          lastSignInAt: signInStamp(now),
+        };
+        const session = await newSession(u, client, now);
+        answer = session.body;
+        return write(db, (tx) => [
+          named('email', tx.emailClaim.create({ email: u.email, userUuid }).commit()),
+          // The token can have been used up meanwhile (another tab's sign-up lost to email_taken, or expired).
+          fromInvite
+            ? named('invitation', useToken(tx, fromInvite, now))
+            : named('mail', tx.outboxMessage.create(accountMessage('verification', { userUuid, address: u.email }, now)).commit()),
+          named('userId', tx.idClaim.create({ kind: 'user', id: u.userId }).commit()),
+          named('user', tx.user.create(u).commit()),
+          named('session', ...session.writes(tx)),
+        ]);
+      },
+      {
+        email: () => new AppError('email_taken'),
+        // A token that no longer fits is ignored, as one that never did: an ordinary sign-up.
+        invitation: () => {
+          fromInvite = undefined;
+          return 'retry';
+        },
+        // A fresh id or message id clashed: try again with new ones.
+        otherwise: () => 'retry',
+      },
+    );
+  } catch (error) {
+    // Refused whole (email_taken, …): nothing was mailed.
+    await giveBack(db, mail);
+    throw error;
+  }
+  // Signed up from an invitation: confirmed by it, no e-mail.
+  if (fromInvite) await giveBack(db, mail);
+  recordEvent(EVENT_METRICS.signUps);
+  noteRequest({ userId: userUuid });
+  return answer as NonNullable<typeof answer>;
+};
+
+/**
+ * Checks the password and opens a session. An unknown e-mail spends the same hashing time as a
+ * wrong password and gets the same answer. The source IP's bucket and the account's attempt limits
+ * (keyed by e-mail, known or not: the back-off per source network, the hourly cap across all of
+ * them) are checked before any password is: a limited caller gets 429 whatever the password.
+ * The address's token is given back when the password was right or when the account limits
+ * refused (no password checked): the address bucket counts guesses, not the people behind it.
+ * Opening a session past the user's cap ends the oldest ones. Throws `rate_limited`,
+ * `invalid_credentials`.
+ */
+const attemptSignIn = async (db: Db, input: SignInInput, client: ClientInfo, now: Date) => {
+  // The address bucket first: a caller it refuses must not count against the account.
+  const token = await limitSignIn(db, client.ip, now);
+  const [attempt, claim] = await Promise.all([
+    checkPasswordAttempt(db, input.email, client.ip, now).catch(async (error: unknown) => {
+      await giveBack(db, token);
+      throw error;
+    }),
+    db.entities.emailClaim
+      .get({ email: input.email })
+      .go({ consistent: true })
+      .then(({ data }) => data),
+  ]);
+  // An unknown e-mail still reads a user (the nil UUID, never assigned): the same requests, the same time.
+  const userUuid = claim?.userUuid ?? '00000000-0000-0000-0000-000000000000';
+  const u = (await db.entities.user.get({ userUuid }).go({ consistent: true })).data;
+  if (!u) {
+    await spendVerifyTime(input.password);
+    throw new AppError('invalid_credentials');
+  }
+  if (!(await verifyPassword(u.passwordHash, input.password))) throw new AppError('invalid_credentials');
+
+  const signedIn: UserItem = { ...u, lastSignInAt: signInStamp(now) };
+  const session = await newSession(signedIn, client, now);
+  // The counters reset beside the session's transaction rather than inside it: an item in a
+  // transaction costs twice the write units, and the password was right either way. The user's
+  // other sessions are read meanwhile (eventually consistent, at most about the cap) for the cap.
+  const [, , others] = await Promise.all([
+    recordPasswordSuccess(db, attempt),
+    giveBack(db, token),
+    db.entities.session.query
+      .primary({ userUuid: u.userUuid })
+      // Bounded: a user past the cap (sessions from before it, a cap lowered) loses up to a cap's
+      // worth of the oldest per sign-in, so no sign-in reads or deletes more than that.
+      .go({ limit: 2 * config.maxSessionsPerUser, attributes: ['sessionId', 'createdAt'] })
+      .then(({ data }) => data),
+    commit(
+      () =>
+        write(db, (tx) => [
+          // Only while the password checked is still the stored one: a sign-in racing a password
+          // change never opens a session with the old password.
+          named(
+            'password',
+            tx.user
+              .patch({ userUuid: u.userUuid })
+              .set({ lastSignInAt: signedIn.lastSignInAt })
+              .where((a, op) => op.eq(a.passwordHash, u.passwordHash))
+              .commit(),
+          ),
+          named('session', ...session.writes(tx)),
+        ]),
+      // Only the password has a condition that can fail (the user exists with it); session ids are fresh UUIDs.
+      { otherwise: () => new AppError('invalid_credentials') },
+    ),
+  ]);
+  await trimSessions(db, u.userUuid, others, session.sessionId);
+  return session.body;
+};
+
+/** A sign-in (see attemptSignIn), counted by outcome: a session, wrong credentials, or refused by a limit. */
+export const signIn = async (db: Db, input: SignInInput, client: ClientInfo, now: Date) => {
+  try {
+    const body = await attemptSignIn(db, input, client, now);
+    recordEvent(EVENT_METRICS.signInSucceeded);
+    noteRequest({ userId: body.session.user.id });
+    return body;
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'invalid_credentials') recordEvent(EVENT_METRICS.signInFailed);
+    if (error instanceof AppError && error.code === 'rate_limited') recordEvent(EVENT_METRICS.signInLimited);
+    throw error;
+  }
+};

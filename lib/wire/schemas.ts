@@ -1,0 +1,207 @@
+import * as z from 'zod/mini';
+import { config } from '#lib/core/config.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '#lib/core/pagination.ts';
+import { ROLES } from '#lib/db/entities/roles.ts';
+import { hasHidden } from '#lib/core/text.ts';
+import { AUDIT_ACTIONS } from '#lib/db/entities/audit-actions.ts';
+
+/**
+ * Request shapes, normalised once: e-mails trimmed and lowercased, names trimmed. Slugs and roles
+ * are taken exactly as sent: CONTRACT.md refuses uppercase rather than rewriting it.
+ */
+/**
+ * Control characters (NUL included), unpaired UTF-16 surrogates and line or paragraph separators,
+ * which no name needs.
+ */
+const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u;
+
+/**
+ * A name: shown in member lists, invitation pages and e-mail subjects, so it must read as what it
+ * is. Hidden characters (lib/core/text.ts: bidirectional controls, zero-width and other invisible ones)
+ * are refused rather than removed, so a name made only of them is refused too.
+ */
+const text = (max: number) =>
+  z.string({ error: 'must be a string' }).check(
+    z.trim(),
+    z.minLength(1, { error: 'must not be empty' }),
+    z.maxLength(max, { error: `must be at most ${max} characters` }),
+    z.refine((value) => !UNPRINTABLE.test(value), { error: 'must not contain control characters' }),
+    z.refine((value) => !hasHidden(value), { error: 'must not contain invisible or bidirectional control characters' }),
+  );
+
+const EMAIL_ERROR = 'must be an e-mail address';
+
+/**
+ * ASCII is checked before lowercasing: Unicode case mapping turns some non-ASCII letters into
+ * ASCII ones (U+212A KELVIN SIGN becomes `k`), which would let a look-alike address through.
+ */
+export const Email = z.pipe(
+  z.string({ error: 'must be a string' }).check(z.trim(), z.regex(/^[\x20-\x7e]*$/, { error: EMAIL_ERROR, abort: true }), z.toLowerCase()),
+  z.email({ error: EMAIL_ERROR }).check(z.maxLength(254, { error: 'must be at most 254 characters' })),
+);
+
+export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])$/;
+export const Slug = z.string({ error: 'must be a string' }).check(
+  z.regex(SLUG_PATTERN, {
+    error: 'must be 2 to 48 characters of a-z, 0-9 and -, starting and ending with a letter or digit',
+  }),
+);
+
+export const Role = z.enum(ROLES, { error: 'must be one of OWNER, ADMIN, MEMBER' });
+
+/** New passwords: the configured minimum up to 256 characters. */
+const NewPassword = z
+  .string({ error: 'must be a string' })
+  .check(
+    z.minLength(config.passwordMinLength, { error: `must be at least ${config.passwordMinLength} characters` }),
+    z.maxLength(256, { error: 'must be at most 256 characters' }),
+  );
+
+/** A token from a mailed link: 43 base64url characters as issued; anything else simply will not match (410). */
+const MailedToken = z
+  .string({ error: 'must be a string' })
+  .check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(512, { error: 'must be at most 512 characters' }));
+
+export const SignUpBody = z.object({
+  email: Email,
+  password: NewPassword,
+  firstName: text(100),
+  lastName: text(100),
+  /** The token of an invitation e-mail's link: signing up with it confirms the address it was sent to. */
+  inviteToken: z.optional(MailedToken),
+});
+
+export const VerifyBody = z.object({ token: MailedToken });
+
+export const RecoverBody = z.object({ email: Email });
+
+export const ResetBody = z.object({ token: MailedToken, password: NewPassword });
+
+export const UserDeleteBody = z.object({
+  currentPassword: z
+    .string({ error: 'must be a string' })
+    .check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(256, { error: 'must be at most 256 characters' })),
+});
+
+/** Sign-in takes any stored password's length; the cap refuses huge inputs before hashing. */
+export const SignInBody = z.object({
+  email: Email,
+  password: z
+    .string({ error: 'must be a string' })
+    .check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(256, { error: 'must be at most 256 characters' })),
+});
+
+/** A refresh token as issued: 43 base64url characters; anything else simply will not match. */
+export const RefreshBody = z.object({
+  refresh_token: z
+    .string({ error: 'must be a string' })
+    .check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(512, { error: 'must be at most 512 characters' })),
+});
+
+/** Names, or a new password or e-mail address with the current password; at least one change. */
+export const UserUpdateBody = z
+  .object({
+    firstName: z.optional(text(100)),
+    lastName: z.optional(text(100)),
+    email: z.optional(Email),
+    password: z.optional(NewPassword),
+    currentPassword: z.optional(
+      z.string({ error: 'must be a string' }).check(z.maxLength(256, { error: 'must be at most 256 characters' })),
+    ),
+  })
+  .check(
+    z.refine((body) => body.password === undefined || body.currentPassword !== undefined, {
+      error: 'is required to change the password',
+      path: ['currentPassword'],
+    }),
+    z.refine((body) => body.email === undefined || body.currentPassword !== undefined, {
+      error: 'is required to change the e-mail address',
+      path: ['currentPassword'],
+    }),
+    z.refine(
+      (body) => body.firstName !== undefined || body.lastName !== undefined || body.email !== undefined || body.password !== undefined,
+      {
+        error: 'send firstName, lastName, email or password',
+        path: ['(body)'],
+      },
+    ),
+  );
+
+/** `?scope=global` ends every session of the user; the default ends the current one. */
+export const SignOutQuery = z.object({
+  scope: z.optional(z.enum(['local', 'global'], { error: 'must be local or global' })),
+});
+
+export const TeamBody = z.object({ name: text(100), slug: Slug });
+
+export const RoleBody = z.object({ role: Role });
+
+export const InviteBody = z.object({ email: Email, role: Role });
+
+/** Rows of one bulk invite: each is an invite of its own (a transaction, an e-mail), and 100 finish well within the function's time. */
+export const MAX_BULK_INVITES = 100;
+const ROWS_ERROR = `must hold 1 to ${MAX_BULK_INVITES} invites`;
+
+/**
+ * Only the list is checked here: each row is checked on its own as an InviteBody
+ * (lib/teams/invites/bulk.ts), so that a bad row fails alone, in the answer.
+ */
+export const BulkInviteBody = z.object({
+  invites: z.array(z.unknown()).check(z.minLength(1, { error: ROWS_ERROR }), z.maxLength(MAX_BULK_INVITES, { error: ROWS_ERROR })),
+});
+
+/** The member to nominate as owner: the membership id, as `GET /api/teams/{slug}/members` lists it. */
+export const TransferBody = z.object({
+  memberId: z
+    .number({ error: 'must be a number' })
+    .check(z.refine((n) => Number.isSafeInteger(n) && n >= 1, { error: 'must be a member id: a whole number from 1' })),
+});
+
+/**
+ * A webhook endpoint to register: its URL (lib/events/webhooks/addresses.ts checks its scheme, host and
+ * addresses, which need the network) and the audit actions it subscribes to, each once.
+ */
+export const WebhookBody = z.object({
+  url: z
+    .string({ error: 'must be a string' })
+    .check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(2048, { error: 'must be at most 2048 characters' })),
+  events: z.array(z.enum(AUDIT_ACTIONS, { error: `must each be one of ${AUDIT_ACTIONS.join(', ')}` })).check(
+    z.minLength(1, { error: 'must name at least one event' }),
+    z.refine((events) => new Set(events).size === events.length, { error: 'must not name an event twice' }),
+  ),
+});
+
+/** `limit` and `cursor` of every list (query strings arrive as text). */
+export const PageQuery = z.object({
+  limit: z.optional(
+    z
+      .pipe(z.string().check(z.regex(/^[0-9]{1,4}$/, { error: `must be a whole number from 1 to ${MAX_LIMIT}` })), z.transform(Number))
+      .check(z.refine((n) => n >= 1 && n <= MAX_LIMIT, { error: `must be a whole number from 1 to ${MAX_LIMIT}` })),
+  ),
+  cursor: z.optional(z.string().check(z.regex(/^[A-Za-z0-9_-]{1,2048}$/, { error: 'is not a cursor this list issued' }))),
+});
+
+/** A page of the audit log, optionally of one action. */
+export const AuditQuery = z.object({
+  ...PageQuery.shape,
+  action: z.optional(z.enum(AUDIT_ACTIONS, { error: `must be one of ${AUDIT_ACTIONS.join(', ')}` })),
+});
+
+export const pageRequest = (query: z.infer<typeof PageQuery>) => ({
+  limit: query.limit ?? DEFAULT_LIMIT,
+  cursor: query.cursor,
+});
+
+export type RefreshInput = z.infer<typeof RefreshBody>;
+export type UserUpdateInput = z.infer<typeof UserUpdateBody>;
+export type SignUpInput = z.infer<typeof SignUpBody>;
+export type VerifyInput = z.infer<typeof VerifyBody>;
+export type RecoverInput = z.infer<typeof RecoverBody>;
+export type ResetInput = z.infer<typeof ResetBody>;
+export type UserDeleteInput = z.infer<typeof UserDeleteBody>;
+export type SignInInput = z.infer<typeof SignInBody>;
+export type TeamInput = z.infer<typeof TeamBody>;
+export type RoleInput = z.infer<typeof RoleBody>;
+export type InviteInput = z.infer<typeof InviteBody>;
+export type TransferInput = z.infer<typeof TransferBody>;
+export type WebhookInput = z.infer<typeof WebhookBody>;

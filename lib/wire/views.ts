@@ -1,0 +1,74 @@
+import type { InviteItem, MembershipItem, TeamItem, UserItem } from '#lib/db/items.ts';
+import type { Invite, Member, Membership, Team, User } from './responses.ts';
+
+/**
+ * Stored items -> the wire JSON of CONTRACT.md, typed by the response schemas (responses.ts) that
+ * the OpenAPI document is made of. Only these fields ever leave the service.
+ */
+
+export const teamView = (t: TeamItem): Team => ({
+  id: t.teamId,
+  name: t.name,
+  slug: t.slug,
+  logo: t.logo ?? null,
+  createdAt: t.createdAt,
+  updatedAt: t.updatedAt,
+});
+
+/** The membership record that a role update returns. */
+export const membershipView = (m: MembershipItem): Membership => ({
+  id: m.memberId,
+  teamId: m.teamId,
+  userId: m.userId,
+  role: m.role,
+  createdAt: m.createdAt,
+  updatedAt: m.updatedAt,
+});
+
+/** A member as listed for a team: the membership with its user's name and e-mail. */
+export const memberView = (m: MembershipItem, u: UserItem): Member => ({
+  id: m.memberId,
+  userId: m.userId,
+  role: m.role,
+  email: u.email,
+  firstName: u.firstName,
+  lastName: u.lastName,
+  createdAt: m.createdAt,
+  updatedAt: m.updatedAt,
+});
+
+export const userView = (u: UserItem): User => ({
+  id: u.userUuid,
+  aud: 'authenticated',
+  role: 'authenticated',
+  email: u.email,
+  email_confirmed_at: u.emailConfirmedAt ?? null,
+  confirmed_at: u.emailConfirmedAt ?? null,
+  ...(u.newEmail !== undefined ? { new_email: u.newEmail } : {}),
+  last_sign_in_at: u.lastSignInAt ?? null,
+  app_metadata: { provider: 'email', providers: ['email'] },
+  user_metadata: { firstName: u.firstName, lastName: u.lastName },
+  created_at: u.createdAt,
+  updated_at: u.updatedAt,
+});
+
+/** The inviter as shown on an invite; null once that account no longer exists. */
+const inviterView = (u: UserItem | undefined) =>
+  u ? { id: u.userId, email: u.email, firstName: u.firstName, lastName: u.lastName } : null;
+
+export const inviteView = (i: InviteItem, t: TeamItem, inviter: UserItem | undefined): Invite => ({
+  id: i.inviteId,
+  uuid: i.inviteUuid,
+  teamId: i.teamId,
+  team: { id: t.teamId, name: t.name, slug: t.slug },
+  email: i.email,
+  role: i.role,
+  // EXPIRED is stored only: a pending invite past its expiry that the sweeper took out of the lists.
+  status: i.status === 'EXPIRED' ? 'PENDING' : i.status,
+  invitedBy: inviterView(inviter),
+  expiresAt: i.expiresAt,
+  createdAt: i.createdAt,
+  updatedAt: i.updatedAt,
+});
+
+export type { Invite as InviteView, Member as MemberView, Team as TeamView, User as UserView } from './responses.ts';
