@@ -1,6 +1,6 @@
 /**
- * The cold-start baseline: `GET /api/teams/{slug}` written the naive way on the users' stack, as the
- * anchors' baseline is described (../shared/anchors/serverless; this code is our own). Middy with
+ * The cold-start baseline: `GET /api/teams/{slug}` written the naive way on the users' stack, as an
+ * outside harness's naive baseline is described (this code is our own). Middy with
  * its JSON body parser, an HS256 token checked with jose, the path checked with zod, one ElectroDB
  * get: one GetItem. No sessions, no key rotation, no limits. bench/cold-start.ts bundles it the
  * plain way (bundleBaseline) and times it in the same rounds as Roster's functions, so the ratio of

@@ -20,7 +20,7 @@ export const STACK_ID = 'Roster';
 
 /**
  * The nested stacks of the functions' stack that hold the API functions, by id, each with the route
- * groups it holds (infra/monitoring.ts routeGroup, the dashboard's rows). CloudFormation takes 500
+ * groups it holds (infra/monitoring/metrics.ts routeGroup, the dashboard's rows). CloudFormation takes 500
  * resources per stack: each API function is 7 in its nested stack (function, role, log group,
  * version, alias, two alarms; 8 with gradual deploys, its CodeDeploy group) and its route 3 in the
  * parent (route, integration, permission). A route of a group not listed here fails the synth.
@@ -40,7 +40,7 @@ export const functionStackOf = (name: string): FunctionStackId => {
   const found = (Object.keys(FUNCTION_STACKS) as FunctionStackId[]).find((id) =>
     (FUNCTION_STACKS[id] as readonly string[]).includes(group),
   );
-  if (!found) throw new Error(`${name}: its route group ${group} has no nested stack: add it to FUNCTION_STACKS (infra/stack.ts)`);
+  if (!found) throw new Error(`${name}: its route group ${group} has no nested stack: add it to FUNCTION_STACKS (infra/api-settings.ts)`);
   return found;
 };
 

@@ -273,7 +273,7 @@ export class RosterStack extends Stack {
       scope,
     );
     if (deployments) {
-      if (alarms.length === 0) throw new Error(`no alarm to roll back ${name} on: infra/monitoring.ts watchFunction returned none`);
+      if (alarms.length === 0) throw new Error(`no alarm to roll back ${name} on: infra/monitoring/function-alarms.ts made none`);
       this.deploymentGroups.set(
         name,
         new LambdaDeploymentGroup(scope, `${id}Deployment`, {

@@ -41,3 +41,5 @@ process.env.TABLE_NAME = `test-${randomUUID()}`;
 process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-test-'));
 await ensureTable(endpoint, process.env.TABLE_NAME);
 afterAll(() => own?.stop());
+// Also when the file's process ends some other way: an emulator left running would hold 300 MB.
+process.once('exit', () => own?.stop());

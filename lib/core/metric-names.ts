@@ -1,6 +1,6 @@
 /**
  * The CloudWatch metrics Roster emits (embedded metric format, one JSON log line: lib/core/metrics.ts)
- * and the stack alarms and draws its dashboard on (infra/monitoring.ts). Pure data, like the route
+ * and the stack alarms and draws its dashboard on (infra/monitoring/). Pure data, like the route
  * table, so that `cdk synth` loads no application code.
  */
 export const METRIC_NAMESPACE = 'Roster';

@@ -67,7 +67,7 @@ export const MAIL_EVENTS = {
  */
 export const WEBHOOK_FANOUT = {
   name: 'webhook-fanout',
-  /** Query each team's webhook partition (its endpoints): that partition only (infra/stack.ts WEBHOOK_PARTITIONS). */
+  /** Query each team's webhook partition (its endpoints): that partition only (infra/background.ts WEBHOOK_PARTITIONS). */
   actions: ['Query'] as const satisfies readonly DynamoAction[],
   timeoutSeconds: 60,
   /** Stream records per invocation: a Query per team and a SendMessageBatch per 10 messages. */
@@ -83,7 +83,7 @@ export const WEBHOOK_DELIVERY = {
   name: 'webhook-delivery',
   /**
    * Read the endpoint, the audit entry and the team together; Put the attempt in the delivery log.
-   * On those partitions only (infra/stack.ts WEBHOOK_PARTITIONS).
+   * On those partitions only (infra/background.ts WEBHOOK_PARTITIONS).
    */
   actions: ['BatchGetItem', 'PutItem'] as const satisfies readonly DynamoAction[],
   /** Messages per invocation, delivered at once: each attempt takes at most 10 s (DELIVERY_TIMEOUT_MS). */

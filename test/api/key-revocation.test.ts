@@ -46,7 +46,7 @@ const LIFETIME_MS = (config.accessTokenSeconds + LEEWAY_SECONDS) * 1000;
 const later = (date: Date, ms: number): Date => new Date(date.getTime() + ms);
 const T0 = new Date('2026-03-01T12:00:00.000Z');
 
-/** A table of its own on the shared DynamoDB Local. */
+/** A table of its own on this file's DynamoDB Local. */
 const freshTable = async (): Promise<string> => {
   const table = `revoke-${randomUUID()}`;
   await ensureTable(process.env.DYNAMODB_ENDPOINT as string, table);
@@ -301,7 +301,7 @@ describe('npm run keys:revoke', () => {
         PATH: process.env.PATH,
         AWS_ACCESS_KEY_ID: 'local',
         AWS_SECRET_ACCESS_KEY: 'local',
-        // The shared emulator's patience (test/setup.ts), not the deployed defaults of 1 s and 2 s.
+        // The test emulator's patience (test/setup.ts), not the deployed defaults of 1 s and 2 s.
         DYNAMODB_CONNECT_TIMEOUT_MS: process.env.DYNAMODB_CONNECT_TIMEOUT_MS,
         DYNAMODB_REQUEST_TIMEOUT_MS: process.env.DYNAMODB_REQUEST_TIMEOUT_MS,
         ...env,

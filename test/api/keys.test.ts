@@ -65,7 +65,7 @@ const at = (iso: string): Date => new Date(iso);
 const later = (date: Date, ms: number): Date => new Date(date.getTime() + ms);
 const T0 = at('2026-03-01T12:00:00.000Z');
 
-/** A table of its own on the shared DynamoDB Local, for tests that must not see each other's item. */
+/** A table of its own on this file's DynamoDB Local, for tests that must not see each other's item. */
 const freshDb = async (): Promise<Db> => {
   const table = `keys-${randomUUID()}`;
   await ensureTable(process.env.DYNAMODB_ENDPOINT as string, table);

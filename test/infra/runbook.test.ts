@@ -1,5 +1,5 @@
 /**
- * Every alarm's description names a section of the runbook (infra/monitoring.ts RUNBOOK_SECTIONS):
+ * Every alarm's description names a section of the runbook (infra/monitoring/runbook.ts RUNBOOK_SECTIONS):
  * each of those must be a heading of docs/operations.md, so that the link an operator is paged with
  * lands on the section that says what to do.
  */

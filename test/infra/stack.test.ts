@@ -280,7 +280,7 @@ describe('nested stacks (FUNCTION_STACKS)', () => {
 
   it('refuses a route whose group has no nested stack, at synth, with one sentence', () => {
     expect(() => functionStackOf('unplaced-list')).toThrow(
-      'unplaced-list: its route group unplaced has no nested stack: add it to FUNCTION_STACKS (infra/stack.ts)',
+      'unplaced-list: its route group unplaced has no nested stack: add it to FUNCTION_STACKS (infra/api-settings.ts)',
     );
     expect(functionStackOf('jwks')).toBe('Auth');
     expect(functionStackOf('my-invites-list')).toBe('Invites');
