@@ -1,5 +1,5 @@
-import { listAudit } from '#lib/events/audit-log.ts';
 import { db } from '#lib/db/service.ts';
+import { listAudit } from '#lib/events/audit-log.ts';
 import { endpoint } from '#lib/http/endpoint.ts';
 import { pageRequest } from '#lib/wire/schemas.ts';
 

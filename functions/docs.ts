@@ -1,5 +1,5 @@
-import { staticEndpoint } from '#lib/http/static.ts';
 import { DOCS_PAGE, DOCS_SECURITY_HEADERS } from '#lib/http/docs.ts';
+import { staticEndpoint } from '#lib/http/static.ts';
 
 /** GET /docs: the API reference page. */
 export const handler = staticEndpoint('docs', () => ({

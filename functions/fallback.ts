@@ -2,8 +2,8 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result } from 'aws-lambda';
 import { AppError } from '#lib/core/errors.ts';
 import { errorResponse, requestIdOf } from '#lib/http/errors.ts';
-import { FALLBACK, matchRoute } from '#lib/http/routes.ts';
 import { measured } from '#lib/http/measured.ts';
+import { FALLBACK, matchRoute } from '#lib/http/routes.ts';
 
 /** API Gateway's default route: an unknown path is 404, a known path with another method 405. */
 export const handler = measured(

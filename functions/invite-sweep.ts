@@ -1,8 +1,8 @@
 import type { Context } from 'aws-lambda';
-import { db } from '#lib/db/service.ts';
-import { RESERVE_MS, sweepExpiredInvites } from '#lib/teams/invites/sweep.ts';
 import { log } from '#lib/core/log.ts';
 import { timeBudget } from '#lib/core/time-budget.ts';
+import { db } from '#lib/db/service.ts';
+import { RESERVE_MS, sweepExpiredInvites } from '#lib/teams/invites/sweep.ts';
 
 /**
  * The invite sweeper: an EventBridge schedule calls it every INVITE_SWEEP.everyMinutes minutes;

@@ -1,11 +1,11 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { db } from '#lib/db/service.ts';
 import { inFlight } from '#lib/core/in-flight.ts';
 import { log } from '#lib/core/log.ts';
 import { timeBudget } from '#lib/core/time-budget.ts';
+import { db } from '#lib/db/service.ts';
 import { newImageOf } from '#lib/db/stream-records.ts';
-import { deliver } from '#lib/mail/outbox.ts';
 import { type OutboxRef, outboxRefOf } from '#lib/mail/outbox-ref.ts';
+import { deliver } from '#lib/mail/outbox.ts';
 import { createMailer } from '#lib/mail/transports.ts';
 
 /**

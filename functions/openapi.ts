@@ -1,5 +1,5 @@
-import document from '../openapi.json' with { type: 'json' };
 import { staticEndpoint } from '#lib/http/static.ts';
+import document from '../openapi.json' with { type: 'json' };
 
 /** GET /api/openapi.json: the generated document (`npm run openapi`), bundled with the function. */
 const body = JSON.stringify(document);

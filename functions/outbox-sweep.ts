@@ -1,8 +1,8 @@
 import type { Context } from 'aws-lambda';
 import { config } from '#lib/core/config.ts';
-import { db } from '#lib/db/service.ts';
 import { log } from '#lib/core/log.ts';
 import { timeBudget } from '#lib/core/time-budget.ts';
+import { db } from '#lib/db/service.ts';
 import { RESERVE_MS, sweepOutbox } from '#lib/mail/outbox-sweep.ts';
 import { createMailer } from '#lib/mail/transports.ts';
 

@@ -1,6 +1,6 @@
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { db } from '#lib/db/service.ts';
 import { log } from '#lib/core/log.ts';
+import { db } from '#lib/db/service.ts';
 import { attemptDelivery, retryDelaySeconds } from '#lib/events/webhooks/dispatch.ts';
 import { type DeliveryOrder, DeliveryOrderSchema, webhookQueue } from '#lib/events/webhooks/queue.ts';
 

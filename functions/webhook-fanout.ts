@@ -1,6 +1,6 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { db } from '#lib/db/service.ts';
 import { log } from '#lib/core/log.ts';
+import { db } from '#lib/db/service.ts';
 import { newImageOf } from '#lib/db/stream-records.ts';
 import { type NewEntry, fanOut } from '#lib/events/webhooks/fan-out.ts';
 import { webhookQueue } from '#lib/events/webhooks/queue.ts';

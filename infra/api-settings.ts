@@ -14,10 +14,6 @@ export const LIVE_ALIAS = 'live';
  */
 export const DEPLOYMENT_CONFIG = LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES;
 
-/** The stacks' ids: the stateful one, and the functions' one. */
-export const DATA_STACK_ID = 'RosterData';
-export const STACK_ID = 'Roster';
-
 /**
  * The nested stacks of the functions' stack that hold the API functions, by id, each with the route
  * groups it holds (infra/monitoring/metrics.ts routeGroup, the dashboard's rows). CloudFormation takes 500

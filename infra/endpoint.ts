@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import {
@@ -14,7 +15,6 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { BuildOptions } from 'esbuild';
-import { fileURLToPath } from 'node:url';
 import type { IndexName } from '#lib/db/entities/table.ts';
 import { type DynamoAction, FUNCTION_DEFAULTS } from '#lib/http/routes.ts';
 import { COMPILE_CACHE_DIR } from './compile-cache.ts';

@@ -10,13 +10,13 @@
  * `npm start` stops is lost (deployed, SQS keeps it for 4 days). `timeScale` shortens the retry
  * delays (not the visibility timeout), so tests run the 28-hour schedule in seconds.
  */
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY } from '#lib/http/background.ts';
-import { lambdaContext } from '#lib/http/apigw.ts';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { log } from '#lib/core/log.ts';
 import { type DeliveryOrder, type WebhookQueue, useLocalWebhookQueue } from '#lib/events/webhooks/queue.ts';
+import { lambdaContext } from '#lib/http/apigw.ts';
+import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY } from '#lib/http/background.ts';
 
 export type QueueHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 

@@ -7,9 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import { INVITE_SWEEP, OUTBOX_SWEEP } from '#lib/http/background.ts';
-import { lambdaContext } from '#lib/http/apigw.ts';
 import { log } from '#lib/core/log.ts';
+import { lambdaContext } from '#lib/http/apigw.ts';
+import { INVITE_SWEEP, OUTBOX_SWEEP } from '#lib/http/background.ts';
 
 type ScheduledHandler = (event: unknown, context: Context) => Promise<void>;
 

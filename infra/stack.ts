@@ -12,12 +12,6 @@ import type { Construct } from 'constructs';
 import { cursorKeyPartitionKey } from '#lib/db/entities/cursor-key.ts';
 import { INDEXES } from '#lib/db/entities/table.ts';
 import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '#lib/http/routes.ts';
-import { RosterDataStack } from './data-stack.ts';
-import { Endpoint, LOG_RETENTION } from './endpoint.ts';
-import { Monitoring } from './monitoring/monitoring.ts';
-import { acknowledge } from './nag-acknowledgements.ts';
-import { type DeployOptions, deployOptions } from './options.ts';
-import { type WatchedFunction } from './monitoring/metrics.ts';
 import {
   ACCESS_LOG_FIELDS,
   CREDENTIAL_ROUTES,
@@ -38,6 +32,12 @@ import {
   sweepInvites,
   sweepOutbox,
 } from './background.ts';
+import { RosterDataStack } from './data-stack.ts';
+import { Endpoint, LOG_RETENTION } from './endpoint.ts';
+import { type WatchedFunction } from './monitoring/metrics.ts';
+import { Monitoring } from './monitoring/monitoring.ts';
+import { acknowledge } from './nag-acknowledgements.ts';
+import { type DeployOptions, deployOptions } from './options.ts';
 
 /** The stacks' ids: the stateful one, and the functions' one. */
 export const DATA_STACK_ID = 'RosterData';

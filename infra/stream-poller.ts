@@ -11,6 +11,9 @@
  * the mailer, stream-checkpoint.<function>.json for the others), so a restarted server goes on
  * after it instead of starting over.
  */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DescribeTableCommand, DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import {
   type AttributeValue,
@@ -24,14 +27,11 @@ import {
   TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { Context, AttributeValue as LambdaValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { log } from '#lib/core/log.ts';
 import { STREAM_VIEW_TYPE } from '#lib/db/entities/table.ts';
 import { lambdaContext } from '#lib/http/apigw.ts';
-import { FUNCTION_DEFAULTS } from '#lib/http/routes.ts';
-import { log } from '#lib/core/log.ts';
 import { TEAM_CLEANUP, WEBHOOK_FANOUT } from '#lib/http/background.ts';
+import { FUNCTION_DEFAULTS } from '#lib/http/routes.ts';
 import { STREAM_FILTERS, type StreamFunction, passes } from './stream-filters.ts';
 
 export type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | undefined>;

@@ -14,7 +14,7 @@ import type { Revocation } from '#lib/auth/key-revocation.ts';
 const args = process.argv.slice(2);
 const positionals = args[0] === '--' ? args.slice(1) : args;
 const [kid] = positionals;
-if (positionals.length !== 1 || !kid) {
+if (positionals.length !== 1 || !kid || kid === '--help' || kid === '-h') {
   console.error('Usage: npm run keys:revoke -- <kid>   (the kid of the key to revoke, as GET /.well-known/jwks.json lists it)');
   process.exit(2);
 }

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll } from 'vitest';
-import { ensureTable, startDynamoDbLocal } from '#infra/dynamodb-local.ts';
+import { ensureTable, localClient, startDynamoDbLocal } from '#infra/dynamodb-local.ts';
 
 /**
  * Every api, load and browser test file: a DynamoDB Local of its own (in memory), its own table and
@@ -17,6 +18,15 @@ import { ensureTable, startDynamoDbLocal } from '#infra/dynamodb-local.ts';
  */
 const shared = process.env.TEST_DYNAMODB_ENDPOINT;
 const own = shared ? undefined : await startDynamoDbLocal(undefined, undefined, { shortLived: true });
+// Stopped however the file's process ends: after its hooks, at its exit, or when vitest stops the
+// worker with SIGTERM (no exit hook runs then). An emulator left running would hold 300 MB.
+if (own) {
+  process.once('exit', own.stop);
+  process.once('SIGTERM', () => {
+    own.stop();
+    process.kill(process.pid, 'SIGTERM');
+  });
+}
 const endpoint = shared ?? (own as { endpoint: string }).endpoint;
 if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(endpoint)) {
   throw new Error(`tests run against DynamoDB Local only, not ${endpoint}`);
@@ -40,6 +50,13 @@ process.env.INVITE_MAILS_PER_USER_HOUR ??= '100000';
 process.env.TABLE_NAME = `test-${randomUUID()}`;
 process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-test-'));
 await ensureTable(endpoint, process.env.TABLE_NAME);
-afterAll(() => own?.stop());
-// Also when the file's process ends some other way: an emulator left running would hold 300 MB.
-process.once('exit', () => own?.stop());
+afterAll(async () => {
+  if (own) return own.stop();
+  // On a shared emulator the table goes, or every file's items would slow the files after it.
+  const admin = localClient(endpoint);
+  try {
+    await admin.send(new DeleteTableCommand({ TableName: process.env.TABLE_NAME }));
+  } finally {
+    admin.destroy();
+  }
+});

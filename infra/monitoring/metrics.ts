@@ -2,9 +2,9 @@ import { Duration } from 'aws-cdk-lib';
 import { MathExpression, Metric, type IMetric, type MetricOptions, type TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { FUNCTION_DIMENSION, METRIC_NAMESPACE, REQUEST_METRICS } from '#lib/core/metric-names.ts';
 import { INVITE_SWEEP, MAIL_EVENTS, OUTBOX_SWEEP, TEAM_CLEANUP } from '#lib/http/background.ts';
 import { ROUTES } from '#lib/http/routes.ts';
-import { FUNCTION_DIMENSION, METRIC_NAMESPACE, REQUEST_METRICS } from '#lib/core/metric-names.ts';
 import type { RunbookSection } from './runbook.ts';
 
 /** What every signal's alarms are made of, and the metrics they share. */
@@ -33,6 +33,7 @@ export const MAX_ALARM_METRICS = 10;
 export const MIN_RATE_REQUESTS = 10;
 
 export const ONE_MINUTE = Duration.minutes(1);
+
 export const FIVE_MINUTES = Duration.minutes(5);
 
 /** The operations the functions call on the table (for per-operation metrics): their grants, plus TransactWriteItems. */

@@ -13,15 +13,15 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { accountAlarms, apiAlarms } from './api-alarms.ts';
 import { backlogAlarm, deadLetterAlarms, mailAlarms, streamAlarm } from './background-alarms.ts';
 import { type Watched, dashboardBody } from './dashboard.ts';
 import { functionAlarms } from './function-alarms.ts';
-import type { AlarmSpec, WatchedFunction, WatchedQueue, WatchedStream } from './metrics.ts';
+import type { AlarmSpec, WatchedFunction } from './metrics.ts';
 import { RUNBOOK, RUNBOOK_SECTIONS } from './runbook.ts';
 import { tableAlarms } from './table-alarms.ts';
 
@@ -30,22 +30,17 @@ export interface MonitoringProps {
   readonly alarmEmail?: string;
 }
 
-export class Monitoring extends Construct implements Watched {
+export class Monitoring extends Construct {
   /** Every alarm's action, on ALARM and on OK. */
   readonly topic: ITopic;
   /** The dashboard's name (for a console link: cloudwatch/home#dashboards/dashboard/<name>). */
   readonly dashboardName: string;
 
   private readonly action: SnsAction;
-  readonly functions: WatchedFunction[] = [];
-  /** The alarms that are not per function: the dashboard shows their state at the top. */
-  readonly serviceAlarms: Alarm[] = [];
-  readonly queues: WatchedQueue[] = [];
-  readonly streams: WatchedStream[] = [];
-  api: IHttpApi | undefined;
-  table: { table: ITable; indexNames: readonly string[] } | undefined;
-  /** Undefined until watchMail; then whether a configuration set reports bounces and complaints. */
-  mail: { configurationSet: boolean } | undefined;
+  /** What was watched, for the dashboard (laid out once every watch call has run). */
+  private readonly watched: {
+    -readonly [K in keyof Watched]: Watched[K] extends readonly (infer T)[] ? T[] : Watched[K];
+  } = { functions: [], serviceAlarms: [], queues: [], streams: [], api: undefined, table: undefined, mail: undefined };
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
@@ -90,11 +85,11 @@ export class Monitoring extends Construct implements Watched {
     this.topic = topic;
     this.action = new SnsAction(topic);
 
-    this.serviceAlarms.push(...accountAlarms().map((spec) => this.alarm(spec)));
+    this.watched.serviceAlarms.push(...accountAlarms().map((spec) => this.alarm(spec)));
 
     const dashboard = new CfnDashboard(this, 'Dashboard', {
       // Laid out at synthesis, once every watch call has run, so the sections keep a fixed order.
-      dashboardBody: Lazy.string({ produce: () => dashboardBody(Stack.of(this), this) }),
+      dashboardBody: Lazy.string({ produce: () => dashboardBody(Stack.of(this), this.watched) }),
     });
     this.dashboardName = dashboard.ref;
   }
@@ -106,37 +101,37 @@ export class Monitoring extends Construct implements Watched {
    * notify this topic, and are named after it (`alarmName`); the dashboard, here, shows the function.
    */
   watchFunction(watched: WatchedFunction, scope: Construct = this): IAlarm[] {
-    this.functions.push(watched);
+    this.watched.functions.push(watched);
     return functionAlarms(watched).map((spec) => this.alarm(spec, scope));
   }
 
   /** The API's 5xx and 429 rates. */
   watchApi(api: IHttpApi): void {
-    this.api = api;
-    this.serviceAlarms.push(...apiAlarms(api).map((spec) => this.alarm(spec)));
+    this.watched.api = api;
+    this.watched.serviceAlarms.push(...apiAlarms(api).map((spec) => this.alarm(spec)));
   }
 
   /** DynamoDB throttles and system errors per operation and per index, and transaction conflicts. */
   watchTable(table: ITable, indexNames: readonly string[]): void {
-    this.table = { table, indexNames };
-    this.serviceAlarms.push(...tableAlarms(table, indexNames).map((spec) => this.alarm(spec)));
+    this.watched.table = { table, indexNames };
+    this.watched.serviceAlarms.push(...tableAlarms(table, indexNames).map((spec) => this.alarm(spec)));
   }
 
   /** A dead-letter queue (background-alarms.ts deadLetterAlarms). */
   watchQueue(id: string, queue: IQueue, description: string): void {
-    this.queues.push({ id, queue });
-    this.serviceAlarms.push(...deadLetterAlarms(id, queue, description).map((spec) => this.alarm(spec)));
+    this.watched.queues.push({ id, queue });
+    this.watched.serviceAlarms.push(...deadLetterAlarms(id, queue, description).map((spec) => this.alarm(spec)));
   }
 
   /** A queue whose consumers may fall behind (background-alarms.ts backlogAlarm). */
   watchBacklog(id: string, queue: IQueue, description: string): void {
-    this.serviceAlarms.push(this.alarm(backlogAlarm(id, queue, description)));
+    this.watched.serviceAlarms.push(this.alarm(backlogAlarm(id, queue, description)));
   }
 
   /** The iterator age of a function fed by the table's stream. */
   watchStream(fn: IFunction, name: string): void {
-    this.streams.push({ name, fn });
-    this.serviceAlarms.push(this.alarm(streamAlarm(fn, name)));
+    this.watched.streams.push({ name, fn });
+    this.watched.serviceAlarms.push(this.alarm(streamAlarm(fn, name)));
   }
 
   /**
@@ -144,8 +139,8 @@ export class Monitoring extends Construct implements Watched {
    * suppression counts only when a configuration set reports them (`configurationSetName`).
    */
   watchMail(configurationSetName: string | undefined): void {
-    this.mail = { configurationSet: configurationSetName !== undefined };
-    this.serviceAlarms.push(...mailAlarms().map((spec) => this.alarm(spec)));
+    this.watched.mail = { configurationSet: configurationSetName !== undefined };
+    this.watched.serviceAlarms.push(...mailAlarms().map((spec) => this.alarm(spec)));
   }
 
   /**

@@ -1,5 +1,5 @@
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IMetric, MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type AlarmSpec, FIVE_MINUTES, MAX_ALARM_METRICS, MIN_RATE_REQUESTS, TABLE_OPERATIONS, filledRate, filledSum } from './metrics.ts';
 
 /** DynamoDB throttles and system errors per operation and per index, and transaction conflicts. */

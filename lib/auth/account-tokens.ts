@@ -1,11 +1,11 @@
-import { hashOpaqueToken, newOpaqueToken } from './opaque-tokens.ts';
-import { config } from '#lib/core/config.ts';
 import type { EntityItem } from 'electrodb';
-import type { TokenPurpose, accountToken } from '#lib/db/entities/users.ts';
-import type { Db, Tx } from '#lib/db/service.ts';
+import { config } from '#lib/core/config.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { epochSeconds, isoMillis } from '#lib/core/time.ts';
+import type { TokenPurpose, accountToken } from '#lib/db/entities/users.ts';
 import type { UserItem } from '#lib/db/items.ts';
+import type { Db, Tx } from '#lib/db/service.ts';
+import { hashOpaqueToken, newOpaqueToken } from './opaque-tokens.ts';
 
 /**
  * The tokens of mailed links (docs/accounts.md). The mailer makes one when it sends the e-mail that

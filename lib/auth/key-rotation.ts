@@ -5,8 +5,8 @@ import {
   UpdateSecretVersionStageCommand,
 } from '@aws-sdk/client-secrets-manager';
 import { CompactSign, compactVerify, importJWK } from 'jose';
-import type { Db } from '#lib/db/service.ts';
 import { log } from '#lib/core/log.ts';
+import type { Db } from '#lib/db/service.ts';
 import {
   type Keyset,
   type PrivateKey,

@@ -1,13 +1,13 @@
 import type { EntityItem } from 'electrodb';
 import { config } from '#lib/core/config.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { log } from '#lib/core/log.ts';
+import { epochSeconds } from '#lib/core/time.ts';
 import { type Read, readTogether } from '#lib/db/batch-read.ts';
 import type { session as sessionEntity } from '#lib/db/entities/users.ts';
 import { untilProcessed } from '#lib/db/pages.ts';
 import type { Db } from '#lib/db/service.ts';
 import { isConditionFailure } from '#lib/db/transactions.ts';
-import { AppError } from '#lib/core/errors.ts';
-import { log } from '#lib/core/log.ts';
-import { epochSeconds } from '#lib/core/time.ts';
 import type { Identity } from './actor.ts';
 import type { PublicKey } from './keys/model.ts';
 import { adoptPublishedKeys, keysInMemory, publishedKeysRead } from './keys/verification.ts';

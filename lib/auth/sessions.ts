@@ -1,13 +1,13 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, randomUUIDv7 } from 'node:crypto';
 import { config } from '#lib/core/config.ts';
+import { addDays, epochSeconds, isoMillis } from '#lib/core/time.ts';
+import type { UserItem } from '#lib/db/items.ts';
 import type { Tx } from '#lib/db/service.ts';
 import type { AuthSession } from '#lib/wire/responses.ts';
-import { addDays, epochSeconds, isoMillis } from '#lib/core/time.ts';
 import { userView } from '#lib/wire/views.ts';
-import type { UserItem } from '#lib/db/items.ts';
+import { hashOpaqueToken, newOpaqueToken } from './opaque-tokens.ts';
 import type { ClientInfo, SessionItem } from './session-items.ts';
 import { signAccessToken } from './signing.ts';
-import { hashOpaqueToken, newOpaqueToken } from './opaque-tokens.ts';
 
 /** The deletion time: the earlier of the absolute end and the idle end. */
 const ttlOf = (expiresAt: number, lastUsed: Date): number => Math.min(expiresAt, epochSeconds(addDays(lastUsed, config.refreshIdleDays)));

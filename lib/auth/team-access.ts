@@ -1,15 +1,16 @@
-import type { EntityItem } from 'electrodb';
-import { type Read, readTogether } from '#lib/db/batch-read.ts';
-import type { MembershipItem, TeamItem } from '#lib/db/items.ts';
-import type { Db, Tx } from '#lib/db/service.ts';
-import { notFound } from '#lib/core/errors.ts';
-import type { Page } from '#lib/core/pagination.ts';
-import { type Actor, type Claims, readAsActor } from './session-items.ts';
-
 /**
  * The team access gate: every team-scoped use case starts here. Who is a member of which team is
  * read from the base table, strongly consistent; what each role may then do is ./team-rules.ts.
  */
+import type { EntityItem } from 'electrodb';
+import { notFound } from '#lib/core/errors.ts';
+import type { Page } from '#lib/core/pagination.ts';
+import { type Read, readTogether } from '#lib/db/batch-read.ts';
+import type { MembershipItem, TeamItem } from '#lib/db/items.ts';
+import type { Db, Tx } from '#lib/db/service.ts';
+import { type Actor, type Claims, readAsActor } from './session-items.ts';
+
+/** The team and the caller's membership in it. */
 export interface TeamAccess {
   team: TeamItem;
   me: MembershipItem;

@@ -10,7 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  */
 export type Level = 'INFO' | 'ERROR';
 
-/** What the API request being served gathers for its one request line (lib/core/metrics.ts writes it). */
+/** What the API request being served gathers for its one request line (lib/http/measured.ts writes it). */
 export interface RequestRecord {
   /** API Gateway's id of the request, and Lambda's id of the invocation. */
   readonly requestId: string;

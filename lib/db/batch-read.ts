@@ -1,8 +1,8 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Entity, EntityItem } from 'electrodb';
+import { KEYS } from './entities/table.ts';
 import { untilProcessed } from './pages.ts';
 import type { Db } from './service.ts';
-import { KEYS } from './entities/table.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- ElectroDB's own bound for "any entity"
 type AnyEntity = Entity<any, any, any, any>;

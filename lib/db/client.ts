@@ -39,7 +39,7 @@ export const unitsOf = (operation: string, output: unknown): { read: number; wri
 
 /**
  * Counts each DynamoDB request of an API request, and the units it consumed, on that request's
- * line (lib/core/metrics.ts). TOTAL: the table's and its indexes' units together, for a few bytes more
+ * line (lib/http/measured.ts). TOTAL: the table's and its indexes' units together, for a few bytes more
  * in the answer. Requests made outside an API request (background functions) pass untouched.
  */
 const countForRequest = (client: DynamoDBDocumentClient): void => {

@@ -1,5 +1,5 @@
-import type { TeamItem, UserItem } from './items.ts';
 import { type Read, readTogether } from './batch-read.ts';
+import type { TeamItem, UserItem } from './items.ts';
 import type { Db } from './service.ts';
 
 export interface Hydrated {

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Entity, createConversions } from 'electrodb';
 import { AppError, serviceUnavailable } from '#lib/core/errors.ts';
+import { Page, type PageRequest } from '#lib/core/pagination.ts';
 import { openCursor, sealCursor } from './cursors.ts';
 import type { Db } from './service.ts';
-import { Page, type PageRequest } from '#lib/core/pagination.ts';
 
 interface QueryOptions {
   count: number;

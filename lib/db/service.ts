@@ -2,18 +2,18 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type Service, createWriteTransaction } from 'electrodb';
 import { config } from '#lib/core/config.ts';
 import { createDocumentClient } from './client.ts';
-import { cursorKey } from './entities/cursor-key.ts';
 import { auditEntry } from './entities/audit.ts';
+import { cursorKey } from './entities/cursor-key.ts';
 import { idempotencyRecord } from './entities/idempotency.ts';
-import { signingKeys } from './entities/keys.ts';
 import { invite, inviteSweep, pendingInvite } from './entities/invites.ts';
-import { membership, slugClaim, team, teamCleanup } from './entities/teams.ts';
-import { transfer } from './entities/transfers.ts';
-import { webhookCount, webhookDelivery, webhookEndpoint } from './entities/webhooks.ts';
+import { signingKeys } from './entities/keys.ts';
 import { rateLimit } from './entities/limits.ts';
 import { mailSuppression } from './entities/mail.ts';
 import { outboxMessage } from './entities/outbox.ts';
+import { membership, slugClaim, team, teamCleanup } from './entities/teams.ts';
+import { transfer } from './entities/transfers.ts';
 import { accountToken, emailClaim, idClaim, refreshToken, session, user } from './entities/users.ts';
+import { webhookCount, webhookDelivery, webhookEndpoint } from './entities/webhooks.ts';
 
 const FACTORIES = {
   user,

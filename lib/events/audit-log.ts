@@ -1,14 +1,14 @@
-import type { AuditAction } from '#lib/db/entities/audit-actions.ts';
-import type { Changes } from './audit.ts';
 import type { Claims } from '#lib/auth/session-items.ts';
+import { pageThenMember } from '#lib/auth/team-access.ts';
+import { canReadAudit } from '#lib/auth/team-rules.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { Page, type PageRequest } from '#lib/core/pagination.ts';
+import type { AuditAction } from '#lib/db/entities/audit-actions.ts';
 import type { auditEntry } from '#lib/db/entities/audit.ts';
 import { cursorAfter, queryPage } from '#lib/db/pages.ts';
 import type { Db } from '#lib/db/service.ts';
-import { AppError } from '#lib/core/errors.ts';
-import { Page, type PageRequest } from '#lib/core/pagination.ts';
 import type { AuditEntry } from '#lib/wire/responses.ts';
-import { canReadAudit } from '#lib/auth/team-rules.ts';
-import { pageThenMember } from '#lib/auth/team-access.ts';
+import type { Changes } from './audit.ts';
 
 type StoredEntry = Awaited<ReturnType<ReturnType<ReturnType<typeof auditEntry>['query']['byTeam']>['go']>>['data'][number];
 

@@ -1,10 +1,10 @@
 import { randomUUIDv7 } from 'node:crypto';
-import type { AUDIT_TARGETS, AuditAction } from '#lib/db/entities/audit-actions.ts';
 import type { Actor } from '#lib/auth/session-items.ts';
 import { config } from '#lib/core/config.ts';
-import type { Tx } from '#lib/db/service.ts';
 import { currentRequest } from '#lib/core/log.ts';
 import { addDays, expirySeconds, isoMillis } from '#lib/core/time.ts';
+import type { AUDIT_TARGETS, AuditAction } from '#lib/db/entities/audit-actions.ts';
+import type { Tx } from '#lib/db/service.ts';
 
 /**
  * The audit log (docs/audit.md): every change to a team, its members, its invites and its

@@ -4,13 +4,13 @@ import type * as z from 'zod/mini';
 import { type Claims, type ClientInfo, claimsOf, verifyClaims } from '#lib/auth/session-items.ts';
 import { tokenFromAuthorization } from '#lib/auth/tokens.ts';
 import { AppError, serviceUnavailable } from '#lib/core/errors.ts';
-import type { HeldKey } from './idempotency-store.ts';
 import { noteRequest } from '#lib/core/log.ts';
-import { measured } from './measured.ts';
 import { DEFAULT_LIMIT, Page } from '#lib/core/pagination.ts';
 import { parseJsonObject, requireBodySize, requireJsonType } from './body.ts';
 import { errorResponse, jsonResponse, requestIdOf } from './errors.ts';
+import type { HeldKey } from './idempotency-store.ts';
 import { idempotency, settleHeld, stillRunning } from './idempotency.ts';
+import { measured } from './measured.ts';
 import { type PathParams, pathParams } from './params.ts';
 import { type BodyOf, type QueryOf, requestOf } from './requests.ts';
 import { type ROUTES, type RouteName, isIdempotent, routeNamed } from './routes.ts';
@@ -109,7 +109,7 @@ const parseBody = (hasBody: boolean): Stage => ({
  * (authenticated POSTs), validation with the route's zod schemas (requests.ts), the use case,
  * then `{ data }` (plus `Link` for pages). Errors of any step become the contract's envelope in
  * one place. A function about to time out answers 503 instead of a gateway 5xx.
- * Each request writes one log line with its metrics (lib/core/metrics.ts `measured`).
+ * Each request writes one log line with its metrics (./measured.ts).
  */
 export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => Promise<unknown>) => {
   type B = BodyOf<N>;

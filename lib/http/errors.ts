@@ -58,7 +58,7 @@ export const appErrorOf = (error: unknown, requestId: string): AppError => {
   return new AppError('internal', `Something went wrong on our side (request ${requestId}).`);
 };
 
-/** The only place an error becomes a response (appErrorOf). The code goes on the request's line (lib/core/metrics.ts). */
+/** The only place an error becomes a response (appErrorOf). The code goes on the request's line (./measured.ts). */
 export const errorResponse = (error: unknown, requestId: string): Result => {
   const appError = appErrorOf(error, requestId);
   const record = currentRequest();

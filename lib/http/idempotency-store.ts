@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { isConditionFailure } from '#lib/db/transactions.ts';
-import type { Db } from '#lib/db/service.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { log } from '#lib/core/log.ts';
 import { sha256Hex } from '#lib/core/sha256.ts';
 import { HOUR_MS, epochSeconds, expirySeconds } from '#lib/core/time.ts';
+import type { Db } from '#lib/db/service.ts';
+import { isConditionFailure } from '#lib/db/transactions.ts';
 
 /**
  * `Idempotency-Key` on the authenticated POSTs (docs/idempotency.md): the first request with a

@@ -1,8 +1,9 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
 import { type Claims, readAsActor, verifyClaims } from '#lib/auth/session-items.ts';
-import { db } from '#lib/db/service.ts';
 import { AppError } from '#lib/core/errors.ts';
+import { db } from '#lib/db/service.ts';
+import { baseHeaders, requestIdOf } from './errors.ts';
 import {
   IDEMPOTENCY_KEY,
   type HeldKey,
@@ -13,7 +14,6 @@ import {
   settleKey,
   settleUnfinished,
 } from './idempotency-store.ts';
-import { baseHeaders, requestIdOf } from './errors.ts';
 import { FUNCTION_DEFAULTS, type Route } from './routes.ts';
 
 /** The request header, as API Gateway hands it over (lowercased). */

@@ -3,8 +3,8 @@
  */
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
 import { type RequestRecord, withinRequest, writeLine } from '#lib/core/log.ts';
-import { emfDocument, isDuration } from '#lib/core/metrics.ts';
 import { FUNCTION_DIMENSION, REQUEST_METRICS } from '#lib/core/metric-names.ts';
+import { emfDocument, isDuration } from '#lib/core/metrics.ts';
 import { requestIdOf } from './errors.ts';
 
 /** A request's events as EMF values: counts add up, durations stay apart (so their percentiles hold). */

@@ -54,7 +54,7 @@ const send = (res: ServerResponse, result: Result): void => {
 
 /**
  * Turns one HTTP request into the event API Gateway would send and calls the route's handler,
- * whose request line (lib/core/metrics.ts) goes to this process's stdout as on Lambda.
+ * whose request line (./measured.ts) goes to this process's stdout as on Lambda.
  */
 const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
   const method = req.method ?? 'GET';
@@ -82,7 +82,7 @@ const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> =
     found ? `${found.route.method} ${found.route.path}` : '$default',
     found?.params,
   );
-  // An invocation id of its own, as on Lambda: the request line carries both (lib/core/metrics.ts).
+  // An invocation id of its own, as on Lambda: the request line carries both (./measured.ts).
   const context = lambdaContext(`roster-${name}`, timeoutMs, randomUUID());
   const handler = await loadHandler(name);
   send(res, await invocation.run({ functionName: name }, () => handler(event, context)));

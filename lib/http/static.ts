@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result } from 'aws-lambda';
-import { measured } from './measured.ts';
 import { baseHeaders, errorResponse, requestIdOf } from './errors.ts';
+import { measured } from './measured.ts';
 import { type RouteName, routeNamed } from './routes.ts';
 
 export interface StaticAnswer {

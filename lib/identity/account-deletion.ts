@@ -1,14 +1,14 @@
-import { type AuditActor, audited } from '#lib/events/audit.ts';
-import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from '#lib/limits/password-attempts.ts';
 import { verifyPassword } from '#lib/auth/passwords.ts';
 import { type Claims, type ClientInfo, endSessionsOf, readAsActor } from '#lib/auth/session-items.ts';
+import { AppError } from '#lib/core/errors.ts';
 import { readTogether } from '#lib/db/batch-read.ts';
+import type { MembershipItem, TeamItem, UserItem } from '#lib/db/items.ts';
 import type { Db, Tx } from '#lib/db/service.ts';
 import { commit, named, write } from '#lib/db/transactions.ts';
-import { AppError } from '#lib/core/errors.ts';
+import { type AuditActor, audited } from '#lib/events/audit.ts';
+import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from '#lib/limits/password-attempts.ts';
 import { memberTarget } from '#lib/teams/members.ts';
 import type { UserDeleteInput } from '#lib/wire/schemas.ts';
-import type { MembershipItem, TeamItem, UserItem } from '#lib/db/items.ts';
 
 /** DynamoDB's cap on the items of one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;

@@ -1,20 +1,20 @@
-import { hashPassword, verifyPassword } from '#lib/auth/passwords.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from '#lib/auth/common-passwords.ts';
-import { limitAddressMail, limitUserAccountMail } from '#lib/limits/mail-allowances.ts';
-import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from '#lib/limits/password-attempts.ts';
-import { type BucketToken, giveBack } from '#lib/limits/token-bucket.ts';
+import { hashPassword, verifyPassword } from '#lib/auth/passwords.ts';
 import { type Claims, type ClientInfo, endSessionsOf, isLive, namesSession, readAsActor, signOutAs } from '#lib/auth/session-items.ts';
+import { AppError, notFound } from '#lib/core/errors.ts';
+import { Page, type PageRequest } from '#lib/core/pagination.ts';
+import { isoMillis } from '#lib/core/time.ts';
+import type { UserItem } from '#lib/db/items.ts';
 import { cursorAfter, queryPage } from '#lib/db/pages.ts';
 import type { Db } from '#lib/db/service.ts';
 import { commit, isConditionFailure, named, write } from '#lib/db/transactions.ts';
-import { AppError, notFound } from '#lib/core/errors.ts';
-import { Page, type PageRequest } from '#lib/core/pagination.ts';
+import { limitAddressMail, limitUserAccountMail } from '#lib/limits/mail-allowances.ts';
+import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from '#lib/limits/password-attempts.ts';
+import { type BucketToken, giveBack } from '#lib/limits/token-bucket.ts';
 import type { SessionInfo } from '#lib/wire/responses.ts';
 import type { UserUpdateInput } from '#lib/wire/schemas.ts';
-import { isoMillis } from '#lib/core/time.ts';
-import { accountMessage } from './verification.ts';
 import { userView } from '#lib/wire/views.ts';
-import type { UserItem } from '#lib/db/items.ts';
+import { accountMessage } from './verification.ts';
 
 /** The signed-in user's own record. Throws `unauthorized`. */
 export const getCurrentUser = async (db: Db, claims: Claims) => {

@@ -3,14 +3,14 @@ import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from '#lib/auth/common-pass
 import { hashPassword } from '#lib/auth/passwords.ts';
 import { type ClientInfo, endSessionsOf } from '#lib/auth/session-items.ts';
 import { newSession } from '#lib/auth/sessions.ts';
-import type { Db } from '#lib/db/service.ts';
-import { commit, named, write } from '#lib/db/transactions.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { noteRequest } from '#lib/core/log.ts';
-import type { ResetInput } from '#lib/wire/schemas.ts';
 import { isoMillis, signInStamp } from '#lib/core/time.ts';
-import { tokenEpochIs } from './verification.ts';
 import type { UserItem } from '#lib/db/items.ts';
+import type { Db } from '#lib/db/service.ts';
+import { commit, named, write } from '#lib/db/transactions.ts';
+import type { ResetInput } from '#lib/wire/schemas.ts';
+import { tokenEpochIs } from './verification.ts';
 
 /**
  * Sets a new password with a `recovery` token and answers a new session, like sign-in. Only a

@@ -1,7 +1,7 @@
-import { limitAddressMail } from '#lib/limits/mail-allowances.ts';
-import { limitRecoverIp } from '#lib/limits/source-network.ts';
 import type { ClientInfo } from '#lib/auth/session-items.ts';
 import type { Db } from '#lib/db/service.ts';
+import { limitAddressMail } from '#lib/limits/mail-allowances.ts';
+import { limitRecoverIp } from '#lib/limits/source-network.ts';
 import type { RecoverInput } from '#lib/wire/schemas.ts';
 import { accountMessage } from './verification.ts';
 

@@ -1,19 +1,19 @@
-import { REFRESH_LIMITS } from '#lib/limits/session-refresh.ts';
-import { bucketTimes, planBucket } from '#lib/limits/token-bucket.ts';
+import { hashOpaqueToken, newOpaqueToken } from '#lib/auth/opaque-tokens.ts';
 import { type SessionItem, endSessions, isRefreshable } from '#lib/auth/session-items.ts';
 import { openChild, sealChild, sessionBody, touchSession } from '#lib/auth/sessions.ts';
-import { hashOpaqueToken, newOpaqueToken } from '#lib/auth/opaque-tokens.ts';
 import { config } from '#lib/core/config.ts';
-import { readTogether } from '#lib/db/batch-read.ts';
-import type { Db } from '#lib/db/service.ts';
-import { NOTHING_WRITTEN, commit, named, write } from '#lib/db/transactions.ts';
 import { AppError, rateLimited } from '#lib/core/errors.ts';
 import { noteRequest } from '#lib/core/log.ts';
 import { EVENT_METRICS } from '#lib/core/metric-names.ts';
 import { recordEvent } from '#lib/core/metrics.ts';
-import type { RefreshInput } from '#lib/wire/schemas.ts';
 import { isoMillis } from '#lib/core/time.ts';
+import { readTogether } from '#lib/db/batch-read.ts';
 import type { UserItem } from '#lib/db/items.ts';
+import type { Db } from '#lib/db/service.ts';
+import { NOTHING_WRITTEN, commit, named, write } from '#lib/db/transactions.ts';
+import { REFRESH_LIMITS } from '#lib/limits/session-refresh.ts';
+import { bucketTimes, planBucket } from '#lib/limits/token-bucket.ts';
+import type { RefreshInput } from '#lib/wire/schemas.ts';
 
 const expired = () => new AppError('unauthorized', 'The refresh token is invalid, expired or revoked; sign in again.');
 

@@ -1,25 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { type AccountTokenItem, findToken, useToken } from '#lib/auth/account-tokens.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from '#lib/auth/common-passwords.ts';
-import { limitAddressMail } from '#lib/limits/mail-allowances.ts';
-import { checkPasswordAttempt, recordPasswordSuccess } from '#lib/limits/password-attempts.ts';
-import { limitSignIn, limitSignUp } from '#lib/limits/source-network.ts';
-import { giveBack } from '#lib/limits/token-bucket.ts';
 import { hashPassword, spendVerifyTime, verifyPassword } from '#lib/auth/passwords.ts';
 import { type ClientInfo, trimSessions } from '#lib/auth/session-items.ts';
 import { newSession } from '#lib/auth/sessions.ts';
 import { config } from '#lib/core/config.ts';
-import type { Db } from '#lib/db/service.ts';
-import { commit, named, write } from '#lib/db/transactions.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { newId } from '#lib/core/ids.ts';
 import { noteRequest } from '#lib/core/log.ts';
 import { EVENT_METRICS } from '#lib/core/metric-names.ts';
 import { recordEvent } from '#lib/core/metrics.ts';
-import type { SignInInput, SignUpInput } from '#lib/wire/schemas.ts';
 import { isoMillis, signInStamp } from '#lib/core/time.ts';
-import { accountMessage } from './verification.ts';
 import type { UserItem } from '#lib/db/items.ts';
+import type { Db } from '#lib/db/service.ts';
+import { commit, named, write } from '#lib/db/transactions.ts';
+import { limitAddressMail } from '#lib/limits/mail-allowances.ts';
+import { checkPasswordAttempt, recordPasswordSuccess } from '#lib/limits/password-attempts.ts';
+import { limitSignIn, limitSignUp } from '#lib/limits/source-network.ts';
+import { giveBack } from '#lib/limits/token-bucket.ts';
+import type { SignInInput, SignUpInput } from '#lib/wire/schemas.ts';
+import { accountMessage } from './verification.ts';
 
 /**
  * The live `invitation` token of the sign-up's address, if `inviteToken` is one: signing up from

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { WhereAttributeSymbol } from 'electrodb';
 import { findToken, tokenExpired, useToken } from '#lib/auth/account-tokens.ts';
-import { limitUserAccountMail } from '#lib/limits/mail-allowances.ts';
 import { type Claims, readAsActor } from '#lib/auth/session-items.ts';
 import { config } from '#lib/core/config.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { addDays, expirySeconds, isoMillis } from '#lib/core/time.ts';
 import type { OutboxKind } from '#lib/db/entities/outbox.ts';
+import type { UserItem } from '#lib/db/items.ts';
 import type { Db } from '#lib/db/service.ts';
 import { commit, named, write } from '#lib/db/transactions.ts';
-import { AppError } from '#lib/core/errors.ts';
+import { limitUserAccountMail } from '#lib/limits/mail-allowances.ts';
 import type { VerifyInput } from '#lib/wire/schemas.ts';
-import { addDays, expirySeconds, isoMillis } from '#lib/core/time.ts';
 import { userView } from '#lib/wire/views.ts';
-import type { UserItem } from '#lib/db/items.ts';
 
 /** The e-mails about an account (docs/accounts.md), as opposed to those about an invite. */
 export type AccountMailKind = Exclude<OutboxKind, 'invitation' | 'declined'>;

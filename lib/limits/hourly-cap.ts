@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
-import type { Db } from '#lib/db/service.ts';
 import { rateLimited } from '#lib/core/errors.ts';
 import { HOUR_MS } from '#lib/core/time.ts';
+import type { Db } from '#lib/db/service.ts';
 import { MAX_TRIES, WRITE, forgottenAt, stateOnConditionFailure } from './limit-state.ts';
 
 /**

@@ -1,7 +1,7 @@
-import { isConditionFailure } from '#lib/db/transactions.ts';
 import { type AppError, serviceUnavailable } from '#lib/core/errors.ts';
 import { log } from '#lib/core/log.ts';
 import { HOUR_MS, expirySeconds } from '#lib/core/time.ts';
+import { isConditionFailure } from '#lib/db/transactions.ts';
 
 /**
  * What every limiter of lib/limits/ shares: the state items as stored (scope `LimitScope`, one

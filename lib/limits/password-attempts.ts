@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
 import { config } from '#lib/core/config.ts';
 import type { Db } from '#lib/db/service.ts';
-import { forgottenAt, limiterUnavailable } from './limit-state.ts';
 import { accountSubject } from './account-key.ts';
 import { type HourlySettings, passHourly, stampMs } from './hourly-cap.ts';
+import { forgottenAt, limiterUnavailable } from './limit-state.ts';
 import { type BackoffSettings, accountNetworkSubject, passNetwork, takeBackNetworkCount } from './password-backoff.ts';
 import { SIGNIN_LIMITS } from './source-network.ts';
 import { type BucketSettings, takeToken } from './token-bucket.ts';

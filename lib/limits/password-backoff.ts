@@ -1,9 +1,9 @@
-import type { Db } from '#lib/db/service.ts';
-import { isConditionFailure } from '#lib/db/transactions.ts';
 import { rateLimited } from '#lib/core/errors.ts';
 import { log } from '#lib/core/log.ts';
-import { epochSeconds } from '#lib/core/time.ts';
 import { sha256Hex } from '#lib/core/sha256.ts';
+import { epochSeconds } from '#lib/core/time.ts';
+import type { Db } from '#lib/db/service.ts';
+import { isConditionFailure } from '#lib/db/transactions.ts';
 import { accountSubject } from './account-key.ts';
 import { type LimitState, MAX_TRIES, WRITE, forgottenAt, stateOnConditionFailure } from './limit-state.ts';
 import { clientNetwork } from './source-network.ts';

@@ -1,7 +1,7 @@
 import { isIPv6 } from 'node:net';
 import { config } from '#lib/core/config.ts';
-import type { Db } from '#lib/db/service.ts';
 import { sha256Hex } from '#lib/core/sha256.ts';
+import type { Db } from '#lib/db/service.ts';
 import { type BucketSettings, type BucketToken, takeToken } from './token-bucket.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { randomInt } from 'node:crypto';
-import type { LimitScope } from '#lib/db/entities/limits.ts';
-import type { Db } from '#lib/db/service.ts';
-import { isConditionFailure } from '#lib/db/transactions.ts';
 import { rateLimited } from '#lib/core/errors.ts';
 import { log } from '#lib/core/log.ts';
 import { expirySeconds } from '#lib/core/time.ts';
+import type { LimitScope } from '#lib/db/entities/limits.ts';
+import type { Db } from '#lib/db/service.ts';
+import { isConditionFailure } from '#lib/db/transactions.ts';
 import { MAX_TRIES, WRITE, stateOnConditionFailure } from './limit-state.ts';
 
 /**

@@ -1,6 +1,5 @@
-import { OUTBOX_KINDS, type OutboxKind } from '#lib/db/entities/outbox.ts';
-
 /** What identifies an outbox message to a mailer, whichever way it arrives (the stream's image, a gsi3 Query). */
+import { OUTBOX_KINDS, type OutboxKind } from '#lib/db/entities/outbox.ts';
 
 /** What a mailer knows of a message before it claims it: the part that never changes, in the stream's image and in gsi3. */
 export type OutboxRef = { messageId: string; createdAt: string } & (

@@ -1,12 +1,12 @@
-import { OUTBOX_SWEEP } from '#lib/http/background.ts';
-import { dueShardOf, OUTBOX_SHARDS } from '#lib/db/entities/outbox.ts';
-import type { Db } from '#lib/db/service.ts';
 import { log } from '#lib/core/log.ts';
 import { EVENT_METRICS } from '#lib/core/metric-names.ts';
 import { recordEvent } from '#lib/core/metrics.ts';
 import { isoMillis } from '#lib/core/time.ts';
-import { type Delivery, deliver } from './outbox.ts';
+import { dueShardOf, OUTBOX_SHARDS } from '#lib/db/entities/outbox.ts';
+import type { Db } from '#lib/db/service.ts';
+import { OUTBOX_SWEEP } from '#lib/http/background.ts';
 import { type OutboxFields, outboxRefOf } from './outbox-ref.ts';
+import { type Delivery, deliver } from './outbox.ts';
 import type { Mailer } from './transports.ts';
 
 /**

@@ -1,17 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { issueToken } from '#lib/auth/account-tokens.ts';
-import { config } from '#lib/core/config.ts';
-import { randomDueShard } from '#lib/db/entities/outbox.ts';
-import type { Db } from '#lib/db/service.ts';
-import { isConditionFailure } from '#lib/db/transactions.ts';
-import { log } from '#lib/core/log.ts';
-import { EVENT_METRICS } from '#lib/core/metric-names.ts';
-import { recordEvent } from '#lib/core/metrics.ts';
-import { isoMillis } from '#lib/core/time.ts';
-import type { Mailer } from './transports.ts';
-import type { OutboxRef } from './outbox-ref.ts';
-import { SUPPRESSED, plan } from './plans.ts';
-
 /**
  * Delivery of one outbox message (docs/mail.md, "Outbox"). The table's stream hands each new
  * message to the mailer function, and the outbox sweeper (./outbox-sweep.ts) hands over those the
@@ -27,6 +13,19 @@ import { SUPPRESSED, plan } from './plans.ts';
  *   send happen under a claim, so a lease that runs out means a send may have happened.
  * - sent: SENT, the write retried until the deadline. Send failed: PENDING again, and it throws.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { issueToken } from '#lib/auth/account-tokens.ts';
+import { config } from '#lib/core/config.ts';
+import { log } from '#lib/core/log.ts';
+import { EVENT_METRICS } from '#lib/core/metric-names.ts';
+import { recordEvent } from '#lib/core/metrics.ts';
+import { isoMillis } from '#lib/core/time.ts';
+import { randomDueShard } from '#lib/db/entities/outbox.ts';
+import type { Db } from '#lib/db/service.ts';
+import { isConditionFailure } from '#lib/db/transactions.ts';
+import type { OutboxRef } from './outbox-ref.ts';
+import { SUPPRESSED, plan } from './plans.ts';
+import type { Mailer } from './transports.ts';
 
 export type Delivery =
   /** The transport accepted it; the message is SENT. */

@@ -1,8 +1,9 @@
+/** What each outbox message calls for now (docs/mail.md): the e-mail to send, or why none is sent any more. */
 import { type TokenFor } from '#lib/auth/account-tokens.ts';
 import { newOpaqueToken } from '#lib/auth/opaque-tokens.ts';
 import { config } from '#lib/core/config.ts';
-import type { Db } from '#lib/db/service.ts';
 import { isoMillis } from '#lib/core/time.ts';
+import type { Db } from '#lib/db/service.ts';
 import {
   renderEmailChange,
   renderEmailChangeNotice,
@@ -14,13 +15,11 @@ import {
 } from './account-mail.ts';
 import { renderDeclined } from './declined.ts';
 import { inviteLink, renderInvitation } from './invitation.ts';
-import { renderTransfer, transferEndpoint } from './transfer.ts';
+import { type OutboxRef } from './outbox-ref.ts';
 import { checkMessage, MailRefusedError } from './safety.ts';
 import { isSuppressed } from './suppression.ts';
 import type { Rendered } from './templates.ts';
-import { type OutboxRef } from './outbox-ref.ts';
-
-/** What each outbox message calls for now (docs/mail.md): the e-mail to send, or why none is sent any more. */
+import { renderTransfer, transferEndpoint } from './transfer.ts';
 
 /** The reason a message to an address that bounced or complained ends without a send (lib/mail/suppression.ts). */
 export const SUPPRESSED = 'skipped: suppressed address';

@@ -1,14 +1,14 @@
 import * as z from 'zod/mini';
-import { accountSubject } from '#lib/limits/account-key.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { log } from '#lib/core/log.ts';
+import { EVENT_METRICS } from '#lib/core/metric-names.ts';
+import { recordEvent } from '#lib/core/metrics.ts';
+import { isoMillis } from '#lib/core/time.ts';
 import type { Read } from '#lib/db/batch-read.ts';
 import type { Db } from '#lib/db/service.ts';
 import { isConditionFailure } from '#lib/db/transactions.ts';
-import { AppError } from '#lib/core/errors.ts';
-import { log } from '#lib/core/log.ts';
-import { recordEvent } from '#lib/core/metrics.ts';
-import { EVENT_METRICS } from '#lib/core/metric-names.ts';
+import { accountSubject } from '#lib/limits/account-key.ts';
 import { Email } from '#lib/wire/schemas.ts';
-import { isoMillis } from '#lib/core/time.ts';
 
 /**
  * Addresses Roster no longer mails (docs/operations.md, "Bounces and complaints"). SES reports

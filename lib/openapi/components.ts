@@ -1,6 +1,6 @@
+/** The document's shared schemas (components), with their names, descriptions and examples, and how a schema is written inline or by reference. */
 import * as z from 'zod/mini';
 import { type ErrorCode, MESSAGES, STATUS } from '#lib/core/errors.ts';
-import { Email } from '#lib/wire/schemas.ts';
 import {
   AuditEntrySchema,
   AuthSessionSchema,
@@ -21,8 +21,7 @@ import {
   WebhookEndpointSchema,
   WebhookReplaySchema,
 } from '#lib/wire/responses.ts';
-
-/** The document's shared schemas (components), with their names, descriptions and examples, and how a schema is written inline or by reference. */
+import { Email } from '#lib/wire/schemas.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -35,6 +34,7 @@ interface Meta {
 }
 
 const EXAMPLE_TIME = '2026-11-21T09:30:00.000Z';
+
 const EXAMPLE_USER = {
   id: '4b0c0f7e-5d1a-4f7e-9a53-2f1b8c6d7e90',
   aud: 'authenticated',
@@ -46,6 +46,7 @@ const EXAMPLE_USER = {
   created_at: EXAMPLE_TIME,
   updated_at: EXAMPLE_TIME,
 };
+
 const EXAMPLE_TEAM = { id: 1764751234567, name: 'Acme', slug: 'acme', logo: null, createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME };
 
 /** Names, descriptions and examples of the shared schemas: the document's components. */
@@ -89,6 +90,7 @@ metadata.add(AuthSessionSchema, {
   ],
 });
 metadata.add(SessionInfoSchema, { id: 'SessionInfo' });
+
 const EXAMPLE_INVITE = {
   id: 1764751239999,
   uuid: '9d5f3c1a-7b2e-4c8d-a6f0-1e2d3c4b5a69',
@@ -153,6 +155,7 @@ metadata.add(AuditEntrySchema, {
     },
   ],
 });
+
 const EXAMPLE_WEBHOOK = {
   id: 1764751236001,
   url: 'https://hooks.example.com/roster',
@@ -192,8 +195,10 @@ metadata.add(WebhookReplaySchema, {
 });
 metadata.add(EmptySchema, { id: 'Empty', description: 'Nothing to say beyond the status.' });
 metadata.add(JwksSchema, { id: 'Jwks' });
+
 /** One component per error code: the envelope with that `code`, so each response lists exactly its codes. */
 const errorId = (code: ErrorCode): string => `${code.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase())}Error`;
+
 export const ERROR_COMPONENTS = new Map<ErrorCode, z.ZodMiniType>();
 for (const code of Object.keys(STATUS) as ErrorCode[]) {
   const schema = errorEnvelope([code]);

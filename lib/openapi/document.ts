@@ -1,21 +1,22 @@
-import type * as z from 'zod/mini';
-import { type ErrorCode, STATUS } from '#lib/core/errors.ts';
-import { requestOf } from '#lib/http/requests.ts';
-import { ROUTES, type Route, type RouteName, isIdempotent } from '#lib/http/routes.ts';
-import { keepsAnswer } from '#lib/http/idempotency-store.ts';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '#lib/core/pagination.ts';
-import { SLUG_PATTERN } from '#lib/wire/schemas.ts';
-import { type Operation, TAGS } from './operation.ts';
-import { OPERATIONS } from './operations.ts';
-import { ERROR_COMPONENTS, type Json, component, components, dataOf, inline } from './components.ts';
-
 /**
  * The OpenAPI 3.1 document, generated from the route table (paths, methods, auth), the request
- * schemas endpoint() validates with (requests.ts), the response schemas the views are typed by
- * (responses.ts) and the words in operations.ts. `npm run openapi` writes it to openapi.json;
- * nothing here is written twice by hand.
+ * schemas endpoint() validates with (lib/http/requests.ts), the response schemas the views are
+ * typed by (lib/wire/responses.ts, named in ./components.ts) and each area's words
+ * (./operations-*.ts). `npm run openapi` writes it to openapi.json; nothing here is written twice by hand.
  */
+import type * as z from 'zod/mini';
+import { type ErrorCode, STATUS } from '#lib/core/errors.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '#lib/core/pagination.ts';
+import { keepsAnswer } from '#lib/http/idempotency-store.ts';
+import { requestOf } from '#lib/http/requests.ts';
+import { ROUTES, type Route, type RouteName, isIdempotent } from '#lib/http/routes.ts';
+import { SLUG_PATTERN } from '#lib/wire/schemas.ts';
+import { ERROR_COMPONENTS, type Json, component, components, dataOf, inline } from './components.ts';
+import { type Operation, TAGS } from './operation.ts';
+import { OPERATIONS } from './operations.ts';
+
 const header = (description: string, required: boolean, schema: Json = { type: 'string' }) => ({ description, required, schema });
+
 /** Response headers, defined once under components.headers; `required` where every answer that lists one sends it. */
 const HEADERS: Record<string, Json> = {
   'X-Request-Id': header('The id of this request in the logs.', true),
@@ -29,6 +30,7 @@ const HEADERS: Record<string, Json> = {
     { type: 'string', enum: ['true'] },
   ),
 };
+
 const headers = (...names: string[]): Record<string, Json> =>
   Object.fromEntries(['X-Request-Id', 'Cache-Control', ...names].map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 
@@ -176,6 +178,7 @@ const GATEWAY_RESPONSES: Record<string, Json> = {
       'The request line and headers are over 10 KiB together (an oversized token, say): API Gateway refuses the request before Roster sees it, without the error envelope.',
   },
 };
+
 const GATEWAY_REFS = { '431': { $ref: '#/components/responses/HeadersTooLarge' } };
 
 const operationOf = (route: Route): Json => {

@@ -1,11 +1,11 @@
 import { hashOpaqueToken } from '#lib/auth/opaque-tokens.ts';
+import { isoMillis } from '#lib/core/time.ts';
 import { readTogether } from '#lib/db/batch-read.ts';
 import type { Db } from '#lib/db/service.ts';
 import { pathParams } from '#lib/http/params.ts';
 import type { StaticAnswer } from '#lib/http/static.ts';
-import { humanUtc, roleName } from '#lib/mail/templates.ts';
 import { oneLine } from '#lib/mail/safety.ts';
-import { isoMillis } from '#lib/core/time.ts';
+import { humanUtc, roleName } from '#lib/mail/templates.ts';
 import { field, MIN_LENGTH } from './forms.ts';
 import { html, renderPage } from './render.ts';
 

@@ -1,8 +1,8 @@
 import { AppError } from '#lib/core/errors.ts';
+import { readShipped } from '#lib/core/shipped.ts';
 import { routeNamed } from '#lib/http/routes.ts';
 import type { StaticAnswer } from '#lib/http/static.ts';
 import { escapeHtml } from '#lib/mail/safety.ts';
-import { readShipped } from '#lib/core/shipped.ts';
 
 /**
  * The pages behind the links Roster mails (docs/pages.md): server-rendered HTML, one script and one

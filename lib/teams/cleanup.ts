@@ -1,13 +1,13 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { TEAM_CLEANUP } from '#lib/http/background.ts';
-import type { Db } from '#lib/db/service.ts';
-import { isConditionFailure } from '#lib/db/transactions.ts';
 import { log } from '#lib/core/log.ts';
-import { isoMillis } from '#lib/core/time.ts';
 import { stepWhile, timeBudget } from '#lib/core/time-budget.ts';
+import { isoMillis } from '#lib/core/time.ts';
+import type { Db } from '#lib/db/service.ts';
 import { newImageOf } from '#lib/db/stream-records.ts';
+import { isConditionFailure } from '#lib/db/transactions.ts';
+import { TEAM_CLEANUP } from '#lib/http/background.ts';
 
 /**
  * The cleanup of a deleted team (docs/data-model.md, "Team deletion"). DELETE /api/teams/{slug}

@@ -1,16 +1,16 @@
-import { auditActor, audited } from '#lib/events/audit.ts';
 import type { Claims } from '#lib/auth/session-items.ts';
+import { actorStillHolds, pageThenMember, requireMember } from '#lib/auth/team-access.ts';
+import { canChangeRole, canRemoveMember } from '#lib/auth/team-rules.ts';
+import { AppError, notFound } from '#lib/core/errors.ts';
+import { Page, type PageRequest } from '#lib/core/pagination.ts';
+import { isoMillis } from '#lib/core/time.ts';
+import type { Role } from '#lib/db/entities/roles.ts';
+import type { MembershipItem } from '#lib/db/items.ts';
 import { cursorAfter, queryPage } from '#lib/db/pages.ts';
 import type { Db, Tx } from '#lib/db/service.ts';
 import { commit, named, write } from '#lib/db/transactions.ts';
-import { AppError, notFound } from '#lib/core/errors.ts';
-import { Page, type PageRequest } from '#lib/core/pagination.ts';
-import { canChangeRole, canRemoveMember } from '#lib/auth/team-rules.ts';
-import type { Role } from '#lib/db/entities/roles.ts';
-import { actorStillHolds, pageThenMember, requireMember } from '#lib/auth/team-access.ts';
-import { isoMillis } from '#lib/core/time.ts';
+import { auditActor, audited } from '#lib/events/audit.ts';
 import { type MemberView, memberView, membershipView } from '#lib/wire/views.ts';
-import type { MembershipItem } from '#lib/db/items.ts';
 
 /**
  * A team's members in the order they joined: the slug with the session, the page (one Query of

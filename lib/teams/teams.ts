@@ -1,17 +1,17 @@
 import { type Claims, queryThenReadAsActor, readAsActor } from '#lib/auth/session-items.ts';
-import { auditActor, audited, changed } from '#lib/events/audit.ts';
-import { cursorAfter, queryPage } from '#lib/db/pages.ts';
-import type { Db } from '#lib/db/service.ts';
-import { commit, named, write } from '#lib/db/transactions.ts';
+import { actorStillHolds, requireMember } from '#lib/auth/team-access.ts';
+import { canDeleteTeam, canUpdateTeam } from '#lib/auth/team-rules.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { newId } from '#lib/core/ids.ts';
 import { Page, type PageRequest } from '#lib/core/pagination.ts';
-import { actorStillHolds, requireMember } from '#lib/auth/team-access.ts';
-import { canDeleteTeam, canUpdateTeam } from '#lib/auth/team-rules.ts';
-import type { TeamInput } from '#lib/wire/schemas.ts';
 import { isoMillis } from '#lib/core/time.ts';
-import { type TeamView, teamView } from '#lib/wire/views.ts';
 import type { TeamItem } from '#lib/db/items.ts';
+import { cursorAfter, queryPage } from '#lib/db/pages.ts';
+import type { Db } from '#lib/db/service.ts';
+import { commit, named, write } from '#lib/db/transactions.ts';
+import { auditActor, audited, changed } from '#lib/events/audit.ts';
+import type { TeamInput } from '#lib/wire/schemas.ts';
+import { type TeamView, teamView } from '#lib/wire/views.ts';
 
 /**
  * Creates the team, its slug claim and the creator's OWNER membership in one transaction.

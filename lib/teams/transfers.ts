@@ -1,22 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityItem } from 'electrodb';
-import type { AuditAction } from '#lib/db/entities/audit-actions.ts';
-import { type AuditActor, type Changes, auditActor, audited } from '#lib/events/audit.ts';
 import type { Claims } from '#lib/auth/session-items.ts';
+import { actorStillHolds, memberOf, pageThenMember, teamIdOf } from '#lib/auth/team-access.ts';
 import { config } from '#lib/core/config.ts';
+import { AppError, notFound } from '#lib/core/errors.ts';
+import { Page } from '#lib/core/pagination.ts';
+import { addDays, expirySeconds, isoMillis } from '#lib/core/time.ts';
+import type { AuditAction } from '#lib/db/entities/audit-actions.ts';
+import type { Role } from '#lib/db/entities/roles.ts';
 import type { transfer } from '#lib/db/entities/transfers.ts';
+import type { MembershipItem, TeamItem, UserItem } from '#lib/db/items.ts';
 import type { Db, Tx } from '#lib/db/service.ts';
 import { commit, named, write } from '#lib/db/transactions.ts';
-import { AppError, notFound } from '#lib/core/errors.ts';
+import { type AuditActor, type Changes, auditActor, audited } from '#lib/events/audit.ts';
 import { limitTeamMail } from '#lib/limits/mail-allowances.ts';
 import { giveBack } from '#lib/limits/token-bucket.ts';
-import { Page } from '#lib/core/pagination.ts';
 import type { Transfer } from '#lib/wire/responses.ts';
-import type { Role } from '#lib/db/entities/roles.ts';
 import type { TransferInput } from '#lib/wire/schemas.ts';
-import { actorStillHolds, memberOf, pageThenMember, teamIdOf } from '#lib/auth/team-access.ts';
-import { addDays, expirySeconds, isoMillis } from '#lib/core/time.ts';
-import type { MembershipItem, TeamItem, UserItem } from '#lib/db/items.ts';
 
 /** A transfer's audit entry: its target is the nominee. */
 const transferAudited = (tx: Tx, t: TeamItem, action: AuditAction, by: AuditActor, open: TransferItem, now: Date, changes?: Changes) =>

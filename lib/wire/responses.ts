@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { AUDIT_ACTIONS, AUDIT_TARGETS } from '#lib/db/entities/audit-actions.ts';
 import type { ErrorCode } from '#lib/core/errors.ts';
+import { AUDIT_ACTIONS, AUDIT_TARGETS } from '#lib/db/entities/audit-actions.ts';
 import { ROLES } from '#lib/db/entities/roles.ts';
 
 /**

@@ -1,9 +1,9 @@
 import * as z from 'zod/mini';
 import { config } from '#lib/core/config.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '#lib/core/pagination.ts';
-import { ROLES } from '#lib/db/entities/roles.ts';
 import { hasHidden } from '#lib/core/text.ts';
 import { AUDIT_ACTIONS } from '#lib/db/entities/audit-actions.ts';
+import { ROLES } from '#lib/db/entities/roles.ts';
 
 /**
  * Request shapes, normalised once: e-mails trimmed and lowercased, names trimmed. Slugs and roles

@@ -346,7 +346,7 @@ describe('local keyset (DATA_DIR and DynamoDB Local)', () => {
     expect(await readPublishedKeys(database, true)).toEqual(publishedAs(keyset, T0));
     const raw = await rawItemText(database);
     expect(raw).toContain(keyset.keys[0]?.kid);
-    // The partition the rotation function's IAM policy is scoped to (infra/stack.ts) is the one ElectroDB writes.
+    // The partition the rotation function's IAM policy is scoped to (infra/background.ts) is the one ElectroDB writes.
     expect(JSON.parse(raw)).toMatchObject({ [KEYS.pk]: signingKeysPartitionKey() });
     expect(raw).not.toContain(keyset.keys[0]?.privateJwk.d);
     expect(JSON.parse(raw)).not.toHaveProperty('keys.0.d');
@@ -460,7 +460,7 @@ class SecretsDouble {
   rotationEnabled = true;
   puts = 0;
   readonly versions = new Map<string, { value?: string; stages: string[] }>([
-    // As CloudFormation creates the secret (infra/stack.ts): an empty keyset with a filler.
+    // As CloudFormation creates the secret (infra/data-stack.ts): an empty keyset with a filler.
     ['v0', { value: JSON.stringify({ keys: [], bootstrap: 'Qz81mKf0' }), stages: ['AWSCURRENT'] }],
   ]);
 

@@ -1,3 +1,4 @@
+/** lib/mail/suppression.ts and functions/mail-events.ts against DynamoDB Local: SES events fed as SNS events through the handler. */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDocumentClient } from '#lib/db/client.ts';
@@ -7,8 +8,6 @@ import { EVENT_METRICS } from '#lib/core/metric-names.ts';
 import { applySesEvent, isSuppressed, maskAddress, suppress } from '#lib/mail/suppression.ts';
 import { handler } from '#functions/mail-events.ts';
 import { address, bounceRecord, captured, complaintRecord, deliveryRecord, snsEvent } from '../helpers/ses-events.ts';
-
-/** lib/mail/suppression.ts and functions/mail-events.ts against DynamoDB Local: SES events fed as SNS events through the handler. */
 
 describe('suppress and isSuppressed (DynamoDB Local)', () => {
   it('the entity passes ElectroDB’s model check', () => {

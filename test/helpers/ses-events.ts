@@ -1,10 +1,10 @@
+/** SES event records as SES publishes them to SNS (the SES developer guide's "Examples of event data that Amazon SES publishes to Amazon SNS"), and SNS events carrying them. */
 import { randomUUID } from 'node:crypto';
 import type { SNSEvent } from 'aws-lambda';
 import { vi } from 'vitest';
 
-/** SES event records as SES publishes them to SNS (the SES developer guide's "Examples of event data that Amazon SES publishes to Amazon SNS"), and SNS events carrying them. */
-
 let n = 0;
+
 export const address = (name = 'rcpt') => `${name}-${Date.now().toString(36)}-${++n}@example.com`;
 
 export const mail = (to: string) => ({

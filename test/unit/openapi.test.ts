@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { requestOf } from '#lib/http/requests.ts';
 import { ROUTES, type Route, type RouteName } from '#lib/http/routes.ts';
 import { buildDocument } from '#lib/openapi/document.ts';
+import { AUTH_OPERATIONS } from '#lib/openapi/operations-auth.ts';
+import { INVITE_OPERATIONS } from '#lib/openapi/operations-invites.ts';
+import { TEAM_OPERATIONS } from '#lib/openapi/operations-teams.ts';
 
 /**
  * openapi.json is generated (`npm run openapi`) and committed, because the API serves it and
@@ -28,6 +31,14 @@ const operationOf = (route: Route): Operation => {
   if (!operation) throw new Error(`${route.name} is not in the document`);
   return operation;
 };
+
+describe("the operations' words (lib/openapi/operations-*.ts)", () => {
+  it('name each route in one area only: a route in two would be overridden silently by the merge', () => {
+    const names = [AUTH_OPERATIONS, TEAM_OPERATIONS, INVITE_OPERATIONS].flatMap((area) => Object.keys(area));
+    expect(names.filter((name, n) => names.indexOf(name) !== n)).toEqual([]);
+    expect(names.toSorted()).toEqual(ROUTES.map((r) => r.name).toSorted());
+  });
+});
 
 describe('openapi.json', () => {
   it('is the generated document', () => {

@@ -1,9 +1,8 @@
+/** lib/mail/suppression.ts: SES event records parsed, and addresses masked for the logs. */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { maskAddress, parseSesEvent } from '#lib/mail/suppression.ts';
 import { bounceRecord, complaintRecord, deliveryRecord, mail } from '../helpers/ses-events.ts';
-
-/** lib/mail/suppression.ts: SES event records parsed, and addresses masked for the logs. */
 
 describe('parseSesEvent', () => {
   it('reads a permanent bounce: the address lowercased, what SES said kept, the address suppressed', () => {

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { INDEXES, KEYS, TTL_ATTRIBUTE } from './table.ts';
 import { ROLES } from './roles.ts';
+import { INDEXES, KEYS, TTL_ATTRIBUTE } from './table.ts';
 
 const idPadding = { length: 16, char: '0' } as const;
 

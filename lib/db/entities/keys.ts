@@ -49,7 +49,7 @@ export const SIGNING_KEYS_ITEM = { purpose: 'access-token' } as const;
 
 /**
  * The partition key value of that item, as ElectroDB writes it (`$roster#purpose_access-token`):
- * the rotation function may touch only this partition (infra/stack.ts, `dynamodb:LeadingKeys`).
+ * the rotation function may touch only this partition (infra/background.ts `rotateKeys`, `dynamodb:LeadingKeys`).
  * Taken from the entity itself, so a change to the model changes the policy with it.
  */
 export const signingKeysPartitionKey = (): string => {

@@ -1,17 +1,17 @@
 import type { EntityItem } from 'electrodb';
-import type { AuditAction } from '#lib/db/entities/audit-actions.ts';
 import type { Claims } from '#lib/auth/session-items.ts';
+import { memberOf, pageThenMember, teamIdOf } from '#lib/auth/team-access.ts';
+import { canReadAudit } from '#lib/auth/team-rules.ts';
+import { AppError, notFound } from '#lib/core/errors.ts';
+import { Page, type PageRequest } from '#lib/core/pagination.ts';
+import { isExpired } from '#lib/core/time.ts';
 import { readTogether } from '#lib/db/batch-read.ts';
+import type { AuditAction } from '#lib/db/entities/audit-actions.ts';
 import type { webhookDelivery } from '#lib/db/entities/webhooks.ts';
 import { cursorAfter, queryPage } from '#lib/db/pages.ts';
 import type { Db } from '#lib/db/service.ts';
-import { AppError, notFound } from '#lib/core/errors.ts';
-import { Page, type PageRequest } from '#lib/core/pagination.ts';
-import type { WebhookDelivery, WebhookReplay } from '#lib/wire/responses.ts';
-import { canReadAudit } from '#lib/auth/team-rules.ts';
 import { limitWebhookReplays } from '#lib/limits/webhook-replays.ts';
-import { memberOf, pageThenMember, teamIdOf } from '#lib/auth/team-access.ts';
-import { isExpired } from '#lib/core/time.ts';
+import type { WebhookDelivery, WebhookReplay } from '#lib/wire/responses.ts';
 import { webhookQueue } from './queue.ts';
 
 type DeliveryItem = EntityItem<ReturnType<typeof webhookDelivery>>;

@@ -1,11 +1,11 @@
 import { randomUUIDv7 } from 'node:crypto';
-import { entryView } from '#lib/events/audit-log.ts';
-import { WEBHOOK_ATTEMPTS, WEBHOOK_RETRY_DELAYS_SECONDS } from '#lib/http/background.ts';
 import { config } from '#lib/core/config.ts';
-import { readTogether } from '#lib/db/batch-read.ts';
-import type { Db } from '#lib/db/service.ts';
 import { log } from '#lib/core/log.ts';
 import { addDays, expirySeconds, isExpired, isoMillis } from '#lib/core/time.ts';
+import { readTogether } from '#lib/db/batch-read.ts';
+import type { Db } from '#lib/db/service.ts';
+import { entryView } from '#lib/events/audit-log.ts';
+import { WEBHOOK_ATTEMPTS, WEBHOOK_RETRY_DELAYS_SECONDS } from '#lib/http/background.ts';
 import { type DeliveryResult, deliver, webhookMessage } from './deliver.ts';
 import type { DeliveryOrder } from './queue.ts';
 

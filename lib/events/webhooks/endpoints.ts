@@ -1,20 +1,20 @@
 import type { EntityItem } from 'electrodb';
-import type { AuditAction } from '#lib/db/entities/audit-actions.ts';
-import { auditActor, audited } from '#lib/events/audit.ts';
 import type { Actor, Claims } from '#lib/auth/session-items.ts';
+import { type TeamAccess, actorStillHolds, pageThenMember, requireMember } from '#lib/auth/team-access.ts';
+import { canReadAudit } from '#lib/auth/team-rules.ts';
 import { config } from '#lib/core/config.ts';
+import { AppError, notFound } from '#lib/core/errors.ts';
+import { newId } from '#lib/core/ids.ts';
+import { Page, type PageRequest } from '#lib/core/pagination.ts';
+import { isoMillis } from '#lib/core/time.ts';
+import type { AuditAction } from '#lib/db/entities/audit-actions.ts';
 import type { webhookEndpoint } from '#lib/db/entities/webhooks.ts';
 import { cursorAfter, queryPage } from '#lib/db/pages.ts';
 import type { Db, Tx } from '#lib/db/service.ts';
 import { commit, named, write } from '#lib/db/transactions.ts';
-import { AppError, notFound } from '#lib/core/errors.ts';
-import { newId } from '#lib/core/ids.ts';
-import { Page, type PageRequest } from '#lib/core/pagination.ts';
+import { auditActor, audited } from '#lib/events/audit.ts';
 import type { WebhookEndpoint, WebhookEndpointCreated } from '#lib/wire/responses.ts';
-import { canReadAudit } from '#lib/auth/team-rules.ts';
 import type { WebhookInput } from '#lib/wire/schemas.ts';
-import { type TeamAccess, actorStillHolds, pageThenMember, requireMember } from '#lib/auth/team-access.ts';
-import { isoMillis } from '#lib/core/time.ts';
 import { RefusedUrl, checkedAddresses, parseWebhookUrl, systemResolver } from './addresses.ts';
 import { newWebhookSecret } from './signing.ts';
 

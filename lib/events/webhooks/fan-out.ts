@@ -1,5 +1,5 @@
-import type { Db } from '#lib/db/service.ts';
 import { inFlight } from '#lib/core/in-flight.ts';
+import type { Db } from '#lib/db/service.ts';
 import type { DeliveryOrder, WebhookQueue } from './queue.ts';
 
 /** A new audit entry, as the table's stream shows it. */

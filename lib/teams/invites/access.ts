@@ -1,15 +1,14 @@
+/** Who may send and answer invites (a manager of the team, a confirmed address), and the mail allowances sending spends. */
+import type { Actor, Claims } from '#lib/auth/session-items.ts';
+import { memberOf, teamIdOf } from '#lib/auth/team-access.ts';
+import { canManageInvites } from '#lib/auth/team-rules.ts';
 import { config } from '#lib/core/config.ts';
+import { AppError } from '#lib/core/errors.ts';
+import type { Read } from '#lib/db/batch-read.ts';
+import type { UserItem } from '#lib/db/items.ts';
+import type { Db } from '#lib/db/service.ts';
 import { limitTeamMail, limitUserInviteMail } from '#lib/limits/mail-allowances.ts';
 import { type BucketToken, giveBack } from '#lib/limits/token-bucket.ts';
-import type { Actor, Claims } from '#lib/auth/session-items.ts';
-import type { Read } from '#lib/db/batch-read.ts';
-import type { Db } from '#lib/db/service.ts';
-import { AppError } from '#lib/core/errors.ts';
-import { canManageInvites } from '#lib/auth/team-rules.ts';
-import { memberOf, teamIdOf } from '#lib/auth/team-access.ts';
-import type { UserItem } from '#lib/db/items.ts';
-
-/** Who may send and answer invites (a manager of the team, a confirmed address), and the mail allowances sending spends. */
 
 /** The caller's own user item, read with the rest of a request's items (never a request of its own). */
 export const ownItem = (db: Db, userUuid: string) => [db.entities.user, { userUuid }] as const satisfies Read;

@@ -1,13 +1,13 @@
 import type { Claims } from '#lib/auth/session-items.ts';
-import type { Db } from '#lib/db/service.ts';
 import { AppError } from '#lib/core/errors.ts';
+import { currentRequest } from '#lib/core/log.ts';
+import type { Db } from '#lib/db/service.ts';
 import { appErrorOf } from '#lib/http/errors.ts';
 import { validate } from '#lib/http/validation.ts';
-import { type InviteOutcome, type Inviter, inviteEach, inviterOf } from './create.ts';
-import { currentRequest } from '#lib/core/log.ts';
 import type { BulkInviteResult } from '#lib/wire/responses.ts';
 import { InviteBody, type InviteInput } from '#lib/wire/schemas.ts';
 import { inviteView } from '#lib/wire/views.ts';
+import { type InviteOutcome, type Inviter, inviteEach, inviterOf } from './create.ts';
 
 type Refused = Extract<BulkInviteResult, { code: string }>;
 
@@ -42,7 +42,7 @@ const emailAsSent = (row: unknown): string | null => {
 
 const refused = (email: string | null, error: AppError): Refused => ({
   email,
-  // A row fails only with the codes of the single invite's body and use case (responses.ts lists
+  // A row fails only with the codes of the single invite's body and use case (lib/wire/responses.ts lists
   // them; the HTTP suite checks every answer against the document).
   status: error.status as Refused['status'],
   code: error.code as Refused['code'],

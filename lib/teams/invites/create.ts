@@ -1,25 +1,24 @@
-import { auditActor, audited, changed } from '#lib/events/audit.ts';
+/** Inviting addresses into a team: one (createInvite) or many (inviteEach, for ./bulk.ts), each with its own checks and transaction. */
 import { randomUUID } from 'node:crypto';
-import { config } from '#lib/core/config.ts';
 import type { Actor, Claims } from '#lib/auth/session-items.ts';
-import { readTogether } from '#lib/db/batch-read.ts';
-import type { Db, Tx } from '#lib/db/service.ts';
-import { commit, named, write } from '#lib/db/transactions.ts';
+import { actorStillHolds } from '#lib/auth/team-access.ts';
+import { canInviteAs } from '#lib/auth/team-rules.ts';
+import { config } from '#lib/core/config.ts';
 import { AppError, serviceUnavailable } from '#lib/core/errors.ts';
 import { newId } from '#lib/core/ids.ts';
 import { inFlight } from '#lib/core/in-flight.ts';
-import { suppressedError, suppressionOf } from '#lib/mail/suppression.ts';
 import { EVENT_METRICS } from '#lib/core/metric-names.ts';
 import { recordEvent } from '#lib/core/metrics.ts';
-import { canInviteAs } from '#lib/auth/team-rules.ts';
-import type { InviteInput } from '#lib/wire/schemas.ts';
-import { actorStillHolds } from '#lib/auth/team-access.ts';
 import { addDays, isoMillis } from '#lib/core/time.ts';
+import { readTogether } from '#lib/db/batch-read.ts';
 import type { InviteItem, MembershipItem, TeamItem, UserItem } from '#lib/db/items.ts';
-import { inviteTarget, isOpen, mailFor, pendingTtl, renewPending } from './lifecycle.ts';
+import type { Db, Tx } from '#lib/db/service.ts';
+import { commit, named, write } from '#lib/db/transactions.ts';
+import { auditActor, audited, changed } from '#lib/events/audit.ts';
+import { suppressedError, suppressionOf } from '#lib/mail/suppression.ts';
+import type { InviteInput } from '#lib/wire/schemas.ts';
 import { ownItem, requireConfirmed, requireInviteManager, sendingOnly, takeInviteMail } from './access.ts';
-
-/** Inviting addresses into a team: one (createInvite) or many (inviteEach, for ./bulk.ts), each with its own checks and transaction. */
+import { inviteTarget, isOpen, mailFor, pendingTtl, renewPending } from './lifecycle.ts';
 
 /** The invite a (team, e-mail) claim points at: `claimed` is its UUID, `pending` the invite if still open. */
 const lookUpPending = async (db: Db, teamId: number, email: string) => {

@@ -1,12 +1,11 @@
+/** An invite's life as items: its TTLs, open or ended, the writes that renew or end it, its outbox mail. */
 import { randomUUID } from 'node:crypto';
 import { config } from '#lib/core/config.ts';
+import { addDays, expirySeconds, isoMillis } from '#lib/core/time.ts';
 import { statusComposites } from '#lib/db/entities/invites.ts';
+import type { InviteItem } from '#lib/db/items.ts';
 import type { Tx } from '#lib/db/service.ts';
 import { named } from '#lib/db/transactions.ts';
-import { addDays, expirySeconds, isoMillis } from '#lib/core/time.ts';
-import type { InviteItem } from '#lib/db/items.ts';
-
-/** An invite's life as items: its TTLs, open or ended, the writes that renew or end it, its outbox mail. */
 
 /** Ended invites stay readable for a while (so a second accept gets 409, not 404), then TTL removes them. */
 const endedTtl = (now: Date): number => expirySeconds(addDays(now, config.endedInviteRetentionDays));
@@ -27,6 +26,7 @@ export const mailFor = (tx: Tx, kind: 'invitation' | 'declined', inviteUuid: str
   tx.outboxMessage
     .create({ messageId: randomUUID(), kind, inviteUuid, status: 'PENDING', createdAt: isoMillis(now), ttl: endedTtl(now) })
     .commit();
+
 /**
  * The updates that keep a pending invite and its claim alive with new values (re-invite, resend):
  * only while the invite is still open (an EXPIRED one becomes PENDING again, back in the lists) and
@@ -53,6 +53,7 @@ export const renewPending = (
 
 /** An invite as the audit log names it: its id and address. */
 export const inviteTarget = (i: InviteItem) => ({ type: 'invite', id: i.inviteId, email: i.email }) as const;
+
 /**
  * The item updates that end an invite with `status`, if it is still pending and unexpired. With
  * `asRead`, also only if nothing changed since it was read: an accept must not grant a role that

@@ -1,23 +1,22 @@
-import { auditActor, audited } from '#lib/events/audit.ts';
-import { config } from '#lib/core/config.ts';
+/** The invitee's side: the invites addressed to the caller's account, read, accepted or declined. */
 import { type Actor, type Claims, readAsActor } from '#lib/auth/session-items.ts';
-import { readTogether } from '#lib/db/batch-read.ts';
-import { hydrate } from '#lib/db/lookups.ts';
-import { cursorAfter, queryPage } from '#lib/db/pages.ts';
-import type { Db } from '#lib/db/service.ts';
-import { commit, named, write } from '#lib/db/transactions.ts';
+import { config } from '#lib/core/config.ts';
 import { AppError, notFound } from '#lib/core/errors.ts';
 import { newId } from '#lib/core/ids.ts';
 import { EVENT_METRICS } from '#lib/core/metric-names.ts';
 import { recordEvent } from '#lib/core/metrics.ts';
 import { Page, type PageRequest } from '#lib/core/pagination.ts';
 import { isoMillis } from '#lib/core/time.ts';
-import { type InviteView, inviteView } from '#lib/wire/views.ts';
+import { readTogether } from '#lib/db/batch-read.ts';
 import type { InviteItem, TeamItem, UserItem } from '#lib/db/items.ts';
-import { endInvite, inviteTarget, isExpired, isOpen, mailFor } from './lifecycle.ts';
+import { hydrate } from '#lib/db/lookups.ts';
+import { cursorAfter, queryPage } from '#lib/db/pages.ts';
+import type { Db } from '#lib/db/service.ts';
+import { commit, named, write } from '#lib/db/transactions.ts';
+import { auditActor, audited } from '#lib/events/audit.ts';
+import { type InviteView, inviteView } from '#lib/wire/views.ts';
 import { accountOf, ownItem, requireConfirmed } from './access.ts';
-
-/** The invitee's side: the invites addressed to the caller's account, read, accepted or declined. */
+import { endInvite, inviteTarget, isExpired, isOpen, mailFor } from './lifecycle.ts';
 
 /**
  * Pending, unexpired invites addressed to the account's e-mail, across teams: one BatchGetItem for

@@ -1,10 +1,10 @@
-import { INVITE_SWEEP } from '#lib/http/background.ts';
+import { inFlight } from '#lib/core/in-flight.ts';
+import { stepWhile } from '#lib/core/time-budget.ts';
+import { HOUR_MS, isoMillis } from '#lib/core/time.ts';
 import { EXPIRY_SHARDS, expiryBucketOf, statusComposites } from '#lib/db/entities/invites.ts';
 import type { Db } from '#lib/db/service.ts';
 import { isConditionFailure } from '#lib/db/transactions.ts';
-import { inFlight } from '#lib/core/in-flight.ts';
-import { HOUR_MS, isoMillis } from '#lib/core/time.ts';
-import { stepWhile } from '#lib/core/time-budget.ts';
+import { INVITE_SWEEP } from '#lib/http/background.ts';
 
 /**
  * The invite sweeper (docs/data-model.md, "Expired invites"). Nothing writes an invite when it

@@ -1,23 +1,23 @@
-import { auditActor, audited } from '#lib/events/audit.ts';
-import { config } from '#lib/core/config.ts';
+/** A team's side of its invites: list, read, resend and revoke (OWNER and ADMIN). */
 import type { Claims } from '#lib/auth/session-items.ts';
+import { actorStillHolds, pageThenMember } from '#lib/auth/team-access.ts';
+import { canInviteAs, canManageInvites } from '#lib/auth/team-rules.ts';
+import { config } from '#lib/core/config.ts';
+import { AppError, notFound } from '#lib/core/errors.ts';
+import { Page, type PageRequest } from '#lib/core/pagination.ts';
+import { addDays, isoMillis } from '#lib/core/time.ts';
+import type { InviteItem, TeamItem } from '#lib/db/items.ts';
 import { cursorAfter, queryPage } from '#lib/db/pages.ts';
 import type { Db } from '#lib/db/service.ts';
 import { commit, named, write } from '#lib/db/transactions.ts';
-import { AppError, notFound } from '#lib/core/errors.ts';
+import { auditActor, audited } from '#lib/events/audit.ts';
 import { suppressedError, suppressionOf } from '#lib/mail/suppression.ts';
-import { Page, type PageRequest } from '#lib/core/pagination.ts';
-import { canInviteAs, canManageInvites } from '#lib/auth/team-rules.ts';
-import { actorStillHolds, pageThenMember } from '#lib/auth/team-access.ts';
-import { addDays, isoMillis } from '#lib/core/time.ts';
 import { type InviteView, inviteView } from '#lib/wire/views.ts';
-import type { InviteItem, TeamItem } from '#lib/db/items.ts';
-import { endInvite, inviteTarget, isExpired, mailFor, pendingTtl, renewPending } from './lifecycle.ts';
 import { ownItem, requireConfirmed, requireInviteManager, sendingOnly, takeInviteMail } from './access.ts';
-
-/** A team's side of its invites: list, read, resend and revoke (OWNER and ADMIN). */
+import { endInvite, inviteTarget, isExpired, mailFor, pendingTtl, renewPending } from './lifecycle.ts';
 
 const NOT_FOUND = 'No pending invite with that id in this team.';
+
 /** The team's pending, unexpired invites, oldest first, with their inviters in step two's BatchGetItem. */
 export const listTeamInvites = async (db: Db, claims: Claims, slug: string, request: PageRequest, now: Date): Promise<Page<InviteView>> => {
   const {
