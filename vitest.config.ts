@@ -20,7 +20,11 @@ export default defineConfig({
     hookTimeout: 120_000,
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], setupFiles: ['test/setup-unit.ts'] } },
-      { extends: true, test: { name: 'api', include: ['test/api/**/*.test.ts'], setupFiles: ['test/setup.ts'] } },
+      {
+        extends: true,
+        // test/status-coverage.ts: with TEST_STATUS_COVERAGE (npm test), every answer openapi.json declares must have been got.
+        test: { name: 'api', include: ['test/api/**/*.test.ts'], setupFiles: ['test/setup.ts'], globalSetup: ['test/status-coverage.ts'] },
+      },
       { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'], setupFiles: ['test/setup-unit.ts'] } },
       {
         extends: true,

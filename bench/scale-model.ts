@@ -57,6 +57,7 @@ export const BOUNDS: Record<RouteName | 'fallback', Bound> = {
   'auth-sessions-list': { key: "the user's partition (a page of sessions)", per: 'user', rcu: 2, wcu: 0 },
   'auth-sessions-delete': { key: "the user's partition (two sessions)", per: 'user', rcu: 1, wcu: 1 },
   jwks: { key: 'the public signing keys item, on a cold start only', per: 'deployment', rcu: 0, wcu: 0 },
+  'openid-configuration': none,
   openapi: none,
   docs: none,
   'docs-assets': none,

@@ -382,6 +382,12 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
     },
     { label: 'GET /.well-known/jwks.json', name: 'jwks', status: 200, prepare: repeat({ method: 'GET', path: '/.well-known/jwks.json' }) },
     {
+      label: 'GET /.well-known/openid-configuration',
+      name: 'openid-configuration',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: '/.well-known/openid-configuration' }),
+    },
+    {
       label: 'GET /api/teams (5 teams)',
       name: 'teams-list',
       status: 200,

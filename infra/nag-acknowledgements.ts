@@ -10,7 +10,7 @@ export const NAG_ACKNOWLEDGEMENTS = {
   tokenRoute: {
     id: 'AwsSolutions-APIG4',
     reason:
-      'Authenticated by the function itself: lib/http/endpoint.ts verifies the access token (EdDSA signature ' +
+      'Authenticated by the function itself: lib/http/endpoint.ts verifies the access token (the signature ' +
       'by a published key of ours, alg, typ, issuer, audience, expiry) before any handler runs, and each use ' +
       'case checks the session with its first read, answering 401 in the API envelope. A gateway authorizer ' +
       'would duplicate that check, could not see a sign-out at once, and would answer in the gateway format.',

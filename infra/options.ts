@@ -55,6 +55,11 @@ export interface DeployOptions {
    * (docs/operations.md), with its stream. Undefined: the data stack's table.
    */
   table: { readonly tableName: string; readonly tableStreamArn: string } | undefined;
+  /**
+   * The access tokens' `iss` and the discovery document's `issuer` (`-c issuer`): an https URL that
+   * serves this API's /.well-known/ (a custom domain). Undefined: the API's own URL.
+   */
+  issuer: string | undefined;
 }
 
 /**
@@ -73,6 +78,7 @@ export const DEFAULT_OPTIONS: DeployOptions = {
   alarmEmail: undefined,
   mail: { transport: 'log', publicUrl: undefined },
   table: undefined,
+  issuer: undefined,
 };
 
 /** Lambda keeps this much of an account's concurrency unreserved; reservations must leave it. */
@@ -120,14 +126,14 @@ const throttle = (node: Node, rateKey: string, burstKey: string, fallback: Throt
   return { rateLimit, burstLimit };
 };
 
-/** An absolute https URL without credentials, query or fragment; a trailing `/` is dropped (as lib/core/config.ts does). */
-const publicUrl = (raw: unknown): string | undefined => {
-  const value = text('publicUrl', raw);
+/** Context `key`: an absolute https URL without credentials, query or fragment; a trailing `/` is dropped (as lib/core/config.ts does). */
+const httpsUrl = (key: string, raw: unknown): string | undefined => {
+  const value = text(key, raw);
   if (value === undefined) return undefined;
   const url = URL.canParse(value) ? new URL(value) : undefined;
   if (url?.protocol !== 'https:' || url.username || url.password || url.search || url.hash) {
     throw new Error(
-      `context publicUrl must be an absolute https URL without credentials, query or fragment, such as https://roster.example.com, not ${JSON.stringify(raw)}`,
+      `context ${key} must be an absolute https URL without credentials, query or fragment, such as https://roster.example.com, not ${JSON.stringify(raw)}`,
     );
   }
   return value.replace(/\/+$/, '');
@@ -142,7 +148,7 @@ const mailOptions = (node: Node): MailOptions => {
   const sesDomain = domain('sesDomain', node.tryGetContext('sesDomain'));
   const sesIdentity = text('sesIdentity', node.tryGetContext('sesIdentity'))?.toLowerCase();
   const mailFrom = text('mailFrom', node.tryGetContext('mailFrom'));
-  const url = publicUrl(node.tryGetContext('publicUrl'));
+  const url = httpsUrl('publicUrl', node.tryGetContext('publicUrl'));
   if (sesDomain && sesIdentity)
     throw new Error(
       'context sesDomain and sesIdentity exclude each other: sesDomain makes the stack create the identity, sesIdentity names one verified already',
@@ -209,4 +215,5 @@ export const deployOptions = (node: Node): DeployOptions => ({
   alarmEmail: alarmEmail(node.tryGetContext('alarmEmail')),
   mail: mailOptions(node),
   table: restoredTable(node),
+  issuer: httpsUrl('issuer', node.tryGetContext('issuer')),
 });

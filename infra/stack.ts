@@ -130,12 +130,17 @@ export class RosterStack extends Stack {
     // The credential routes' own ceiling, per route key. RouteSettings is untyped JSON in CDK, passed through as is,
     // so it takes CloudFormation's casing.
     const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
+    // The tokens' issuer: the API's own URL (its $default stage has no path), or -c issuer. Every
+    // API function knows it: the signers put it in `iss`, the verifiers check it, the discovery
+    // document names it (docs/protect-your-api.md).
+    const issuer = options.issuer ?? `https://${api.apiId}.execute-api.${this.region}.${this.urlSuffix}`;
     for (const route of ROUTES) {
       const signs = 'signs' in route && route.signs;
       const usesTable = route.actions.length > 0;
       const alias = this.apiFunction(
         route.name,
         {
+          TOKEN_ISSUER: issuer,
           ...(usesTable ? { TABLE_NAME: table.tableName } : {}),
           ...(signs ? { SIGNING_KEY_SECRET_ARN: data.signingKey.secretArn } : {}),
           ...('webhookQueue' in route && route.webhookQueue ? { WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl } : {}),
@@ -209,6 +214,10 @@ export class RosterStack extends Stack {
     this.monitoring.watchMail(this.configurationSet?.configurationSetName);
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url });
+    new CfnOutput(this, 'TokenIssuer', {
+      description: "The access tokens' iss: a JWT authorizer's issuer, whose /.well-known/openid-configuration names the keys",
+      value: issuer,
+    });
     new CfnOutput(this, 'Mail', { description: 'How the mailer and the outbox sweeper send', value: mail.summary });
     if (options.mail.transport === 'log') Annotations.of(this).addWarningV2('roster:mail-not-sent', LOG_TRANSPORT_NOTICE);
   }

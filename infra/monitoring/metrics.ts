@@ -47,7 +47,7 @@ export const TABLE_OPERATIONS: readonly string[] = [
 ];
 
 /** Route group names that are not the name's first word: the lone routes join their kin. */
-const GROUP_ALIASES: Readonly<Record<string, string>> = { jwks: 'auth', openapi: 'docs' };
+const GROUP_ALIASES: Readonly<Record<string, string>> = { jwks: 'auth', openid: 'auth', openapi: 'docs' };
 
 /** `teams-create` -> `teams`, `my-invites-list` -> `my-invites`, `jwks` -> `auth`, `fallback` -> `fallback`. */
 export const routeGroup = (name: string): string => {

@@ -20,6 +20,8 @@ import {
   signingKeyOf,
   stillVerifies,
   withPublishedRetirements,
+  publicMembers,
+  publicPartOf,
 } from './keys/model.ts';
 import { readPublishedKeys, updatePublishedKeys } from './keys/table-store.ts';
 import { secretString } from './secret-store.ts';
@@ -59,13 +61,12 @@ export const PENDING_MAX_AGE_MS = 60 * 60_000;
 
 /** Signs a probe with a private key and verifies it with the published public key of that kid. */
 const checkPublished = async (key: PrivateKey, published: readonly PublicKey[], now: Date): Promise<void> => {
-  const match = published.find((p) => p.kid === key.kid && p.x === key.privateJwk.x && stillVerifies(p, now));
+  const match = published.find((p) => p.kid === key.kid && publicPartOf(p) === publicPartOf(key.privateJwk) && stillVerifies(p, now));
   if (!match) throw new Error(`key ${key.kid} is not published`);
   const probe = await new CompactSign(new TextEncoder().encode('roster key check'))
     .setProtectedHeader({ alg: key.alg, kid: key.kid })
     .sign(await importJWK(key.privateJwk, key.alg));
-  const { kty, crv, x, y } = match;
-  await compactVerify(probe, await importJWK({ kty, crv, x, ...(y ? { y } : {}) }, match.alg), { algorithms: [key.alg] });
+  await compactVerify(probe, await importJWK(publicMembers(match), match.alg), { algorithms: [key.alg] });
 };
 
 const notFound = (error: unknown): undefined => {

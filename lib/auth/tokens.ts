@@ -8,6 +8,12 @@ import { verificationKey } from './keys/verification.ts';
 /** RFC 9068's type: a token of another kind (an ID token, a refresh token) is never taken as access. */
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
 export const AUDIENCE = 'authenticated';
+/**
+ * The issuer every deployment signed as before issue 22 made it the deployment's URL: its tokens
+ * are still taken until they expire (an hour after the upgrade). Only our own keys sign, so an
+ * extra accepted name lets nobody else in.
+ */
+export const LEGACY_ISSUER = 'roster';
 
 /**
  * Base64url has several spellings of one byte string (the unused low bits of the last
@@ -62,7 +68,7 @@ export const verifyAccessToken = async (token: string): Promise<Identity> => {
     const { payload } = await jwtVerify(token, ourKey, {
       algorithms: [...ALGORITHMS],
       typ: ACCESS_TOKEN_TYPE,
-      issuer: config.issuer,
+      issuer: [config.issuer, LEGACY_ISSUER],
       audience: AUDIENCE,
       requiredClaims: ['exp', 'iat', 'sub', 'session_id', 'email'],
       clockTolerance: LEEWAY_SECONDS,

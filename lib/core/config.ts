@@ -15,7 +15,11 @@ export const config = {
   /** Bounds on each DynamoDB attempt (3 attempts), well inside the function timeout. */
   dynamodbConnectTimeoutMs: int('DYNAMODB_CONNECT_TIMEOUT_MS', 1000),
   dynamodbRequestTimeoutMs: int('DYNAMODB_REQUEST_TIMEOUT_MS', 2000),
-  issuer: process.env.TOKEN_ISSUER ?? 'roster',
+  /**
+   * `iss` of access tokens and the OpenID discovery document's `issuer`: an https URL of the
+   * deployment (the stack sets the API's URL, or `-c issuer`), whose /.well-known/ serves the keys.
+   */
+  issuer: (process.env.TOKEN_ISSUER || `http://localhost:${process.env.PORT || 3000}`).replace(/\/+$/, ''),
   accessTokenSeconds: int('ACCESS_TOKEN_TTL_SECONDS', 3600),
   refreshTokenDays: int('REFRESH_TOKEN_TTL_DAYS', 30),
   /** A session not refreshed for this long cannot be refreshed any more. */
@@ -76,7 +80,7 @@ export const config = {
   /** Secrets Manager secret holding the private signing keys; set only on the functions that sign. */
   signingKeySecretArn: process.env.SIGNING_KEY_SECRET_ARN,
   /** Token algorithms (comma-separated): the first signs new keys, all verify (docs/keys.md). */
-  tokenAlgorithms: process.env.TOKEN_ALGORITHMS ?? 'EdDSA',
+  tokenAlgorithms: process.env.TOKEN_ALGORITHMS ?? 'RS256,EdDSA',
   /** Local mode keeps DynamoDB Local's files and the private signing keys here. */
   dataDir: process.env.DATA_DIR ?? '.data',
   // Mail: lib/mail/ and docs/mail.md.

@@ -182,6 +182,16 @@ export const ROUTES = [
     indexes: [],
   },
   { name: 'jwks', method: 'GET', path: '/.well-known/jwks.json', auth: false, body: false, status: 200, actions: ['GetItem'], indexes: [] },
+  {
+    name: 'openid-configuration',
+    method: 'GET',
+    path: '/.well-known/openid-configuration',
+    auth: false,
+    body: false,
+    status: 200,
+    actions: [],
+    indexes: [],
+  },
   { name: 'openapi', method: 'GET', path: '/api/openapi.json', auth: false, body: false, status: 200, actions: [], indexes: [] },
   { name: 'docs', method: 'GET', path: '/docs', auth: false, body: false, status: 200, actions: [], indexes: [] },
   {

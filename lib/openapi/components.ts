@@ -10,6 +10,7 @@ import {
   errorEnvelope,
   InviteSchema,
   JwksSchema,
+  OpenIdConfigurationSchema,
   MemberSchema,
   MembershipSchema,
   SessionInfoSchema,
@@ -21,7 +22,7 @@ import {
   WebhookEndpointSchema,
   WebhookReplaySchema,
 } from '#lib/wire/responses.ts';
-import { Email } from '#lib/wire/schemas.ts';
+import { BulkInviteRow, Email, InviteBody } from '#lib/wire/schemas.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -79,7 +80,7 @@ metadata.add(AuthSessionSchema, {
   examples: [
     {
       session: {
-        access_token: 'eyJhbGciOiJFZERTQSIsImtpZCI6IjIwMjYtMTEtMjEiLCJ0eXAiOiJhdCtqd3QifQ.eyJzdWIiOiI0YjBjIn0.c2lnbmF0dXJl',
+        access_token: 'eyJhbGciOiJSUzI1NiIsImtpZCI6IjIwMjYtMTEtMjEiLCJ0eXAiOiJhdCtqd3QifQ.eyJzdWIiOiI0YjBjIn0.c2lnbmF0dXJl',
         token_type: 'bearer',
         expires_in: 3600,
         expires_at: 1795254600,
@@ -195,6 +196,20 @@ metadata.add(WebhookReplaySchema, {
 });
 metadata.add(EmptySchema, { id: 'Empty', description: 'Nothing to say beyond the status.' });
 metadata.add(JwksSchema, { id: 'Jwks' });
+metadata.add(OpenIdConfigurationSchema, {
+  id: 'OpenIdConfiguration',
+  examples: [
+    {
+      issuer: 'https://abc123.execute-api.us-east-1.amazonaws.com',
+      jwks_uri: 'https://abc123.execute-api.us-east-1.amazonaws.com/.well-known/jwks.json',
+      response_types_supported: ['token'],
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: ['RS256', 'EdDSA'],
+      token_endpoint_auth_methods_supported: ['none'],
+      claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'role', 'aal', 'amr', 'session_id', 'email', 'is_anonymous'],
+    },
+  ],
+});
 
 /** One component per error code: the envelope with that `code`, so each response lists exactly its codes. */
 const errorId = (code: ErrorCode): string => `${code.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase())}Error`;
@@ -229,9 +244,20 @@ export const components = (usedCodes: ReadonlySet<ErrorCode>): Record<string, Js
   );
 };
 
+/**
+ * Schemas that validate less than they document: a bulk invite's row is checked row by row after
+ * the list, but it is an InviteBody all the same, and clients should see its type.
+ */
+const DOCUMENTED_AS = new Map<z.ZodMiniType, z.ZodMiniType>([[BulkInviteRow, InviteBody]]);
+
 /** A request schema inline, with references to the components it uses. */
 export const inline = (schema: z.ZodMiniType, io: 'input' | 'output'): Json => {
-  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, metadata, unrepresentable: 'any', override: tidy }) as Json;
+  const override = (ctx: { zodSchema: unknown; jsonSchema: Json }) => {
+    const documented = DOCUMENTED_AS.get(ctx.zodSchema as z.ZodMiniType);
+    if (documented) Object.assign(ctx.jsonSchema, inline(documented, io));
+    tidy(ctx);
+  };
+  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, metadata, unrepresentable: 'any', override }) as Json;
   delete json.$schema;
   return json;
 };

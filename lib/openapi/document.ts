@@ -195,7 +195,8 @@ const operationOf = (route: Route): Json => {
     tags: [operation.tag],
     summary: operation.summary,
     ...(operation.description ? { description: operation.description } : {}),
-    security: route.auth ? [{ Token: [] }] : [],
+    // Either scheme: the seed's `Token <jwt>`, or the standard `Bearer <jwt>` (lib/auth/tokens.ts takes both).
+    security: route.auth ? [{ Token: [] }, { Bearer: [] }] : [],
     ...(parameters.length ? { parameters } : {}),
     ...(request.body
       ? {
@@ -256,7 +257,14 @@ export const buildDocument = (): Json => {
           type: 'apiKey',
           in: 'header',
           name: 'Authorization',
-          description: 'The access token from sign-up, sign-in or refresh, as `Token <access_token>`.',
+          description:
+            'The access token from sign-up, sign-in or refresh, as `Token <access_token>` (the scheme the API was specified with).',
+        },
+        Bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'The same access token as `Bearer <access_token>` (RFC 6750): what OAuth clients and Supabase auth-js send.',
         },
       },
     },

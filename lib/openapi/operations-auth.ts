@@ -1,5 +1,12 @@
 import type { RouteName } from '#lib/http/routes.ts';
-import { AuthSessionSchema, EmptySchema, JwksSchema, SessionInfoSchema, UserSchema } from '#lib/wire/responses.ts';
+import {
+  AuthSessionSchema,
+  EmptySchema,
+  JwksSchema,
+  OpenIdConfigurationSchema,
+  SessionInfoSchema,
+  UserSchema,
+} from '#lib/wire/responses.ts';
 import { type Operation, WRITES } from './operation.ts';
 
 /** The words of the account, session, key and documentation routes. */
@@ -116,8 +123,16 @@ export const AUTH_OPERATIONS = {
     tag: 'Keys',
     summary: 'Public signing keys (JWK Set)',
     description:
-      'The keys that verify access tokens, as a bare RFC 7517 JWK Set (no `data` envelope), cacheable for a minute. Tokens are EdDSA JWTs with `typ: at+jwt` and a `kid`.',
+      'The keys that verify access tokens, as a bare RFC 7517 JWK Set (no `data` envelope), cacheable for a minute. Tokens are RS256 JWTs (EdDSA or ES256 where the deployment chose them) with `typ: at+jwt` and a `kid`.',
     success: { bare: JwksSchema },
+    errors: [],
+  },
+  'openid-configuration': {
+    tag: 'Keys',
+    summary: 'OpenID discovery document',
+    description:
+      "The issuer's OpenID Connect discovery document: `issuer` (the tokens' `iss`) and `jwks_uri`, which is what API Gateway's JWT authorizers and libraries such as aws-jwt-verify read to find the keys (docs/protect-your-api.md). Bare, cacheable for an hour. Roster issues access tokens, not ID tokens: there is no authorization endpoint.",
+    success: { bare: OpenIdConfigurationSchema },
     errors: [],
   },
   openapi: {

@@ -205,19 +205,43 @@ export const WebhookReplaySchema = z.strictObject({ eventId: z.string().check(z.
 /** The `data` of a request that only acknowledges (delete, accept, decline, sign-out…). */
 export const EmptySchema = z.strictObject({});
 
-/** RFC 7517 JWK Set of Ed25519 (and optionally P-256) public keys, served bare. */
+/** RFC 7517 JWK Set of the public keys that verify access tokens (RSA by default; Ed25519 and P-256 optional), served bare. */
 export const JwksSchema = z.strictObject({
   keys: z.array(
-    z.strictObject({
-      kty: z.enum(['OKP', 'EC']),
-      kid: z.string(),
-      alg: z.enum(['EdDSA', 'ES256']),
-      use: z.literal('sig'),
-      crv: z.enum(['Ed25519', 'P-256']),
-      x: z.string(),
-      y: z.optional(z.string()),
-    }),
+    z.union([
+      z.strictObject({
+        kty: z.literal('RSA'),
+        kid: z.string(),
+        alg: z.literal('RS256'),
+        use: z.literal('sig'),
+        n: z.string(),
+        e: z.string(),
+      }),
+      z.strictObject({
+        kty: z.enum(['OKP', 'EC']),
+        kid: z.string(),
+        alg: z.enum(['EdDSA', 'ES256']),
+        use: z.literal('sig'),
+        crv: z.enum(['Ed25519', 'P-256']),
+        x: z.string(),
+        y: z.optional(z.string()),
+      }),
+    ]),
   ),
+});
+
+/**
+ * The OpenID Connect discovery document (OpenID Connect Discovery 1.0 §3) as far as a JWT verifier
+ * needs it: where the keys are, and what the tokens are. Served bare at {issuer}/.well-known/openid-configuration.
+ */
+export const OpenIdConfigurationSchema = z.strictObject({
+  issuer: z.string(),
+  jwks_uri: z.string(),
+  response_types_supported: z.array(z.string()),
+  subject_types_supported: z.array(z.literal('public')),
+  id_token_signing_alg_values_supported: z.array(z.enum(['RS256', 'EdDSA', 'ES256'])),
+  token_endpoint_auth_methods_supported: z.array(z.string()),
+  claims_supported: z.array(z.string()),
 });
 
 /** CONTRACT.md's error envelope with `code` one of `codes`; `fields` names each bad field on 400 and 422. */
@@ -243,4 +267,5 @@ export type Transfer = z.infer<typeof TransferSchema>;
 export type WebhookEndpoint = z.infer<typeof WebhookEndpointSchema>;
 export type WebhookEndpointCreated = z.infer<typeof WebhookEndpointCreatedSchema>;
 export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;
+export type OpenIdConfiguration = z.infer<typeof OpenIdConfigurationSchema>;
 export type WebhookReplay = z.infer<typeof WebhookReplaySchema>;

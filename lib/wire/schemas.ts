@@ -143,11 +143,15 @@ export const MAX_BULK_INVITES = 100;
 const ROWS_ERROR = `must hold 1 to ${MAX_BULK_INVITES} invites`;
 
 /**
- * Only the list is checked here: each row is checked on its own as an InviteBody
- * (lib/teams/invites/bulk.ts), so that a bad row fails alone, in the answer.
+ * One row of a bulk invite, as the list's check sees it: anything. Each row is checked on its own as
+ * an InviteBody (lib/teams/invites/bulk.ts), so that a bad row fails alone, in the answer; the
+ * OpenAPI document describes the rows as InviteBody (lib/openapi/components.ts).
  */
+export const BulkInviteRow = z.unknown();
+
+/** Only the list is checked here (BulkInviteRow). */
 export const BulkInviteBody = z.object({
-  invites: z.array(z.unknown()).check(z.minLength(1, { error: ROWS_ERROR }), z.maxLength(MAX_BULK_INVITES, { error: ROWS_ERROR })),
+  invites: z.array(BulkInviteRow).check(z.minLength(1, { error: ROWS_ERROR }), z.maxLength(MAX_BULK_INVITES, { error: ROWS_ERROR })),
 });
 
 /** The member to nominate as owner: the membership id, as `GET /api/teams/{slug}/members` lists it. */

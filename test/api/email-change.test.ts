@@ -263,3 +263,26 @@ describe('invitations after an e-mail change', () => {
     ).toBe('PENDING');
   });
 });
+
+describe('an invite to the address a member moves to', () => {
+  it('answers 409 already_member to its accept: the member is in the team under the old address', async () => {
+    const owner = await signUp(api, 'move-owner');
+    const member = await signUp(api, 'move-member');
+    const { slug } = await createTeam(api, owner);
+    const add = await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: member.email, role: 'MEMBER' } });
+    expect(add.status).toBe(201);
+    const [joining] = (await api.call('GET', '/api/invites', { token: member.token })).body.data;
+    expect((await api.call('POST', `/api/invites/${joining.uuid}/accept`, { token: member.token })).status).toBe(200);
+    // An invite to another address, which the member then makes theirs.
+    const next = freshEmail('move-next');
+    expect(
+      (await api.call('POST', `/api/teams/${slug}/invites`, { token: owner.token, json: { email: next, role: 'ADMIN' } })).status,
+    ).toBe(201);
+    expect((await change(member, next)).status).toBe(200);
+    expect((await verify(await changeToken(member))).status).toBe(200);
+    const [pending] = (await api.call('GET', '/api/invites', { token: member.token })).body.data;
+    expect(pending.email).toBe(next);
+    const accepted = await api.call('POST', `/api/invites/${pending.uuid}/accept`, { token: member.token });
+    expect([accepted.status, accepted.body.error.code]).toEqual([409, 'already_member']);
+  });
+});

@@ -55,10 +55,17 @@ let issued: Record<string, unknown>;
 /** A token like the server's for `user` (our key and kid unless told otherwise), with the changes given. */
 const forge = (forgery: Forgery = {}): Promise<string> => forgeToken({ ...issued, iat: epoch(), exp: epoch() + 600 }, forgery);
 
+/** A key of the attacker's own, of the algorithm our tokens use (RS256 by default), so only the key differs. */
 const attackerKey = async (): Promise<{ key: CryptoKey; jwk: JWK }> => {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { alg } = await currentSigningKey();
+  const { privateKey, publicKey } =
+    alg === 'RS256'
+      ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+      : alg === 'ES256'
+        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+        : generateKeyPairSync('ed25519');
   return {
-    key: (await importJWK(privateKey.export({ format: 'jwk' }) as JWK, 'EdDSA')) as CryptoKey,
+    key: (await importJWK(privateKey.export({ format: 'jwk' }) as JWK, alg)) as CryptoKey,
     jwk: publicKey.export({ format: 'jwk' }) as JWK,
   };
 };
@@ -69,9 +76,9 @@ beforeAll(async () => {
 });
 
 describe('the tokens we issue', () => {
-  it('are EdDSA with our kid, typ at+jwt, and the contract claims; the control forgery is accepted too', async () => {
+  it('are RS256 with our kid, typ at+jwt, and the contract claims; the control forgery is accepted too', async () => {
     const header = decodeProtectedHeader(user.token);
-    expect(header).toEqual({ alg: 'EdDSA', typ: 'at+jwt', kid: (await currentSigningKey()).kid });
+    expect(header).toEqual({ alg: 'RS256', typ: 'at+jwt', kid: (await currentSigningKey()).kid });
     expect(Object.keys(issued).sort()).toEqual([
       'aal',
       'amr',
@@ -137,9 +144,11 @@ describe('G2 algorithm confusion', () => {
     const jwks = (await api.call('GET', '/.well-known/jwks.json')).body as { keys: JWK[] };
     const jwk = jwks.keys.find((k) => k.kid === decodeProtectedHeader(user.token).kid) as JWK;
     const pem = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }).export({ format: 'pem', type: 'spki' }) as string;
+    // The key's public number: an RSA modulus (an Ed25519 or P-256 point where a deployment chose those).
+    const material = (jwk.n ?? jwk.x) as string;
     const secrets: [string, Uint8Array][] = [
-      ['raw x', Buffer.from(jwk.x as string, 'base64url')],
-      ['x text', new TextEncoder().encode(jwk.x as string)],
+      ['raw public number', Buffer.from(material, 'base64url')],
+      ['public number text', new TextEncoder().encode(material)],
       ['PEM', new TextEncoder().encode(pem)],
       ['PEM trimmed', new TextEncoder().encode(pem.trim())],
       ['JWK JSON', new TextEncoder().encode(JSON.stringify(jwk))],
@@ -316,7 +325,7 @@ describe('G8 malformed structure', () => {
 });
 
 describe('G10 GET /.well-known/jwks.json', () => {
-  it('is a bare JWK Set of public Ed25519 keys, each with a kid, public and briefly cacheable, without auth', async () => {
+  it('is a bare JWK Set of public RSA keys, each with a kid, public and briefly cacheable, without auth', async () => {
     const res = await api.call('GET', '/.well-known/jwks.json', { headers: { authorization: 'Token not.a.token' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
@@ -326,9 +335,9 @@ describe('G10 GET /.well-known/jwks.json', () => {
     expect(keys.length).toBeGreaterThan(0);
     for (const key of keys) {
       for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k']) expect(key).not.toHaveProperty(member);
-      expect(Object.keys(key).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x']);
-      expect(key).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });
-      expect(Buffer.from(key.x as string, 'base64url')).toHaveLength(32);
+      expect(Object.keys(key).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+      expect(key).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', e: 'AQAB' });
+      expect(Buffer.from(key.n as string, 'base64url')).toHaveLength(256);
       expect(key.kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
     }
     expect(new Set(keys.map((k) => k.kid)).size).toBe(keys.length);
@@ -338,7 +347,7 @@ describe('G10 GET /.well-known/jwks.json', () => {
   it('lets another service verify our tokens offline, as docs/keys.md tells integrators', async () => {
     const jwks = createLocalJWKSet((await api.call('GET', '/.well-known/jwks.json')).body);
     const { payload } = await jwtVerify(user.token, jwks, {
-      algorithms: ['EdDSA'],
+      algorithms: ['RS256'],
       issuer: config.issuer,
       audience: AUDIENCE,
       typ: 'at+jwt',
@@ -398,10 +407,10 @@ describe('G9 rotation', () => {
     expect((await jwksKids()).sort()).toEqual([oldKid, newKid].sort());
 
     // The new kid on a token the old key signed.
-    await expectRefused(await forge({ header: { kid: newKid }, key: await importJWK(oldKey.privateJwk, 'EdDSA') }), 'kid=new, old key');
+    await expectRefused(await forge({ header: { kid: newKid }, key: await importJWK(oldKey.privateJwk, oldKey.alg) }), 'kid=new, old key');
     // And the other way round.
     const newKey = rotated.keys.find((k) => k.kid === newKid) as PrivateKey;
-    await expectRefused(await forge({ header: { kid: oldKid }, key: await importJWK(newKey.privateJwk, 'EdDSA') }), 'kid=old, new key');
+    await expectRefused(await forge({ header: { kid: oldKid }, key: await importJWK(newKey.privateJwk, newKey.alg) }), 'kid=old, new key');
 
     // Time passes: the old key retired longer ago than a token lives. Backdate it in both stores.
     const longAgo = new Date(Date.now() - (config.accessTokenSeconds + LEEWAY_SECONDS + 60) * 1000).toISOString();

@@ -49,6 +49,8 @@ import {
   signingKeyOf,
   stillVerifies,
   withPublishedRetirements,
+  RSA_MODULUS_BITS,
+  publicMembers,
 } from '#lib/auth/keys/model.ts';
 import { publishKeys, readPublishedKeys } from '#lib/auth/keys/table-store.ts';
 import { verificationKey } from '#lib/auth/keys/verification.ts';
@@ -86,7 +88,7 @@ describe('keys', () => {
     expect(key).toMatchObject({ alg: 'EdDSA', crv: 'Ed25519', createdAt: T0.toISOString() });
     expect(key.privateJwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519' });
     expect(Buffer.from(key.privateJwk.d, 'base64url')).toHaveLength(32);
-    const { kty, crv, x } = key.privateJwk;
+    const { kty, crv, x } = key.privateJwk as { kty: string; crv: string; x: string };
     expect(key.kid).toBe(await calculateJwkThumbprint({ kty, crv, x }));
     expect(key.kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect((await newKey('EdDSA', T0)).kid).not.toBe(key.kid);
@@ -103,11 +105,29 @@ describe('keys', () => {
     await expect(jwtVerify(token, await importJWK({ kty, crv, x, y }, 'ES256'), { algorithms: ['ES256'] })).resolves.toBeDefined();
   });
 
-  it('are configured from TOKEN_ALGORITHMS: EdDSA by default, ES256 allowed, nothing symmetric or unsigned', () => {
-    expect(algorithmsFrom(undefined)).toEqual(['EdDSA']);
-    expect(algorithmsFrom(' ')).toEqual(['EdDSA']);
+  it('are RSA 2048 (RS256) by default, with an RFC 7638 thumbprint as kid, and sign and verify as such', async () => {
+    const key = await newKey('RS256', T0);
+    expect(key).toMatchObject({ alg: 'RS256', createdAt: T0.toISOString() });
+    expect(key).not.toHaveProperty('crv');
+    const { kty, n, e } = key.privateJwk as { kty: string; n: string; e: string };
+    expect(kty).toBe('RSA');
+    expect(Buffer.from(n, 'base64url')).toHaveLength(RSA_MODULUS_BITS / 8);
+    expect(key.kid).toBe(await calculateJwkThumbprint({ kty, n, e }));
+    const [pub] = publicKeysOf({ keys: [key] });
+    // The public half only: modulus and exponent, no private member.
+    expect(Object.keys(pub as object).sort()).toEqual(['alg', 'createdAt', 'e', 'kid', 'kty', 'n']);
+    const token = await new SignJWT({ a: 1 })
+      .setProtectedHeader({ alg: 'RS256', kid: key.kid })
+      .sign(await importJWK(key.privateJwk, 'RS256'));
+    await expect(jwtVerify(token, await importJWK({ kty, n, e }, 'RS256'), { algorithms: ['RS256'] })).resolves.toBeDefined();
+    expect(jwksOf([pub as PublicKey], T0).keys).toEqual([{ kty: 'RSA', n, e, kid: key.kid, alg: 'RS256', use: 'sig' }]);
+  });
+
+  it('are configured from TOKEN_ALGORITHMS: RS256 signs and EdDSA verifies by default, ES256 allowed, nothing symmetric or unsigned', () => {
+    expect(algorithmsFrom(undefined)).toEqual(['RS256', 'EdDSA']);
+    expect(algorithmsFrom(' ')).toEqual(['RS256', 'EdDSA']);
     expect(algorithmsFrom('EdDSA, ES256')).toEqual(['EdDSA', 'ES256']);
-    for (const bad of ['HS256', 'none', 'RS256', 'EdDSA,HS512', 'eddsa'])
+    for (const bad of ['HS256', 'none', 'RS512', 'PS256', 'EdDSA,HS512', 'eddsa', 'rs256'])
       expect(() => algorithmsFrom(bad), bad).toThrow(/TOKEN_ALGORITHMS/);
   });
 
@@ -196,7 +216,7 @@ describe('rotation of a keyset', () => {
     expect(
       signingKeyOf(
         both,
-        publishedAs(both).map((k) => (k.kid === b.kid ? { ...k, x: a.privateJwk.x } : k)),
+        publishedAs(both).map((k) => (k.kid === b.kid ? { ...k, x: (a.privateJwk as { x: string }).x } : k)),
         now,
       ),
     ).toBe(a);
@@ -259,8 +279,8 @@ describe('rotation of a keyset', () => {
     const jwks = jwksOf(published, later(T0, 2000));
     expect(jwks.keys.map((k) => k.kid)).toEqual([second.keys[1]?.kid, second.keys[0]?.kid]);
     for (const key of jwks.keys) {
-      expect(Object.keys(key).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x']);
-      expect(key).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });
+      expect(Object.keys(key).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+      expect(key).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
     }
     const expiredAt = new Date(Date.parse(second.keys[0]?.retiredAt as string) + LIFETIME_MS);
     expect(jwksOf(published, expiredAt).keys.map((k) => k.kid)).toEqual([second.keys[1]?.kid]);
@@ -386,16 +406,16 @@ describe('local keyset (DATA_DIR and DynamoDB Local)', () => {
   it('finds a key published after this process loaded the keys, by reloading on its unknown kid', async () => {
     forgetCachedKeys();
     const { kid } = await currentSigningKey();
-    expect(await verificationKey(kid, 'EdDSA')).toBeDefined();
+    expect(await verificationKey(kid, 'RS256')).toBeDefined();
     // Another process publishes a key (the first step of its rotation).
-    const extra = await newKey('EdDSA', new Date());
+    const extra = await newKey('RS256', new Date());
     await publishKeys(db(), [...((await readPublishedKeys(db(), true)) ?? []), ...publicKeysOf({ keys: [extra] })], new Date());
     await new Promise((resolve) => setTimeout(resolve, RELOAD_MIN_INTERVAL_MS + 100));
-    expect(await verificationKey(extra.kid, 'EdDSA')).toBeDefined();
+    expect(await verificationKey(extra.kid, 'RS256')).toBeDefined();
     // Our kid under another algorithm, and kids that are not even well formed, find nothing.
     expect(await verificationKey(kid, 'ES256')).toBeUndefined();
     for (const bad of ['../../etc/passwd', "' OR 1=1 --", 'x'.repeat(10_000), '', 42, null, undefined]) {
-      expect(await verificationKey(bad, 'EdDSA')).toBeUndefined();
+      expect(await verificationKey(bad, 'RS256')).toBeUndefined();
     }
   });
 });
@@ -578,8 +598,7 @@ const verifyAt = async (token: string, database: Db, now: Date): Promise<void> =
   const { kid } = decodeProtectedHeader(token);
   const match = (await item(database)).find((p) => p.kid === kid && stillVerifies(p, now));
   if (!match) throw new Error(`key ${String(kid)} is not accepted at ${now.toISOString()}`);
-  const { kty, crv, x } = match;
-  await jwtVerify(token, await importJWK({ kty, crv, x }, match.alg), { algorithms: ['EdDSA'], currentDate: now });
+  await jwtVerify(token, await importJWK(publicMembers(match), match.alg), { algorithms: [match.alg], currentDate: now });
 };
 
 /** A token signed now verifies now and until just before it expires. */

@@ -1,6 +1,6 @@
 /**
  * SECURITY-TESTS.md G1–G8 and J3 with fast-check (fixed seed): the Authorization header parser
- * and the access-token verifier (EdDSA, keys from lib/auth/keys/; test/api/jwt.test.ts runs the
+ * and the access-token verifier (RS256, keys from lib/auth/keys/; test/api/jwt.test.ts runs the
  * same attacks through the server). Every refusal must be AppError('unauthorized'), never another
  * error, so that no token can turn into a 5xx.
  */
@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { publishedJwks } from '#lib/auth/keys/verification.ts';
 import { currentSigningKey, signAccessToken } from '#lib/auth/signing.ts';
 import type { Identity } from '#lib/auth/actor.ts';
-import { AUDIENCE, tokenFromAuthorization, verifyAccessToken } from '#lib/auth/tokens.ts';
+import { AUDIENCE, LEGACY_ISSUER, tokenFromAuthorization, verifyAccessToken } from '#lib/auth/tokens.ts';
 import { config } from '#lib/core/config.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { type Forgery, forgeToken } from '../helpers/forge.ts';
@@ -191,7 +191,7 @@ describe('verifyAccessToken', () => {
     const first = await signAccessToken(actor, now);
     expect(await signAccessToken(actor, now)).toEqual(first);
     const header = JSON.parse(Buffer.from(first.token.split('.')[0] as string, 'base64url').toString()) as Record<string, unknown>;
-    expect(header).toEqual({ alg: 'EdDSA', typ: 'at+jwt', kid: (await currentSigningKey()).kid });
+    expect(header).toEqual({ alg: 'RS256', typ: 'at+jwt', kid: (await currentSigningKey()).kid });
   });
 
   it('accepts the unmodified forgery (the control for every refusal below)', async () => {
@@ -259,7 +259,8 @@ describe('verifyAccessToken', () => {
   });
 
   // J3: "acceptance iff the token is byte-identical to one we issued". base64url leaves 4 unused
-  // bits in the last character of a 64-byte Ed25519 signature, so 15 other spellings decode to it.
+  // bits in the last character of a 256-byte RS256 signature (as of a 64-byte Ed25519 one), so 15
+  // other spellings decode to it.
   it('refuses a re-encoded signature (same bytes, different characters): only the issued token is accepted (J3)', async () => {
     const { reencoded } = mutations(issued);
     expect(reencoded).toHaveLength(15);
@@ -292,8 +293,8 @@ describe('verifyAccessToken', () => {
     const jwk = await ourPublicJwk();
     const pem = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }).export({ format: 'pem', type: 'spki' }) as string;
     const secrets = [
-      Buffer.from(jwk.x as string, 'base64url'),
-      new TextEncoder().encode(jwk.x as string),
+      Buffer.from((jwk.n ?? jwk.x) as string, 'base64url'),
+      new TextEncoder().encode((jwk.n ?? jwk.x) as string),
       new TextEncoder().encode(pem),
       new TextEncoder().encode(pem.trim()),
       new TextEncoder().encode(JSON.stringify(jwk)),
@@ -313,14 +314,17 @@ describe('verifyAccessToken', () => {
   it('refuses other asymmetric algorithms, and our kid on a key that is not ours (G2, G9)', async () => {
     const [h, p, s] = (await forge()).split('.') as [string, string, string];
     const header = JSON.parse(Buffer.from(h, 'base64url').toString()) as Record<string, unknown>;
-    for (const alg of ['RS256', 'ES256', 'PS256', 'ES384', 'RS512', 'Ed25519', 'EdDSA ', 'eddsa']) {
+    const ours = header.alg as string;
+    for (const alg of ['RS256', 'ES256', 'PS256', 'ES384', 'RS512', 'EdDSA', 'Ed25519', 'EdDSA ', 'eddsa', 'rs256'].filter(
+      (a) => a !== ours,
+    )) {
       // Our own signature, and a junk one of the length that algorithm would have.
       for (const signature of [s, randomBytes(alg.startsWith('ES') ? 64 : 256).toString('base64url')]) {
         await expectRefused(`${b64({ ...header, alg })}.${p}.${signature}`);
       }
     }
-    const { privateKey } = generateKeyPairSync('ed25519');
-    const foreign = (await importJWK(privateKey.export({ format: 'jwk' }) as JWK, 'EdDSA')) as CryptoKey;
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const foreign = (await importJWK(privateKey.export({ format: 'jwk' }) as JWK, 'RS256')) as CryptoKey;
     await expectRefused(await forge({ key: foreign }));
     await expectRefused(await forge({ key: foreign, header: { kid: undefined } }));
   });
@@ -335,7 +339,7 @@ describe('verifyAccessToken', () => {
     );
     await fc.assert(
       fc.asyncProperty(
-        fc.string({ maxLength: 20 }).filter((s) => s !== config.issuer),
+        fc.string({ maxLength: 20 }).filter((s) => s !== config.issuer && s !== LEGACY_ISSUER),
         async (iss) => {
           await expectRefused(await forge({ claims: { iss } }));
         },
@@ -344,6 +348,14 @@ describe('verifyAccessToken', () => {
     );
     await expectRefused(await forge({ omit: ['aud'] }));
     await expectRefused(await forge({ omit: ['iss'] }));
+    // The issuer's URL with a trailing slash, another scheme or a path is another issuer.
+    for (const iss of [`${config.issuer}/`, config.issuer.replace(/^http/, 'https'), `${config.issuer}/auth/v1`])
+      await expectRefused(await forge({ claims: { iss } }));
+  });
+
+  it('takes the issuer every deployment signed as before issue 22 (`roster`) until such tokens expire', async () => {
+    expect((await verifyAccessToken(await forge({ claims: { iss: LEGACY_ISSUER } }))).userUuid).toBeDefined();
+    await expectRefused(await forge({ claims: { iss: LEGACY_ISSUER, iat: epoch() - 4000, exp: epoch() - 400 } }));
   });
 
   it('refuses a missing exp, and an exp past by more than the 30 s tolerance (G4)', async () => {

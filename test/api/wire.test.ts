@@ -33,7 +33,7 @@ describe('routing', () => {
     expect(page.headers.get('allow')).toBe('GET');
   });
 
-  it("asks every route but sign-up, sign-in, refresh, the mailed links' (verify, recover, reset), the JWKS, the documentation and the pages for a token (401 with WWW-Authenticate)", async () => {
+  it("asks every route but sign-up, sign-in, refresh, the mailed links' (verify, recover, reset), the JWKS and discovery documents, the documentation and the pages for a token (401 with WWW-Authenticate)", async () => {
     for (const route of ROUTES.filter((r) => r.auth)) {
       const path = route.path
         .replace('{slug}', 'acme')
@@ -53,6 +53,7 @@ describe('routing', () => {
       'auth-recover',
       'auth-reset',
       'jwks',
+      'openid-configuration',
       'openapi',
       'docs',
       'docs-assets',

@@ -324,14 +324,14 @@ describe('nested stacks (FUNCTION_STACKS)', () => {
     for (const { id, json: t } of b.templates) expect(cycleIn(t.Resources), id).toBeUndefined();
   });
 
-  it("passes the nested stacks the topic (and CodeDeploy's application and role) as parameters, and imports the data stack's values where they are used", () => {
+  it("passes the nested stacks the topic and the API's id (and CodeDeploy's application and role) as parameters, and imports the data stack's values where they are used", () => {
     for (const { id, json: t } of nested) {
-      expect(Object.keys(t.Parameters ?? {}).length, id).toBe(1);
+      expect(Object.keys(t.Parameters ?? {}).length, id).toBe(2);
       // The table and the secret come straight from RosterData's exports (synth() fails on any other import).
       expect(JSON.stringify(t.Resources), id).toContain('"Fn::ImportValue"');
     }
     const gradual = configurations[1]?.built as typeof built;
-    for (const { id, json: t } of gradual.templates.slice(1)) expect(Object.keys(t.Parameters ?? {}).length, id).toBe(3);
+    for (const { id, json: t } of gradual.templates.slice(1)) expect(Object.keys(t.Parameters ?? {}).length, id).toBe(4);
     const [topicId] = ofType('AWS::SNS::Topic').find(([id]) => id.startsWith('MonitoringTopic')) as [string, Resource];
     for (const name of allNames) {
       for (const suffix of ['5xx', 'duration']) {
@@ -457,6 +457,21 @@ describe('environment and secret', () => {
     else expect(env).not.toHaveProperty('SIGNING_KEY_SECRET_ARN');
     // Source maps stay unloaded: parsing one costs every cold start (infra/endpoint.ts).
     expect(env).not.toHaveProperty('NODE_OPTIONS');
+    // The tokens' issuer is the API's own URL: the signers put it in `iss`, the verifiers check it.
+    expect(env.TOKEN_ISSUER).toEqual(json.Outputs.TokenIssuer?.Value);
+  });
+
+  it("names the API's URL as the tokens' issuer, or -c issuer", () => {
+    const apiId = only('AWS::ApiGatewayV2::Api')[0];
+    expect(json.Outputs.TokenIssuer?.Value).toEqual({
+      'Fn::Join': ['', ['https://', { Ref: apiId }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }]],
+    });
+    const custom = synth({ issuer: 'https://auth.example.com/' });
+    for (const route of ROUTES)
+      expect(custom.resources[logicalId(route.name)]?.Properties.Environment, route.name).toMatchObject({
+        Variables: { TOKEN_ISSUER: 'https://auth.example.com' },
+      });
+    expect(() => synth({ issuer: 'http://auth.example.com' })).toThrow(/context issuer must be an absolute https URL/);
   });
 
   it('signs tokens in sign-up, sign-in, refresh and password reset only', () => {
@@ -1075,8 +1090,8 @@ describe('monitoring and outputs', () => {
     for (const alarm of alarms) expect((alarm.AlarmActions as unknown[]).length).toBeGreaterThan(0);
   });
 
-  it('outputs the API URL and the mail status; the data stack the table name', () => {
-    expect(Object.keys(json.Outputs).sort()).toEqual(['ApiUrl', 'Mail']);
+  it("outputs the API URL, the tokens' issuer and the mail status; the data stack the table name", () => {
+    expect(Object.keys(json.Outputs).sort()).toEqual(['ApiUrl', 'Mail', 'TokenIssuer']);
     expect(Object.entries(dataJson.Outputs).filter(([, o]) => !o.Export)).toEqual([['TableName', { Value: { Ref: tableId } }]]);
   });
 });

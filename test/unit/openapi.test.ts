@@ -63,7 +63,7 @@ describe('openapi.json', () => {
     const documented = (operation.parameters ?? []).filter((p) => p.in === 'path');
     expect(documented.map((p) => p.name)).toEqual(inPath);
     expect(documented.every((p) => p.required)).toBe(true);
-    expect(operation.security).toEqual(route.auth ? [{ Token: [] }] : []);
+    expect(operation.security).toEqual(route.auth ? [{ Token: [] }, { Bearer: [] }] : []);
     expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining([String(route.status), '500']));
   });
 });

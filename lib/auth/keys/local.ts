@@ -1,7 +1,16 @@
 import type { Db } from '#lib/db/service.ts';
 import { forgetCachedKeys } from './cache.ts';
 import { placeKeysetFile, readKeysetFile } from './file-store.ts';
-import { ALGORITHMS, type Keyset, mergePublished, newKey, publicKeysOf, rotateKeyset, withPublishedRetirements } from './model.ts';
+import {
+  ALGORITHMS,
+  type Keyset,
+  mergePublished,
+  newKey,
+  publicKeysOf,
+  publicPartOf,
+  rotateKeyset,
+  withPublishedRetirements,
+} from './model.ts';
 import { publishKeys, readPublishedItem, readPublishedKeys } from './table-store.ts';
 
 // Local mode only (DynamoDB Local, no secret): the keys are made here, on first use. Deployed functions never import this.
@@ -13,11 +22,11 @@ import { publishKeys, readPublishedItem, readPublishedKeys } from './table-store
 export const localKeyset = async (database: Db, dir: string, now: Date): Promise<Keyset> => {
   let keyset = await readKeysetFile(dir);
   if (!keyset) {
-    await placeKeysetFile(dir, { keys: [await newKey(ALGORITHMS[0] ?? 'EdDSA', now)] }, 'create');
+    await placeKeysetFile(dir, { keys: [await newKey(ALGORITHMS[0] ?? 'RS256', now)] }, 'create');
     keyset = (await readKeysetFile(dir)) as Keyset;
   }
   const published = (await readPublishedKeys(database, true)) ?? [];
-  const missing = publicKeysOf(keyset).filter((k) => !published.some((p) => p.kid === k.kid && p.x === k.x));
+  const missing = publicKeysOf(keyset).filter((k) => !published.some((p) => p.kid === k.kid && publicPartOf(p) === publicPartOf(k)));
   if (missing.length > 0) {
     // Added, not replaced: a racing process's key stays published until the next rotation.
     await publishKeys(database, [...published.filter((p) => !missing.some((m) => m.kid === p.kid)), ...missing], now);

@@ -12,16 +12,29 @@ import { config } from '#lib/core/config.ts';
  * it is published, and no key is ever taken from the token itself.
  */
 
+/**
+ * The algorithms a key may have. RS256 signs by default: API Gateway's JWT authorizers (HTTP APIs
+ * take RSA only) and most JWT libraries verify it (docs/protect-your-api.md).
+ */
 export const ALGORITHM_PARAMS = {
+  RS256: { kty: 'RSA' },
   EdDSA: { kty: 'OKP', crv: 'Ed25519' },
   ES256: { kty: 'EC', crv: 'P-256' },
 } as const;
 export type Algorithm = keyof typeof ALGORITHM_PARAMS;
 
-/** `TOKEN_ALGORITHMS` (comma-separated, EdDSA by default): the first signs new keys, all verify. */
+/** RSA modulus length of new RS256 keys: 2048 bits, the size API Gateway and NIST SP 800-57 take through 2030. */
+export const RSA_MODULUS_BITS = 2048;
+
+/**
+ * `TOKEN_ALGORITHMS` (comma-separated; RS256 then EdDSA by default): the first signs new keys, all
+ * verify. EdDSA stays in the default so that a deployment which signed EdDSA before RS256 became
+ * the default keeps verifying those tokens while they live (docs/keys.md, "Algorithms").
+ */
 export const algorithmsFrom = (raw: string | undefined): Algorithm[] => {
-  const names = (raw?.trim() ? raw.split(',') : ['EdDSA']).map((name) => name.trim());
-  for (const name of names) if (!Object.hasOwn(ALGORITHM_PARAMS, name)) throw new Error(`TOKEN_ALGORITHMS: ${name} is not EdDSA or ES256`);
+  const names = (raw?.trim() ? raw.split(',') : ['RS256', 'EdDSA']).map((name) => name.trim());
+  for (const name of names)
+    if (!Object.hasOwn(ALGORITHM_PARAMS, name)) throw new Error(`TOKEN_ALGORITHMS: ${name} is not RS256, EdDSA or ES256`);
   return names as Algorithm[];
 };
 export const ALGORITHMS: readonly Algorithm[] = algorithmsFrom(config.tokenAlgorithms);
@@ -60,13 +73,26 @@ export const RETIREMENT_GRACE_MS = 10 * 60_000;
 
 export const KID = /^[A-Za-z0-9_-]{1,64}$/;
 const ISO = z.string().check(z.refine((s) => !Number.isNaN(Date.parse(s)), { error: 'must be a timestamp' }));
+const CurveJwk = z.object({ kty: z.enum(['OKP', 'EC']), crv: z.string(), x: z.string(), y: z.optional(z.string()), d: z.string() });
+const RsaJwk = z.object({
+  kty: z.literal('RSA'),
+  n: z.string(),
+  e: z.string(),
+  d: z.string(),
+  p: z.string(),
+  q: z.string(),
+  dp: z.string(),
+  dq: z.string(),
+  qi: z.string(),
+});
 const PrivateKeyEntry = z.object({
   kid: z.string().check(z.regex(KID)),
-  alg: z.enum(['EdDSA', 'ES256']),
-  crv: z.enum(['Ed25519', 'P-256']),
+  alg: z.enum(['RS256', 'EdDSA', 'ES256']),
+  /** Curve keys only. */
+  crv: z.optional(z.enum(['Ed25519', 'P-256'])),
   createdAt: ISO,
   retiredAt: z.optional(ISO),
-  privateJwk: z.object({ kty: z.enum(['OKP', 'EC']), crv: z.string(), x: z.string(), y: z.optional(z.string()), d: z.string() }),
+  privateJwk: z.union([CurveJwk, RsaJwk]),
 });
 /** Unknown members (the `bootstrap` filler of the secret CloudFormation creates) are dropped. */
 const KeysetSchema = z.object({ keys: z.array(PrivateKeyEntry) });
@@ -79,10 +105,14 @@ export interface Keyset {
 export interface PublicKey {
   kid: string;
   alg: Algorithm;
-  kty: 'OKP' | 'EC';
-  crv: 'Ed25519' | 'P-256';
-  x: string;
-  y?: string;
+  kty: 'OKP' | 'EC' | 'RSA';
+  /** OKP and EC keys: the curve and its point (y for EC only). */
+  crv?: 'Ed25519' | 'P-256' | undefined;
+  x?: string | undefined;
+  y?: string | undefined;
+  /** RSA keys: modulus and exponent. */
+  n?: string | undefined;
+  e?: string | undefined;
   createdAt: string;
   /** When the key was first written to the item (absent on items written before this was recorded: createdAt then). */
   publishedAt?: string;
@@ -93,13 +123,33 @@ export const parseKeyset = (text: string): Keyset => KeysetSchema.parse(JSON.par
 
 // The key model, pure: the stores are table-store.ts (public) and file-store.ts (local private keys).
 
+/** The public members of a key's JWK (no private member), by key type. */
+export const publicMembers = (jwk: {
+  kty: string;
+  crv?: string | undefined;
+  x?: string | undefined;
+  y?: string | undefined;
+  n?: string | undefined;
+  e?: string | undefined;
+}): JWK =>
+  jwk.kty === 'RSA' ? { kty: 'RSA', n: jwk.n, e: jwk.e } : { kty: jwk.kty, crv: jwk.crv, x: jwk.x, ...(jwk.y ? { y: jwk.y } : {}) };
+
+/** What tells two keys with one kid apart: the curve point or the modulus. */
+export const publicPartOf = (jwk: { x?: string | undefined; n?: string | undefined }): string | undefined => jwk.n ?? jwk.x;
+
+const keyPair = (alg: Algorithm) =>
+  alg === 'RS256'
+    ? generateKeyPairSync('rsa', { modulusLength: RSA_MODULUS_BITS })
+    : alg === 'EdDSA'
+      ? generateKeyPairSync('ed25519')
+      : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+
 export const newKey = async (alg: Algorithm, now: Date): Promise<PrivateKey> => {
-  const pair = alg === 'EdDSA' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const jwk = pair.privateKey.export({ format: 'jwk' }) as PrivateKey['privateJwk'];
-  const { kty, crv, x, y } = jwk;
+  const jwk = keyPair(alg).privateKey.export({ format: 'jwk' }) as PrivateKey['privateJwk'];
   // RFC 7638 thumbprint of the public key: a kid that names the key and nothing else.
-  const kid = await calculateJwkThumbprint({ kty, crv, x, ...(y ? { y } : {}) });
-  return { kid, alg, crv: ALGORITHM_PARAMS[alg].crv, createdAt: now.toISOString(), privateJwk: jwk };
+  const kid = await calculateJwkThumbprint(publicMembers(jwk));
+  const params = ALGORITHM_PARAMS[alg];
+  return { kid, alg, ...('crv' in params ? { crv: params.crv } : {}), createdAt: now.toISOString(), privateJwk: jwk };
 };
 
 /** Tokens signed by a key live at most this long after it stopped signing. */
@@ -117,7 +167,7 @@ const publishedAtOf = (key: PublicKey): string => key.publishedAt ?? key.created
 
 /** The item's entry for a private key: same kid, same public key, same algorithm. */
 const entryOf = (key: PrivateKey, published: readonly PublicKey[]): PublicKey | undefined =>
-  published.find((p) => p.kid === key.kid && p.x === key.privateJwk.x && p.alg === key.alg);
+  published.find((p) => p.kid === key.kid && publicPartOf(p) === publicPartOf(key.privateJwk) && p.alg === key.alg);
 
 /** A key the signing rule may choose: its dates as the item and the keyset record them. */
 interface SigningCandidate<T> {
@@ -200,7 +250,7 @@ export const withPublishedRetirements = (keyset: Keyset, published: readonly Pub
  * The first half of a rotation: drops the keys whose tokens have all expired and adds a new key.
  * It retires nothing: the key signing now goes on signing until its retirement is recorded.
  */
-export const addKey = async (keyset: Keyset, now: Date, alg: Algorithm = ALGORITHMS[0] ?? 'EdDSA'): Promise<Keyset> => ({
+export const addKey = async (keyset: Keyset, now: Date, alg: Algorithm = ALGORITHMS[0] ?? 'RS256'): Promise<Keyset> => ({
   keys: [...keyset.keys.filter((k) => stillVerifies(k, now)), await newKey(alg, now)],
 });
 
@@ -208,7 +258,7 @@ export const addKey = async (keyset: Keyset, now: Date, alg: Algorithm = ALGORIT
  * A whole rotation in one step (`keys:rotate`): addKey, then every other key retired at
  * now + RETIREMENT_GRACE_MS. The new key signs once it has been published PUBLICATION_LEAD_MS.
  */
-export const rotateKeyset = async (keyset: Keyset, now: Date, alg: Algorithm = ALGORITHMS[0] ?? 'EdDSA'): Promise<Keyset> => {
+export const rotateKeyset = async (keyset: Keyset, now: Date, alg: Algorithm = ALGORITHMS[0] ?? 'RS256'): Promise<Keyset> => {
   const next = await addKey(keyset, now, alg);
   const older = new Set(next.keys.slice(0, -1).map((k) => k.kid));
   return { keys: retireKeys(next.keys, older, now) };
@@ -216,13 +266,10 @@ export const rotateKeyset = async (keyset: Keyset, now: Date, alg: Algorithm = A
 
 /** The public halves of a keyset (never a private member), without publication dates. */
 export const publicKeysOf = (keyset: Keyset): PublicKey[] =>
-  keyset.keys.map(({ kid, alg, createdAt, retiredAt, privateJwk: { kty, crv, x, y } }) => ({
+  keyset.keys.map(({ kid, alg, createdAt, retiredAt, privateJwk }) => ({
     kid,
     alg,
-    kty,
-    crv: crv as PublicKey['crv'],
-    x,
-    ...(y ? { y } : {}),
+    ...(publicMembers(privateJwk) as Pick<PublicKey, 'kty' | 'crv' | 'x' | 'y' | 'n' | 'e'>),
     createdAt,
     ...(retiredAt ? { retiredAt } : {}),
   }));
@@ -235,14 +282,14 @@ export const publicKeysOf = (keyset: Keyset): PublicKey[] =>
  */
 export const mergePublished = (keys: readonly PublicKey[], published: readonly PublicKey[]): PublicKey[] =>
   keys.map((key) => {
-    const entry = published.find((p) => p.kid === key.kid && p.x === key.x);
+    const entry = published.find((p) => p.kid === key.kid && publicPartOf(p) === publicPartOf(key));
     if (!entry) return key;
     const retiredAt = earliest(key.retiredAt, entry.retiredAt);
     return { ...key, publishedAt: publishedAtOf(entry), ...(retiredAt ? { retiredAt } : {}) };
   });
 
 /** The public JWK of a key: these members and no others, so no private member can slip out. */
-const publicJwk = ({ kid, alg, kty, crv, x, y }: PublicKey): JWK => ({ kty, crv, x, ...(y ? { y } : {}), kid, alg, use: 'sig' });
+const publicJwk = (key: PublicKey): JWK => ({ ...publicMembers(key), kid: key.kid, alg: key.alg, use: 'sig' });
 
 /** The JWK Set for GET /.well-known/jwks.json: exactly the keys verifiers accept now, newest first. */
 export const jwksOf = (keys: readonly PublicKey[], now: Date): { keys: JWK[] } => ({

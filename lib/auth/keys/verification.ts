@@ -2,7 +2,17 @@ import { type CryptoKey, type JWK, importJWK } from 'jose';
 import { SIGNING_KEYS_ITEM } from '#lib/db/entities/keys.ts';
 import { type Db, db as sharedDb } from '#lib/db/service.ts';
 import { KeyCache, isLocal, unavailable } from './cache.ts';
-import { ALGORITHMS, JWKS_CACHE_MS, KID, type PublicKey, RELOAD_MIN_INTERVAL_MS, jwksOf, stillVerifies } from './model.ts';
+import {
+  ALGORITHMS,
+  JWKS_CACHE_MS,
+  KID,
+  type PublicKey,
+  RELOAD_MIN_INTERVAL_MS,
+  jwksOf,
+  publicMembers,
+  publicPartOf,
+  stillVerifies,
+} from './model.ts';
 import { readPublishedKeys } from './table-store.ts';
 
 // Verifying access tokens: the public keys of the table item, cached per process. What every
@@ -57,11 +67,10 @@ export const verificationKey = async (kid: unknown, alg: unknown, now = new Date
     found = findKey(set, kid, alg, now);
   }
   if (!found) return undefined;
-  const id = `${found.kid}.${found.x}`;
+  const id = `${found.kid}.${publicPartOf(found)}`;
   let imported = set.imported.get(id);
   if (!imported) {
-    const { kty, crv, x, y } = found;
-    imported = importJWK({ kty, crv, x, ...(y ? { y } : {}) }, found.alg) as Promise<CryptoKey>;
+    imported = importJWK(publicMembers(found), found.alg) as Promise<CryptoKey>;
     set.imported.set(id, imported);
   }
   return imported;

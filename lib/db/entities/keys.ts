@@ -21,12 +21,15 @@ export const signingKeys = (config?: EntityConfiguration) =>
             type: 'map',
             properties: {
               kid: { type: 'string', required: true },
-              alg: { type: ['EdDSA', 'ES256'] as const, required: true },
-              kty: { type: ['OKP', 'EC'] as const, required: true },
-              crv: { type: ['Ed25519', 'P-256'] as const, required: true },
-              x: { type: 'string', required: true },
-              /** EC keys only. */
+              alg: { type: ['RS256', 'EdDSA', 'ES256'] as const, required: true },
+              kty: { type: ['RSA', 'OKP', 'EC'] as const, required: true },
+              /** OKP and EC keys: the curve and its point (y: EC only). */
+              crv: { type: ['Ed25519', 'P-256'] as const },
+              x: { type: 'string' },
               y: { type: 'string' },
+              /** RSA keys: modulus and exponent. */
+              n: { type: 'string' },
+              e: { type: 'string' },
               createdAt: { type: 'string', required: true },
               /** When the key was first written to this item: it signs only PUBLICATION_LEAD_MS after (lib/auth/keys/model.ts). */
               publishedAt: { type: 'string' },
