@@ -387,6 +387,106 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
       status: 200,
       prepare: repeat({ method: 'GET', path: '/.well-known/openid-configuration' }),
     },
+    // The Supabase-compatible routes (lib/gotrue/): the same use cases as their /api twins.
+    {
+      label: 'POST /auth/v1/signup',
+      name: 'gotrue-signup',
+      status: 200,
+      hashes: true,
+      prepare: async () => () => ({
+        method: 'POST',
+        path: '/auth/v1/signup',
+        json: { email: newEmail('gotrue-signup'), password: PASSWORD, data: { firstName: 'New', lastName: 'User' } },
+      }),
+    },
+    {
+      label: 'POST /auth/v1/token?grant_type=password',
+      name: 'gotrue-token',
+      status: 200,
+      hashes: true,
+      prepare: async () => {
+        const user = await signUp('gotrue-signin');
+        return () => ({ method: 'POST', path: '/auth/v1/token?grant_type=password', json: { email: user.email, password: PASSWORD } });
+      },
+    },
+    {
+      label: 'POST /auth/v1/token?grant_type=refresh_token',
+      name: 'gotrue-token',
+      status: 200,
+      prepare: async (count) =>
+        from(await mintSessions(await signUp('gotrue-refresh'), count), (session) => ({
+          method: 'POST',
+          path: '/auth/v1/token?grant_type=refresh_token',
+          json: { refresh_token: session.refreshToken },
+        })),
+    },
+    {
+      label: 'GET /auth/v1/user',
+      name: 'gotrue-user',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: '/auth/v1/user', token: owner.token }),
+    },
+    {
+      label: 'PUT /auth/v1/user (data)',
+      name: 'gotrue-user-update',
+      status: 200,
+      prepare: async () => (i) => ({
+        method: 'PUT',
+        path: '/auth/v1/user',
+        token: owner.token,
+        json: { data: { firstName: `Owner ${i}` } },
+      }),
+    },
+    {
+      label: 'POST /auth/v1/logout?scope=local',
+      name: 'gotrue-logout',
+      status: 200,
+      prepare: async (count) =>
+        from(await mintSessions(await signUp('gotrue-logout'), count), (session) => ({
+          method: 'POST',
+          path: '/auth/v1/logout?scope=local',
+          token: session.token,
+        })),
+    },
+    {
+      label: 'POST /auth/v1/recover',
+      name: 'gotrue-recover',
+      status: 200,
+      prepare: async () => {
+        const user = await signUp('gotrue-recover');
+        return () => ({ method: 'POST', path: '/auth/v1/recover', json: { email: user.email } });
+      },
+    },
+    {
+      label: 'POST /auth/v1/resend (signup)',
+      name: 'gotrue-resend',
+      status: 200,
+      prepare: async () => {
+        const user = await signUp('gotrue-resend', { confirmed: false });
+        return () => ({ method: 'POST', path: '/auth/v1/resend', json: { type: 'signup', email: user.email } });
+      },
+    },
+    {
+      label: 'POST /auth/v1/verify (signup)',
+      name: 'gotrue-verify',
+      status: 200,
+      // Tokens of one account's confirmation links: each confirms (the first) and opens a session.
+      prepare: async (count) => {
+        const user = await signUp('gotrue-verify', { confirmed: false });
+        return from(await inParallel(count, 8, () => mailedToken('verification', user)), (token) => ({
+          method: 'POST',
+          path: '/auth/v1/verify',
+          json: { type: 'signup', token_hash: token },
+        }));
+      },
+    },
+    {
+      label: 'GET /auth/v1/.well-known/jwks.json',
+      name: 'gotrue-jwks',
+      status: 200,
+      prepare: repeat({ method: 'GET', path: '/auth/v1/.well-known/jwks.json' }),
+    },
+    { label: 'GET /auth/v1/settings', name: 'gotrue-settings', status: 200, prepare: repeat({ method: 'GET', path: '/auth/v1/settings' }) },
     {
       label: 'GET /api/teams (5 teams)',
       name: 'teams-list',

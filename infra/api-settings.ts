@@ -26,6 +26,7 @@ export const FUNCTION_STACKS = {
   Teams: ['teams', 'members', 'transfer', 'audit', 'webhooks'],
   Invites: ['invites', 'my-invites'],
   Pages: ['docs', 'page', 'fallback'],
+  Supabase: ['gotrue'],
 } as const satisfies Record<string, readonly string[]>;
 
 export type FunctionStackId = keyof typeof FUNCTION_STACKS;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROUTES, type Route, isIdempotent } from '#lib/http/routes.ts';
 import { OPERATIONS } from '#lib/openapi/operations.ts';
+import { gotrueCodeOf } from '#lib/http/gotrue-errors.ts';
 import { requestOf } from '#lib/http/requests.ts';
 
 /**
@@ -20,8 +21,10 @@ const UNCAUSED = new Set(['internal', 'unavailable', 'conflict']);
 /** The codes a route answers because of its kind, whatever it does. */
 const KINDS: { name: string; of: (route: Route) => boolean; codes: string[] }[] = [
   { name: 'JSON answer', of: () => true, codes: ['body_too_large'] },
-  { name: 'body', of: (r) => r.body, codes: ['unsupported_media_type', 'invalid_json', 'invalid_body'] },
-  { name: 'token', of: (r) => r.auth, codes: ['unauthorized'] },
+  { name: 'body', of: (r) => r.body && !('dialect' in r), codes: ['unsupported_media_type', 'invalid_json', 'invalid_body'] },
+  { name: 'token', of: (r) => r.auth && !('dialect' in r), codes: ['unauthorized'] },
+  { name: 'GoTrue token', of: (r) => r.auth && 'dialect' in r, codes: ['bad_jwt'] },
+  { name: 'GoTrue body', of: (r) => r.body && 'dialect' in r, codes: ['validation_failed', 'bad_json'] },
   { name: 'path parameter', of: (r) => r.path.includes('{'), codes: ['not_found'] },
   { name: 'Idempotency-Key', of: isIdempotent, codes: ['idempotency_key_reused', 'idempotency_in_progress'] },
   { name: 'query', of: (r) => requestOf(r.name as keyof typeof OPERATIONS).query !== undefined, codes: ['validation_failed'] },
@@ -46,8 +49,11 @@ export default function setup() {
     rmSync(dir, { recursive: true, force: true });
     const missing: string[] = [];
     for (const route of ROUTES)
-      for (const code of OPERATIONS[route.name].errors)
-        if (!UNCAUSED.has(code) && !observed.has(`${route.name} ${code}`)) missing.push(`${route.name}: ${code}`);
+      for (const code of OPERATIONS[route.name].errors) {
+        // A Supabase-compatible route answers the code in GoTrue's words.
+        const answered = 'dialect' in route ? gotrueCodeOf(route.name, code)[1] : code;
+        if (!UNCAUSED.has(code) && !observed.has(`${route.name} ${answered}`)) missing.push(`${route.name}: ${code} (${answered})`);
+      }
     for (const kind of KINDS) {
       const routes = ROUTES.filter(kind.of).map((r) => r.name);
       for (const code of kind.codes)

@@ -13,6 +13,9 @@ export const DISCOVERY_MAX_AGE_SECONDS = 3600;
 export const openIdConfiguration = (issuer = config.issuer): OpenIdConfiguration => ({
   issuer,
   jwks_uri: `${issuer}/.well-known/jwks.json`,
+  // GoTrue's token endpoint (docs/supabase.md): passwords and refresh tokens, no client secret.
+  token_endpoint: `${issuer}/auth/v1/token`,
+  grant_types_supported: ['password', 'refresh_token'],
   response_types_supported: ['token'],
   subject_types_supported: ['public'],
   id_token_signing_alg_values_supported: [...ALGORITHMS],

@@ -101,7 +101,7 @@ export const readAsActor = async <const T extends readonly Read[]>(
   db: Db,
   claims: Claims,
   readsOf: T | ((userUuid: string) => T),
-): Promise<{ actor: Actor; items: { -readonly [I in keyof T]: EntityItem<T[I][0]> | null } }> => {
+): Promise<{ actor: Actor; session: SessionItem; items: { -readonly [I in keyof T]: EntityItem<T[I][0]> | null } }> => {
   const state = stateOf(claims);
   const { userUuid, sessionId } = state.claimed;
   const reads = typeof readsOf === 'function' ? readsOf(userUuid) : readsOf;
@@ -110,9 +110,11 @@ export const readAsActor = async <const T extends readonly Read[]>(
   const results = await readTogether(db, withKeys ? [...reads, own, publishedKeysRead(db)] : [...reads, own]);
   if (withKeys) adoptPublishedKeys((results.at(-1) as { keys: PublicKey[] } | null)?.keys ?? null);
   const identity = await verifyClaims(claims);
-  if (!isLive(results[reads.length] as SessionItem | null, Date.now())) throw new AppError('unauthorized');
+  const session = results[reads.length] as SessionItem | null;
+  if (!isLive(session, Date.now())) throw new AppError('unauthorized');
   return {
     actor: identity as Actor,
+    session,
     items: results.slice(0, reads.length) as { -readonly [I in keyof T]: EntityItem<T[I][0]> | null },
   };
 };

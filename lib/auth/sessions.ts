@@ -7,7 +7,7 @@ import type { AuthSession } from '#lib/wire/responses.ts';
 import { userView } from '#lib/wire/views.ts';
 import { hashOpaqueToken, newOpaqueToken } from './opaque-tokens.ts';
 import type { ClientInfo, SessionItem } from './session-items.ts';
-import { signAccessToken } from './signing.ts';
+import { type SignInMethod, signAccessToken } from './signing.ts';
 
 /** The deletion time: the earlier of the absolute end and the idle end. */
 const ttlOf = (expiresAt: number, lastUsed: Date): number => Math.min(expiresAt, epochSeconds(addDays(lastUsed, config.refreshIdleDays)));
@@ -19,7 +19,7 @@ const ttlOf = (expiresAt: number, lastUsed: Date): number => Math.min(expiresAt,
  */
 export const sessionBody = async (
   u: UserItem,
-  s: { sessionId: string; expiresAt: number; createdAt: string },
+  s: { sessionId: string; expiresAt: number; createdAt: string; method?: SignInMethod | undefined },
   refresh: string,
   issuedAt: Date,
 ): Promise<AuthSession> => {
@@ -27,6 +27,7 @@ export const sessionBody = async (
   const access = await signAccessToken({ userUuid: u.userUuid, email: u.email, sessionId: s.sessionId }, issuedAt, {
     notAfter: s.expiresAt,
     authenticatedAt: new Date(s.createdAt),
+    method: s.method ?? 'password',
   });
   return {
     session: {
@@ -44,7 +45,7 @@ export const sessionBody = async (
  * A new session: its items (written by the caller's transaction, with whatever else that
  * transaction needs) and the `data.session` body to answer with once they are written.
  */
-export const newSession = async (u: UserItem, client: ClientInfo, now: Date) => {
+export const newSession = async (u: UserItem, client: ClientInfo, now: Date, method: SignInMethod = 'password') => {
   // Time-ordered (UUIDv7): the user's partition sorts by creation, so it pages oldest first.
   const sessionId = randomUUIDv7();
   const refresh = newOpaqueToken();
@@ -62,13 +63,14 @@ export const newSession = async (u: UserItem, client: ClientInfo, now: Date) => 
         ttl,
         ip: client.ip,
         userAgent: client.userAgent?.slice(0, 512),
+        ...(method === 'password' ? {} : { method }),
       })
       .commit(),
     tx.refreshToken
       .create({ tokenHash: hashOpaqueToken(refresh), sessionId, userUuid: u.userUuid, status: 'ACTIVE', createdAt, expiresAt, ttl })
       .commit(),
   ];
-  return { sessionId, writes, body: await sessionBody(u, { sessionId, expiresAt, createdAt }, refresh, now) };
+  return { sessionId, writes, body: await sessionBody(u, { sessionId, expiresAt, createdAt, method }, refresh, now) };
 };
 
 /**

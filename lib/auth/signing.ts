@@ -37,7 +37,7 @@ export const currentSigningKey = (): Promise<Signer> => signers.get().catch(unav
 
 /**
  * The claims of an access token: GoTrue's (Supabase auth-js's `JwtPayload` accepts them), without
- * MFA: every session is one password sign-in (`aal1`), and `amr` says when it happened.
+ * MFA: every session is one sign-in (`aal1`), and `amr` says how and when it happened.
  */
 export type AccessTokenClaims = {
   iss: string;
@@ -47,13 +47,18 @@ export type AccessTokenClaims = {
   iat: number;
   role: string;
   aal: 'aal1';
-  amr: { method: 'password'; timestamp: number }[];
+  amr: { method: SignInMethod; timestamp: number }[];
   session_id: string;
   email: string;
   is_anonymous: false;
 };
 
+/** How a session was opened (`amr`): a password, a confirmation link, a reset link. */
+export type SignInMethod = 'password' | 'otp' | 'recovery';
+
 export interface SignOptions {
+  /** How the session was opened; default a password. */
+  method?: SignInMethod;
   /** The token never outlives this (epoch s): its session's end. */
   notAfter?: number;
   /** When the password was checked: the session's creation (`amr`); default `now`. */
@@ -68,7 +73,7 @@ export interface SignOptions {
 export const signAccessToken = async (
   actor: Identity,
   now: Date,
-  { notAfter = Number.POSITIVE_INFINITY, authenticatedAt = now }: SignOptions = {},
+  { notAfter = Number.POSITIVE_INFINITY, authenticatedAt = now, method = 'password' }: SignOptions = {},
 ): Promise<{ token: string; expiresAt: number }> => {
   const iat = Math.floor(now.getTime() / 1000);
   const expiresAt = Math.min(iat + config.accessTokenSeconds, notAfter);
@@ -81,7 +86,7 @@ export const signAccessToken = async (
     iat,
     role: AUDIENCE,
     aal: 'aal1',
-    amr: [{ method: 'password', timestamp: Math.floor(authenticatedAt.getTime() / 1000) }],
+    amr: [{ method, timestamp: Math.floor(authenticatedAt.getTime() / 1000) }],
     session_id: actor.sessionId,
     email: actor.email,
     is_anonymous: false,

@@ -8,6 +8,7 @@ import { noteRequest } from '#lib/core/log.ts';
 import { DEFAULT_LIMIT, Page } from '#lib/core/pagination.ts';
 import { parseJsonObject, requireBodySize, requireJsonType } from './body.ts';
 import { errorResponse, jsonResponse, requestIdOf } from './errors.ts';
+import { GOTRUE_API_VERSION, gotrueErrorResponse } from './gotrue-errors.ts';
 import type { HeldKey } from './idempotency-store.ts';
 import { idempotency, settleHeld, stillRunning } from './idempotency.ts';
 import { measured } from './measured.ts';
@@ -75,7 +76,10 @@ const guardBody = (hasBody: boolean): Stage => ({
  * cold start by the use case's first read (readAsActor reads the keys with it). A route without
  * auth never looks at the header.
  */
-const authenticate = (required: boolean): Stage => ({
+/** How a route answers an error: the contract's envelope, or GoTrue's on the Supabase-compatible routes. */
+type ErrorAnswer = (error: unknown, requestId: string) => Result;
+
+const authenticate = (required: boolean, answerError: ErrorAnswer): Stage => ({
   before: async ({ event, context }) => {
     if (!required) return;
     const { claims, userId } = await claimsOf(tokenFromAuthorization(event.headers.authorization));
@@ -92,7 +96,7 @@ const authenticate = (required: boolean): Stage => ({
       await verifyClaims(claims);
     } catch (error) {
       request.error = error as Error;
-      request.response = errorResponse(error, requestIdOf(request.event, request.context));
+      request.response = answerError(error, requestIdOf(request.event, request.context));
     }
   },
 });
@@ -116,6 +120,8 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => P
   type Q = QueryOf<N>;
   const route = routeNamed(name);
   const schemas = requestOf(name) as { body?: z.ZodMiniType<B>; query?: z.ZodMiniType<Q> };
+  const gotrue = route.dialect === 'gotrue';
+  const answerError: ErrorAnswer = gotrue ? (error, requestId) => gotrueErrorResponse(error, requestId, name) : errorResponse;
   const chain = middy<Event, Result, Error, RosterContext>({
     timeoutEarlyInMillis: 500,
     timeoutEarlyResponse: () => {
@@ -126,13 +132,13 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => P
       context.roster = {};
     })
     .use(guardBody(route.body))
-    .use(authenticate(route.auth))
+    .use(authenticate(route.auth, answerError))
     .use(parseBody(route.body))
     .use(isIdempotent(route) ? [idempotency(route)] : [])
     // `.onError(fn)`, not `.use({ onError })`: an inline object's `request` is `any`, which would
     // make the handler's event and context `any` too.
     .onError((request) => {
-      request.response = errorResponse(request.error, requestIdOf(request.event, request.context));
+      request.response = answerError(request.error, requestIdOf(request.event, request.context));
     })
     .handler(async (event, context) => {
       const requestId = requestIdOf(event, context);
@@ -165,6 +171,9 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => P
         const limit = (query as { limit?: number } | undefined)?.limit ?? DEFAULT_LIMIT;
         const link = result.cursor ? { link: nextLink(event, query ?? {}, limit, result.cursor) } : undefined;
         response = jsonResponse(200, { data: result.items }, requestId, link);
+      } else if (gotrue) {
+        // GoTrue's bodies are bare; the version header is how auth-js knows to read its error `code`s.
+        response = jsonResponse(route.status, result, requestId, { 'x-supabase-api-version': GOTRUE_API_VERSION });
       } else response = jsonResponse(route.status, { data: result }, requestId);
       // Here, not in an `after` stage: a run that outlived its 503 (the time budget) still settles.
       await settleHeld(context.roster, response);

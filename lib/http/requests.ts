@@ -18,6 +18,16 @@ import {
   VerifyBody,
   WebhookBody,
 } from '#lib/wire/schemas.ts';
+import {
+  GoTrueLogoutQuery,
+  GoTrueRecoverBody,
+  GoTrueResendBody,
+  GoTrueSignUpBody,
+  GoTrueTokenBody,
+  GoTrueTokenQuery,
+  GoTrueUserUpdateBody,
+  GoTrueVerifyBody,
+} from '#lib/wire/gotrue.ts';
 import type { RouteName } from './routes.ts';
 
 interface Request {
@@ -55,6 +65,13 @@ export const REQUESTS = {
   'invites-list': { query: PageQuery },
   'transfer-create': { body: TransferBody },
   'my-invites-list': { query: PageQuery },
+  'gotrue-signup': { body: GoTrueSignUpBody },
+  'gotrue-token': { body: GoTrueTokenBody, query: GoTrueTokenQuery },
+  'gotrue-user-update': { body: GoTrueUserUpdateBody },
+  'gotrue-logout': { query: GoTrueLogoutQuery },
+  'gotrue-recover': { body: GoTrueRecoverBody },
+  'gotrue-verify': { body: GoTrueVerifyBody },
+  'gotrue-resend': { body: GoTrueResendBody },
 } as const satisfies Partial<Record<RouteName, Request>>;
 
 type Requests = typeof REQUESTS;

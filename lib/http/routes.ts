@@ -36,6 +36,11 @@ export interface Route {
   pages?: true;
   /** Sends to the webhook queue (sqs:SendMessage on it, and its URL in WEBHOOK_QUEUE_URL; infra/stack.ts). */
   webhookQueue?: true;
+  /**
+   * Speaks GoTrue's dialect (the Supabase-compatible API at /auth/v1, docs/supabase.md): bare
+   * bodies, GoTrue's error shape (lib/http/gotrue-errors.ts), no Idempotency-Key.
+   */
+  dialect?: 'gotrue';
 }
 
 const COMMON_PASSWORDS = ['lib/auth/common-passwords.json'] as const;
@@ -479,6 +484,124 @@ export const ROUTES = [
     actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem'],
     indexes: [],
   },
+  // The Supabase-compatible API (lib/gotrue/, docs/supabase.md): GoTrue's paths and bodies over
+  // the same use cases, for @supabase/auth-js pointed at {api}/auth/v1.
+  {
+    name: 'gotrue-signup',
+    method: 'POST',
+    path: '/auth/v1/signup',
+    auth: false,
+    body: true,
+    status: 200,
+    actions: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+    indexes: [],
+    signs: true,
+    files: COMMON_PASSWORDS,
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-token',
+    method: 'POST',
+    path: '/auth/v1/token',
+    auth: false,
+    body: true,
+    status: 200,
+    // Sign-in's and refresh's.
+    actions: ['GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'],
+    indexes: [],
+    signs: true,
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-user',
+    method: 'GET',
+    path: '/auth/v1/user',
+    auth: true,
+    body: false,
+    status: 200,
+    actions: AUTH,
+    indexes: [],
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-user-update',
+    method: 'PUT',
+    path: '/auth/v1/user',
+    auth: true,
+    body: true,
+    status: 200,
+    actions: [...AUTH, 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'],
+    indexes: [],
+    files: COMMON_PASSWORDS,
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-logout',
+    method: 'POST',
+    path: '/auth/v1/logout',
+    auth: true,
+    body: false,
+    status: 200,
+    actions: [...AUTH, 'DeleteItem', 'Query', 'BatchWriteItem'],
+    indexes: [],
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-recover',
+    method: 'POST',
+    path: '/auth/v1/recover',
+    auth: false,
+    body: true,
+    status: 200,
+    actions: ['UpdateItem', 'PutItem'],
+    indexes: [],
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-resend',
+    method: 'POST',
+    path: '/auth/v1/resend',
+    auth: false,
+    body: true,
+    status: 200,
+    actions: ['UpdateItem', 'PutItem'],
+    indexes: [],
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-verify',
+    method: 'POST',
+    path: '/auth/v1/verify',
+    auth: false,
+    body: true,
+    status: 200,
+    actions: ['GetItem', 'UpdateItem', 'DeleteItem', 'PutItem'],
+    indexes: [],
+    signs: true,
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-jwks',
+    method: 'GET',
+    path: '/auth/v1/.well-known/jwks.json',
+    auth: false,
+    body: false,
+    status: 200,
+    actions: ['GetItem'],
+    indexes: [],
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-settings',
+    method: 'GET',
+    path: '/auth/v1/settings',
+    auth: false,
+    body: false,
+    status: 200,
+    actions: [],
+    indexes: [],
+    dialect: 'gotrue',
+  },
   // The pages behind the links Roster mails (lib/pages/): HTML at the API's own URL.
   {
     name: 'page-invite',
@@ -514,7 +637,8 @@ export const FUNCTION_DEFAULTS = { timeoutSeconds: 10, memoryMb: 1024 } as const
 export const FALLBACK = 'fallback';
 
 /** The routes that honour `Idempotency-Key`: the POSTs with a token (docs/idempotency.md says why not the others). */
-export const isIdempotent = (route: Pick<Route, 'method' | 'auth'>): boolean => route.method === 'POST' && route.auth;
+export const isIdempotent = (route: Pick<Route, 'method' | 'auth' | 'dialect'>): boolean =>
+  route.method === 'POST' && route.auth && route.dialect === undefined;
 
 export const routeNamed = (name: RouteName): Route => ROUTES.find((r) => r.name === name) as Route;
 

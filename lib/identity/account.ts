@@ -11,6 +11,7 @@ import { commit, isConditionFailure, named, write } from '#lib/db/transactions.t
 import { limitAddressMail, limitUserAccountMail } from '#lib/limits/mail-allowances.ts';
 import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from '#lib/limits/password-attempts.ts';
 import { type BucketToken, giveBack } from '#lib/limits/token-bucket.ts';
+import { MAX_METADATA_BYTES, MAX_METADATA_KEYS } from '#lib/wire/gotrue.ts';
 import type { SessionInfo } from '#lib/wire/responses.ts';
 import type { UserUpdateInput } from '#lib/wire/schemas.ts';
 import { userView } from '#lib/wire/views.ts';
@@ -26,11 +27,17 @@ export const getCurrentUser = async (db: Db, claims: Claims) => {
 };
 
 /**
- * Ends the current session, or with `global` every session of the user. The delete of the current
- * session is conditional on it existing and being live: that is the session check (signOutAs).
- * Throws `unauthorized`.
+ * Ends the current session (`local`), every session of the user (`global`), or every session but
+ * the current one (`others`, GoTrue's third scope). Ending the current session is a delete
+ * conditional on it existing and being live: that is the session check (signOutAs); `others`
+ * checks it with a read instead. Throws `unauthorized`.
  */
-export const signOut = async (db: Db, claims: Claims, scope: 'local' | 'global'): Promise<Record<string, never>> => {
+export const signOut = async (db: Db, claims: Claims, scope: 'local' | 'global' | 'others'): Promise<Record<string, never>> => {
+  if (scope === 'others') {
+    const { actor } = await readAsActor(db, claims, [] as const);
+    await endSessionsOf(db, actor.userUuid, actor.sessionId);
+    return {};
+  }
   const actor = await signOutAs(db, claims);
   if (scope === 'global') await endSessionsOf(db, actor.userUuid);
   return {};
@@ -104,14 +111,28 @@ const checkCurrentPassword = async (db: Db, u: UserItem, currentPassword: string
  * transaction asks for a confirmation link to it and a notice to the current address; the link
  * (POST /api/auth/verify) makes the change. An address held by another account is refused here
  * (409) as a courtesy; the claim in the link's transaction is what keeps addresses unique.
+ * `recentSignInMs`: a password or address change needs no current password from a session opened
+ * at most that long ago (lib/gotrue/). `metadata` merges into the user's own keys.
  * Throws `unauthorized`, `validation_failed`, `rate_limited`, `email_taken`, `conflict`.
  */
-export const updateUser = async (db: Db, claims: Claims, input: UserUpdateInput, client: ClientInfo, now: Date) => {
+export const updateUser = async (
+  db: Db,
+  claims: Claims,
+  input: UserUpdateInput & { metadata?: Record<string, unknown> },
+  client: ClientInfo,
+  now: Date,
+  { recentSignInMs }: { recentSignInMs?: number } = {},
+) => {
   const {
     actor,
+    session,
     items: [u],
   } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
   if (!u) throw new AppError('unauthorized');
+  // Without the current password only from a session opened moments ago (GoTrue's clients: a
+  // sign-up, a sign-in or a reset link just used), never from an old one a thief may hold.
+  const reauthenticated =
+    input.currentPassword === undefined && recentSignInMs !== undefined && now.getTime() - Date.parse(session.createdAt) <= recentSignInMs;
   if (input.email !== undefined && input.email === u.email) {
     throw new AppError('validation_failed', undefined, { fields: { email: 'is already your address' } });
   }
@@ -121,7 +142,22 @@ export const updateUser = async (db: Db, claims: Claims, input: UserUpdateInput,
   const changes: Partial<UserItem> = { updatedAt: isoMillis(now) };
   if (input.firstName !== undefined) changes.firstName = input.firstName;
   if (input.lastName !== undefined) changes.lastName = input.lastName;
-  if (input.password !== undefined || input.email !== undefined) await checkCurrentPassword(db, u, input.currentPassword, client, now);
+  if (input.metadata !== undefined) {
+    // The stored metadata is JSON the API wrote, typed `any` by ElectroDB; merged, it keeps the bounds of one request's.
+    const merged = { ...(u.metadata as Record<string, unknown> | undefined), ...input.metadata };
+    if (Object.keys(merged).length > MAX_METADATA_KEYS || Buffer.byteLength(JSON.stringify(merged)) > MAX_METADATA_BYTES)
+      throw new AppError('validation_failed', undefined, {
+        fields: { data: `would hold more than ${MAX_METADATA_KEYS} keys or ${MAX_METADATA_BYTES} bytes of JSON with what is kept` },
+      });
+    changes.metadata = merged;
+  }
+  if ((input.password !== undefined || input.email !== undefined) && !reauthenticated) {
+    if (input.currentPassword === undefined)
+      throw new AppError('validation_failed', undefined, {
+        fields: { currentPassword: 'is required: this session was not opened moments ago' },
+      });
+    await checkCurrentPassword(db, u, input.currentPassword, client, now);
+  }
   const newEmail = input.email;
   let mail: BucketToken[] | undefined;
   if (newEmail !== undefined) {

@@ -11,9 +11,20 @@ import { accountMessage } from './verification.ts';
  * so a 429 tells nothing), then one PutItem of a `recovery` outbox message. The mailer looks the
  * address up when it sends and skips an unknown one. Throws `rate_limited`, `unavailable`.
  */
-export const recover = async (db: Db, input: RecoverInput, client: ClientInfo, now: Date): Promise<Record<string, never>> => {
+export const recover = async (db: Db, input: RecoverInput, client: ClientInfo, now: Date): Promise<Record<string, never>> =>
+  mailByAddress(db, 'recovery', input.email, client, now);
+
+/**
+ * Asks for a new confirmation link by address, without a session (GoTrue's `POST /resend` with
+ * `type: signup`): the same requests as recover, for a `confirmation` message, which the mailer
+ * sends only to an account of that address not confirmed yet. Throws `rate_limited`, `unavailable`.
+ */
+export const resendConfirmation = async (db: Db, email: string, client: ClientInfo, now: Date): Promise<Record<string, never>> =>
+  mailByAddress(db, 'confirmation', email, client, now);
+
+const mailByAddress = async (db: Db, kind: 'recovery' | 'confirmation', address: string, client: ClientInfo, now: Date) => {
   await limitRecoverIp(db, client.ip, now);
-  await limitAddressMail(db, input.email, now);
-  await db.entities.outboxMessage.create(accountMessage('recovery', { address: input.email }, now)).go();
+  await limitAddressMail(db, address, now);
+  await db.entities.outboxMessage.create(accountMessage(kind, { address }, now)).go();
   return {};
 };

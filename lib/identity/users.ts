@@ -43,7 +43,7 @@ const invitationFor = async (db: Db, input: SignUpInput, now: Date): Promise<Acc
  * allowance are charged before hashing (the allowance is given back when nothing is mailed).
  * Throws `validation_failed`, `rate_limited`, `email_taken`.
  */
-export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now: Date) => {
+export const signUp = async (db: Db, input: SignUpInput & { metadata?: Record<string, unknown> }, client: ClientInfo, now: Date) => {
   if (isCommonPassword(input.password))
     throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
   await limitSignUp(db, client.ip, now);
@@ -68,6 +68,7 @@ export const signUp = async (db: Db, input: SignUpInput, client: ClientInfo, now
           email: input.email,
           firstName: input.firstName,
           lastName: input.lastName,
+          ...(input.metadata && Object.keys(input.metadata).length > 0 ? { metadata: input.metadata } : {}),
           passwordHash,
           ...(fromInvite ? { emailConfirmedAt: isoMillis(now) } : {}),
           createdAt: isoMillis(now),

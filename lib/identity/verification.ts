@@ -55,9 +55,9 @@ export const tokenEpochIs = (tokenEpoch: WhereAttributeSymbol<number>, op: Epoch
  * - email_change: makes the pending address the account's (confirmed), bumping `tokenEpoch`, while
  *   that address is still the pending one and the epoch unchanged; moves the e-mail claim, so a new
  *   address claimed meanwhile (a sign-up) refuses the change with 409 and the token stays usable.
- * Throws `token_expired`, `email_taken`.
+ * Returns the account as it now is. Throws `token_expired`, `email_taken`.
  */
-export const verifyEmail = async (db: Db, input: VerifyInput, now: Date) => {
+export const confirmEmailLink = async (db: Db, input: VerifyInput, now: Date): Promise<UserItem> => {
   const item = await findToken(db, input.token, ['verification', 'email_change'], now);
   if (item.userUuid === undefined) throw tokenExpired();
   const u = (await db.entities.user.get({ userUuid: item.userUuid }).go({ consistent: true })).data;
@@ -86,7 +86,7 @@ export const verifyEmail = async (db: Db, input: VerifyInput, now: Date) => {
       // The token was used meanwhile, or the account changed its address or epoch: either way the link is dead.
       { otherwise: () => tokenExpired() },
     );
-    return userView({ ...u, emailConfirmedAt: u.emailConfirmedAt ?? stamp, updatedAt: stamp });
+    return { ...u, emailConfirmedAt: u.emailConfirmedAt ?? stamp, updatedAt: stamp };
   }
 
   const changed: UserItem = { ...u, email: item.email, emailConfirmedAt: stamp, updatedAt: stamp, tokenEpoch: (u.tokenEpoch ?? 0) + 1 };
@@ -122,8 +122,11 @@ export const verifyEmail = async (db: Db, input: VerifyInput, now: Date) => {
     // password change): the link is dead. Or someone claimed the new address meanwhile.
     { token: tokenExpired, account: tokenExpired, oldAddress: tokenExpired, newAddress: () => new AppError('email_taken') },
   );
-  return userView(changed);
+  return changed;
 };
+
+/** POST /api/auth/verify: confirmEmailLink, answered with the account as the API shows it. */
+export const verifyEmail = async (db: Db, input: VerifyInput, now: Date) => userView(await confirmEmailLink(db, input, now));
 
 /**
  * Mails the signed-in user's address a new confirmation link: nothing (and nothing charged) when

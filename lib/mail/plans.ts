@@ -129,11 +129,19 @@ const transferMail = async (db: Db, message: Extract<OutboxRef, { kind: 'transfe
 /** An account e-mail as the account is now (docs/accounts.md), or why it no longer applies. */
 const accountMail = async (db: Db, message: Exclude<OutboxRef, { inviteUuid: string } | { kind: 'transfer' }>): Promise<Plan> => {
   const to = message.address;
-  if (message.kind === 'recovery') {
+  if (!('userUuid' in message)) {
     // The request wrote the same message for a known address and an unknown one: only here does it tell.
     const claim = (await db.entities.emailClaim.get({ email: to }).go({ consistent: true })).data;
     const user = claim && (await account(db, claim.userUuid));
     if (!user || user.email !== to) return { notSent: 'skipped: no account has this address' };
+    if (message.kind === 'confirmation') {
+      if (user.emailConfirmedAt !== undefined) return { notSent: 'skipped: the address is already confirmed' };
+      return {
+        to,
+        token: { purpose: 'verification', email: to, user },
+        render: (token) => renderVerification({ to, name: fullName(user), link: verifyLink(token), minutes: config.verifyTokenMinutes }),
+      };
+    }
     return {
       to,
       token: { purpose: 'recovery', email: to, user },

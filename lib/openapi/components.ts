@@ -22,6 +22,7 @@ import {
   WebhookEndpointSchema,
   WebhookReplaySchema,
 } from '#lib/wire/responses.ts';
+import { GoTrueErrorSchema, GoTrueSessionSchema, GoTrueSettingsSchema, GoTrueUserSchema } from '#lib/wire/gotrue.ts';
 import { BulkInviteRow, Email, InviteBody } from '#lib/wire/schemas.ts';
 
 export type Json = Record<string, unknown>;
@@ -196,12 +197,31 @@ metadata.add(WebhookReplaySchema, {
 });
 metadata.add(EmptySchema, { id: 'Empty', description: 'Nothing to say beyond the status.' });
 metadata.add(JwksSchema, { id: 'Jwks' });
+metadata.add(GoTrueUserSchema, {
+  id: 'GoTrueUser',
+  description: 'The user as GoTrue answers it: the same account, without the dates that have no value yet.',
+});
+metadata.add(GoTrueSessionSchema, {
+  id: 'GoTrueSession',
+  description: "GoTrue's session: the access and refresh tokens and the user, bare.",
+});
+metadata.add(GoTrueSettingsSchema, {
+  id: 'GoTrueSettings',
+  description: 'What this deployment offers: e-mail and password, confirmations on.',
+});
+metadata.add(GoTrueErrorSchema, {
+  id: 'GoTrueError',
+  description: "GoTrue's error: `code` and `error_code` name it, `msg` says it; a weak new password adds why.",
+  examples: [{ code: 'invalid_credentials', error_code: 'invalid_credentials', msg: 'Invalid login credentials' }],
+});
 metadata.add(OpenIdConfigurationSchema, {
   id: 'OpenIdConfiguration',
   examples: [
     {
       issuer: 'https://abc123.execute-api.us-east-1.amazonaws.com',
       jwks_uri: 'https://abc123.execute-api.us-east-1.amazonaws.com/.well-known/jwks.json',
+      token_endpoint: 'https://abc123.execute-api.us-east-1.amazonaws.com/auth/v1/token',
+      grant_types_supported: ['password', 'refresh_token'],
       response_types_supported: ['token'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256', 'EdDSA'],

@@ -14,6 +14,8 @@ import { SLUG_PATTERN } from '#lib/wire/schemas.ts';
 import { ERROR_COMPONENTS, type Json, component, components, dataOf, inline } from './components.ts';
 import { type Operation, TAGS } from './operation.ts';
 import { OPERATIONS } from './operations.ts';
+import { gotrueCodeOf } from '#lib/http/gotrue-errors.ts';
+import { GoTrueErrorSchema } from '#lib/wire/gotrue.ts';
 
 const header = (description: string, required: boolean, schema: Json = { type: 'string' }) => ({ description, required, schema });
 
@@ -95,8 +97,9 @@ const queryParameters = (schema: z.ZodMiniType | undefined, page: boolean): Json
 const errorCodes = (route: Route, operation: Operation): ErrorCode[] => {
   const request = requestOf(route.name as RouteName);
   const codes = new Set<ErrorCode>(operation.errors);
-  const enveloped = !('bare' in operation.success) && !('media' in operation.success);
-  if (enveloped) codes.add('body_too_large');
+  // Every route of endpoint()'s chain caps the body; the static documents do not read one.
+  const chained = route.dialect === 'gotrue' || (!('bare' in operation.success) && !('media' in operation.success));
+  if (chained) codes.add('body_too_large');
   if (route.auth) codes.add('unauthorized');
   if (route.body) ['unsupported_media_type', 'invalid_json', 'invalid_body', 'validation_failed'].forEach((c) => codes.add(c as ErrorCode));
   if (isIdempotent(route))
@@ -115,7 +118,30 @@ const errorRef = (code: ErrorCode): Json => component(ERROR_COMPONENTS.get(code)
 /** The answers an `Idempotency-Key` replays (lib/http/idempotency-store.ts keepsAnswer) carry `Idempotent-Replayed` then. */
 const replayable = (route: Route, status: number): string[] => (isIdempotent(route) && keepsAnswer(status) ? ['Idempotent-Replayed'] : []);
 
+/**
+ * A Supabase-compatible route's errors: GoTrue's shape and codes (lib/http/gotrue-errors.ts), one
+ * response per status, each listing the GoTrue codes it carries. A refused new password is GoTrue's
+ * 422 `weak_password`.
+ */
+const gotrueErrorResponses = (route: Route, codes: ErrorCode[]): Record<string, Json> => {
+  const byStatus = new Map<number, Set<string>>();
+  const add = (status: number, code: string) => byStatus.set(status, new Set([...(byStatus.get(status) ?? []), code]));
+  for (const code of codes) add(...gotrueCodeOf(route.name, code));
+  if (route.name === 'gotrue-signup' || route.name === 'gotrue-user-update') add(422, 'weak_password');
+  return Object.fromEntries(
+    [...byStatus].map(([status, list]) => [
+      String(status),
+      {
+        description: [...list].map((code) => `\`${code}\``).join(', '),
+        headers: headers(...(ERROR_HEADERS[status] ?? [])),
+        content: { 'application/json': { schema: component(GoTrueErrorSchema) } },
+      },
+    ]),
+  );
+};
+
 const errorResponses = (route: Route, codes: ErrorCode[]): Record<string, Json> => {
+  if (route.dialect === 'gotrue') return gotrueErrorResponses(route, codes);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(STATUS[code], [...(byStatus.get(STATUS[code]) ?? []), code]);
   return Object.fromEntries(
@@ -204,7 +230,7 @@ const operationOf = (route: Route): Json => {
             required: true,
             content: {
               'application/json': {
-                schema: inline(request.body, 'input'),
+                schema: inline(operation.body ?? request.body, 'input'),
                 ...(operation.example ? { example: operation.example } : {}),
               },
             },

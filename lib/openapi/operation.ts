@@ -25,6 +25,8 @@ export const TAGS = {
   Keys: 'Public keys for verifying access tokens elsewhere.',
   Documentation: 'This description and its reference page.',
   Pages: 'The pages behind the links in the e-mails Roster sends.',
+  'Supabase-compatible':
+    "GoTrue's auth API at /auth/v1 over the same accounts and sessions, so @supabase/auth-js works unchanged: GoTrue's bare bodies and error shape (`code`, `error_code`, `msg`), `Authorization: Bearer`.",
 } as const;
 
 export interface Operation {
@@ -39,6 +41,11 @@ export interface Operation {
   errors: readonly ErrorCode[];
   /** A request body to show (the schema says what is allowed). */
   example?: Record<string, unknown>;
+  /**
+   * The body to document where the route's validator is looser than the rule: the GoTrue token
+   * endpoint takes either grant's members, and its use case checks those of the grant asked for.
+   */
+  body?: z.ZodMiniType;
 }
 
 /** The error code every write may answer: its transaction lost a race (409). */

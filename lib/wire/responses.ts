@@ -58,7 +58,8 @@ export const UserSchema = z.strictObject({
   new_email: z.optional(z.email()),
   last_sign_in_at: z.nullable(Timestamp),
   app_metadata: z.strictObject({ provider: z.literal('email'), providers: z.array(z.literal('email')) }),
-  user_metadata: z.strictObject({ firstName: z.string(), lastName: z.string() }),
+  /** The names, and what the user's app stored beside them through the Supabase-compatible API (`data`). */
+  user_metadata: z.looseObject({ firstName: z.string(), lastName: z.string() }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -237,6 +238,8 @@ export const JwksSchema = z.strictObject({
 export const OpenIdConfigurationSchema = z.strictObject({
   issuer: z.string(),
   jwks_uri: z.string(),
+  token_endpoint: z.string(),
+  grant_types_supported: z.array(z.string()),
   response_types_supported: z.array(z.string()),
   subject_types_supported: z.array(z.literal('public')),
   id_token_signing_alg_values_supported: z.array(z.enum(['RS256', 'EdDSA', 'ES256'])),

@@ -20,7 +20,7 @@ const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u;
  * is. Hidden characters (lib/core/text.ts: bidirectional controls, zero-width and other invisible ones)
  * are refused rather than removed, so a name made only of them is refused too.
  */
-const text = (max: number) =>
+export const text = (max: number) =>
   z.string({ error: 'must be a string' }).check(
     z.trim(),
     z.minLength(1, { error: 'must not be empty' }),
@@ -50,7 +50,7 @@ export const Slug = z.string({ error: 'must be a string' }).check(
 export const Role = z.enum(ROLES, { error: 'must be one of OWNER, ADMIN, MEMBER' });
 
 /** New passwords: the configured minimum up to 256 characters. */
-const NewPassword = z
+export const NewPassword = z
   .string({ error: 'must be a string' })
   .check(
     z.minLength(config.passwordMinLength, { error: `must be at least ${config.passwordMinLength} characters` }),

@@ -47,7 +47,7 @@ export const userView = (u: UserItem): User => ({
   ...(u.newEmail !== undefined ? { new_email: u.newEmail } : {}),
   last_sign_in_at: u.lastSignInAt ?? null,
   app_metadata: { provider: 'email', providers: ['email'] },
-  user_metadata: { firstName: u.firstName, lastName: u.lastName },
+  user_metadata: { ...(u.metadata as Record<string, unknown> | undefined), firstName: u.firstName, lastName: u.lastName },
   created_at: u.createdAt,
   updated_at: u.updatedAt,
 });

@@ -28,10 +28,17 @@ const answer = (res: { status: number; body: { error?: { code: string } }; heade
 
 let changer: TestUser;
 let leaver: TestUser;
+let gotrue: TestUser;
+// Three sign-ups: the address's whole sign-up allowance (the sign-up test finds it spent).
 beforeAll(async () => {
   changer = await signUp(api, 'limit-change');
   leaver = await signUp(api, 'limit-delete');
+  gotrue = await signUp(api, 'limit-gotrue');
 });
+
+/** A GoTrue answer (docs/supabase.md): status, code, and whether Retry-After came. */
+const gotrueAnswer = (res: { status: number; body: { code?: string }; headers: Headers }) =>
+  [res.status, res.body.code, res.headers.get('retry-after') !== null] as const;
 
 describe('429 rate_limited, with Retry-After', () => {
   it('on a password change, past the wrong current passwords a user may send', async () => {
@@ -49,12 +56,35 @@ describe('429 rate_limited, with Retry-After', () => {
     expect(answers.slice(0, 2).every(([status]) => status !== 429)).toBe(true);
   });
 
-  it('on sign-up, past the source address allowance', async () => {
-    const signUpAs = (n: number) =>
-      api.call('POST', '/api/auth/signup', {
-        json: { email: `limit-${n}-${Date.now()}@example.com`, password: 'correct horse battery staple', firstName: 'Lim', lastName: 'It' },
+  it('on sign-up, past the source address allowance, on both APIs', async () => {
+    const json = { email: `limit-${Date.now()}@example.com`, password: 'correct horse battery staple', firstName: 'Lim', lastName: 'It' };
+    expect(answer(await api.call('POST', '/api/auth/signup', { json }))).toEqual([429, 'rate_limited', true]);
+    const gotrueSignUp = await api.call('POST', '/auth/v1/signup', { json: { email: json.email, password: json.password } });
+    expect(gotrueAnswer(gotrueSignUp)).toEqual([429, 'over_request_rate_limit', true]);
+  });
+
+  it('on the Supabase-compatible API: wrong passwords at the token endpoint, wrong current passwords, mail by address', async () => {
+    const token = () => api.call('POST', '/auth/v1/token?grant_type=password', { json: { email: gotrue.email, password: WRONG } });
+    const tokens = [gotrueAnswer(await token()), gotrueAnswer(await token()), gotrueAnswer(await token())];
+    expect(tokens[0]).toEqual([400, 'invalid_credentials', false]);
+    expect(tokens.at(-1)).toEqual([429, 'over_request_rate_limit', true]);
+    const change = () =>
+      api.call('PUT', '/auth/v1/user', {
+        token: gotrue.token,
+        json: { password: 'a brand new passphrase', current_password: WRONG },
       });
-    expect((await signUpAs(3)).status).toBe(201);
-    expect(answer(await signUpAs(4))).toEqual([429, 'rate_limited', true]);
+    const changes = [gotrueAnswer(await change()), gotrueAnswer(await change()), gotrueAnswer(await change())];
+    expect(changes.at(-1)).toEqual([429, 'over_request_rate_limit', true]);
+    // Reset and confirmation mail by address share the source network's allowance (3 here).
+    const recover = () => api.call('POST', '/auth/v1/recover', { json: { email: gotrue.email } });
+    const recovers = [
+      gotrueAnswer(await recover()),
+      gotrueAnswer(await recover()),
+      gotrueAnswer(await recover()),
+      gotrueAnswer(await recover()),
+    ];
+    expect(recovers.at(-1)).toEqual([429, 'over_request_rate_limit', true]);
+    const resend = await api.call('POST', '/auth/v1/resend', { json: { type: 'signup', email: gotrue.email } });
+    expect(gotrueAnswer(resend)).toEqual([429, 'over_request_rate_limit', true]);
   });
 });

@@ -42,6 +42,11 @@ describe('routing', () => {
         .replace('{uuid}', '00000000-0000-4000-8000-000000000000')
         .replace('{sessionId}', '00000000-0000-4000-8000-000000000000');
       const res = await api.call(route.method, path, route.body ? { json: {} } : {});
+      if ('dialect' in route) {
+        // The Supabase-compatible routes refuse as GoTrue does (docs/supabase.md).
+        expect([res.status, res.body.code], route.name).toEqual([403, 'bad_jwt']);
+        continue;
+      }
       expectEnvelope(res, 401, 'unauthorized');
       expect(res.headers.get('www-authenticate'), route.name).toMatch(/^Token/);
     }
@@ -57,6 +62,13 @@ describe('routing', () => {
       'openapi',
       'docs',
       'docs-assets',
+      'gotrue-signup',
+      'gotrue-token',
+      'gotrue-recover',
+      'gotrue-resend',
+      'gotrue-verify',
+      'gotrue-jwks',
+      'gotrue-settings',
       'page-invite',
       'page-verify',
       'page-reset',

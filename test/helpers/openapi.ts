@@ -115,7 +115,9 @@ const observe = (route: string, status: string, answer: Answer): void => {
   const dir = process.env.TEST_OBSERVED_DIR;
   if (!dir) return;
   const body = parse(answer.text);
-  const code = body.ok ? (body.value as { error?: { code?: unknown } } | null)?.error?.code : undefined;
+  // The contract's `error.code`, or GoTrue's top-level `code` on the Supabase-compatible routes.
+  const value = body.ok ? (body.value as { error?: { code?: unknown }; code?: unknown } | null) : undefined;
+  const code = value?.error?.code ?? (typeof value?.code === 'string' ? value.code : undefined);
   appendFileSync(join(dir, `${process.pid}.txt`), `${route} ${status} ${typeof code === 'string' ? code : '-'}\n`);
 };
 

@@ -474,8 +474,16 @@ describe('environment and secret', () => {
     expect(() => synth({ issuer: 'http://auth.example.com' })).toThrow(/context issuer must be an absolute https URL/);
   });
 
-  it('signs tokens in sign-up, sign-in, refresh and password reset only', () => {
-    expect([...signers].sort()).toEqual(['auth-refresh', 'auth-reset', 'auth-signin', 'auth-signup']);
+  it('signs tokens in sign-up, sign-in, refresh, password reset and their GoTrue twins (with the link sign-in) only', () => {
+    expect([...signers].sort()).toEqual([
+      'auth-refresh',
+      'auth-reset',
+      'auth-signin',
+      'auth-signup',
+      'gotrue-signup',
+      'gotrue-token',
+      'gotrue-verify',
+    ]);
   });
 
   it('gives the fallback neither the table nor the key, and the rotation function the table only', () => {

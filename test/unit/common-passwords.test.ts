@@ -29,11 +29,11 @@ describe('the committed list', () => {
     expect(data.passwords.slice(0, 3)).toEqual(['123456', 'password', '12345678']);
   });
 
-  it('is shipped beside the sign-up, password-change and password-reset functions, and bundled into none, nor the package', async () => {
+  it("is shipped beside the sign-up, password-change and password-reset functions (GoTrue's too), and bundled into none, nor the package", async () => {
     const shippedTo = ROUTES.filter((r) => 'files' in r && (r.files as readonly string[]).includes(COMMON_PASSWORDS_FILE)).map(
       (r) => r.name,
     );
-    expect(shippedTo.sort()).toEqual(['auth-reset', 'auth-signup', 'auth-user-update']);
+    expect(shippedTo.sort()).toEqual(['auth-reset', 'auth-signup', 'auth-user-update', 'gotrue-signup', 'gotrue-user-update']);
     const { build } = await import('esbuild');
     for (const name of shippedTo) {
       const result = await build({

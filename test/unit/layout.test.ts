@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** lib/'s folders, lowest first: each may import itself and the folders before it, never one after it. */
-const LAYERS = ['core', 'db', 'wire', 'limits', 'auth', 'http', 'mail', 'pages', 'events', 'teams', 'identity', 'openapi'];
+const LAYERS = ['core', 'db', 'wire', 'limits', 'auth', 'http', 'mail', 'pages', 'events', 'teams', 'identity', 'gotrue', 'openapi'];
 
 /** Files that may pass 400 lines: the route table is one list of data, kept whole so it reads as one. */
 const LONG_ALLOWED = new Set(['lib/http/routes.ts']);

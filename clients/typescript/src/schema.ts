@@ -238,9 +238,29 @@ export interface paths {
         };
         /**
          * Public signing keys (JWK Set)
-         * @description The keys that verify access tokens, as a bare RFC 7517 JWK Set (no `data` envelope), cacheable for a minute. Tokens are EdDSA JWTs with `typ: at+jwt` and a `kid`.
+         * @description The keys that verify access tokens, as a bare RFC 7517 JWK Set (no `data` envelope), cacheable for a minute. Tokens are RS256 JWTs (EdDSA or ES256 where the deployment chose them) with `typ: at+jwt` and a `kid`.
          */
         get: operations["jwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenID discovery document
+         * @description The issuer's OpenID Connect discovery document: `issuer` (the tokens' `iss`) and `jwks_uri`, which is what API Gateway's JWT authorizers and libraries such as aws-jwt-verify read to find the keys (docs/protect-your-api.md). Bare, cacheable for an hour. Roster issues access tokens, not ID tokens: there is no authorization endpoint.
+         */
+        get: operations["openid-configuration"];
         put?: never;
         post?: never;
         delete?: never;
@@ -729,6 +749,184 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/v1/signup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign up (GoTrue)
+         * @description As `POST /api/auth/signup`: the account is created and signed in at once (its address unconfirmed until the mailed link is used); `data.firstName` and `data.lastName` are its names (empty without them), the rest of `data` its user_metadata. Answers the session, bare.
+         */
+        post: operations["gotrue-signup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in or refresh (GoTrue)
+         * @description `?grant_type=password` with `email` and `password` signs in as `POST /api/auth/signin`; `?grant_type=refresh_token` with `refresh_token` refreshes as `POST /api/auth/refresh`. Answers the session, bare.
+         */
+        post: operations["gotrue-token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user (GoTrue) */
+        get: operations["gotrue-user"];
+        /**
+         * Update the signed-in user (GoTrue)
+         * @description `data` updates the names (`firstName`, `lastName`) and merges the rest into user_metadata (at most 20 keys, 2 KB). A new `password` or `email` needs `current_password`, unless the session was opened in the last 15 minutes (a sign-in, or a reset link just used): an old session a thief may hold cannot change them. A new address is pending until its link is used, as on `PUT /api/auth/user`. No phone numbers.
+         */
+        put: operations["gotrue-user-update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out (GoTrue)
+         * @description `?scope=global` (the default, as GoTrue) ends every session of the user, `local` the current one, `others` all but the current one.
+         */
+        post: operations["gotrue-logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a password reset link (GoTrue)
+         * @description As `POST /api/auth/recover`: the same answer whether or not an account has the address. The link opens Roster's reset page; its `token` is a `token_hash` for `POST /auth/v1/verify` with `type: recovery`.
+         */
+        post: operations["gotrue-recover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail the confirmation link again (GoTrue)
+         * @description `type: signup` with `email`: a new confirmation link, sent only to an account of that address that is not confirmed yet; the same answer either way. Roster resends nothing else by address.
+         */
+        post: operations["gotrue-resend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Use a mailed link's token (GoTrue)
+         * @description `token_hash` is the `token` of a link Roster mailed: `type` `signup`, `email` or `email_change` confirms the address (as `POST /api/auth/verify`), `recovery` is a reset link. Either way the link's holder is signed in (the session's `amr` says `otp` or `recovery`), and the link is used up. Six-digit codes, magic links and invite links are not Roster's.
+         */
+        post: operations["gotrue-verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public signing keys (GoTrue path)
+         * @description The JWK Set of `/.well-known/jwks.json`, where auth-js `getClaims()` looks for it.
+         */
+        get: operations["gotrue-jwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What this deployment offers (GoTrue) */
+        get: operations["gotrue-settings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/invites/{uuid}": {
         parameters: {
             query?: never;
@@ -867,6 +1065,8 @@ export interface components {
             user_metadata: {
                 firstName: string;
                 lastName: string;
+            } & {
+                [key: string]: unknown;
             };
             /** Format: date-time */
             created_at: string;
@@ -1040,7 +1240,17 @@ export interface components {
         };
         Empty: Record<string, never>;
         Jwks: {
-            keys: {
+            keys: ({
+                /** @constant */
+                kty: "RSA";
+                kid: string;
+                /** @constant */
+                alg: "RS256";
+                /** @constant */
+                use: "sig";
+                n: string;
+                e: string;
+            } | {
                 /** @enum {string} */
                 kty: "OKP" | "EC";
                 kid: string;
@@ -1052,7 +1262,75 @@ export interface components {
                 crv: "Ed25519" | "P-256";
                 x: string;
                 y?: string;
-            }[];
+            })[];
+        };
+        GoTrueUser: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            aud: "authenticated";
+            /** @constant */
+            role: "authenticated";
+            /** Format: email */
+            email: string;
+            email_confirmed_at?: string;
+            confirmed_at?: string;
+            /** Format: email */
+            new_email?: string;
+            last_sign_in_at?: string;
+            app_metadata: {
+                /** @constant */
+                provider: "email";
+                providers: "email"[];
+            };
+            user_metadata: {
+                firstName: string;
+                lastName: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        GoTrueSession: {
+            access_token: string;
+            /** @constant */
+            token_type: "bearer";
+            expires_in: number;
+            expires_at: number;
+            refresh_token: string;
+            user: components["schemas"]["GoTrueUser"];
+        };
+        GoTrueSettings: {
+            external: {
+                [key: string]: boolean;
+            };
+            disable_signup: boolean;
+            mailer_autoconfirm: boolean;
+            phone_autoconfirm: boolean;
+            sms_provider: string;
+            saml_enabled: boolean;
+        };
+        GoTrueError: {
+            code: string;
+            error_code: string;
+            msg: string;
+            weak_password?: {
+                reasons: ("length" | "pwned")[];
+            };
+        };
+        OpenIdConfiguration: {
+            issuer: string;
+            jwks_uri: string;
+            token_endpoint: string;
+            grant_types_supported: string[];
+            response_types_supported: string[];
+            subject_types_supported: "public"[];
+            id_token_signing_alg_values_supported: ("RS256" | "EdDSA" | "ES256")[];
+            token_endpoint_auth_methods_supported: string[];
+            claims_supported: string[];
         };
         InvalidJsonError: {
             error: {
@@ -2923,6 +3201,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OpenID discovery document */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenIdConfiguration"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -5613,7 +5925,15 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    invites: unknown[];
+                    invites: {
+                        /**
+                         * Format: email
+                         * @description Trimmed and lowercased before use.
+                         */
+                        email: string;
+                        /** @enum {string} */
+                        role: "OWNER" | "ADMIN" | "MEMBER";
+                    }[];
                 };
             };
         };
@@ -6601,6 +6921,1010 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "gotrue-signup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple",
+                 *       "data": {
+                 *         "firstName": "Ada",
+                 *         "lastName": "Lovelace"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description Trimmed and lowercased before use.
+                     */
+                    email: string;
+                    password: string;
+                    data?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Sign up (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueSession"];
+                };
+            };
+            /** @description `validation_failed`, `bad_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `user_already_exists`, `weak_password` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `over_request_rate_limit` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-token": {
+        parameters: {
+            query: {
+                grant_type: "password" | "refresh_token";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description Trimmed and lowercased before use.
+                     */
+                    email: string;
+                    password: string;
+                } | {
+                    refresh_token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Sign in or refresh (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueSession"];
+                };
+            };
+            /** @description `validation_failed`, `bad_json`, `invalid_credentials`, `refresh_token_not_found` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `over_request_rate_limit` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed-in user (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueUser"];
+                };
+            };
+            /** @description `bad_jwt` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-user-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "firstName": "Ada",
+                 *         "company": "Analytical Engines"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description Trimmed and lowercased before use.
+                     */
+                    email?: string;
+                    password?: string;
+                    data?: {
+                        [key: string]: unknown;
+                    };
+                    current_password?: string;
+                    phone?: unknown;
+                    nonce?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Update the signed-in user (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueUser"];
+                };
+            };
+            /** @description `validation_failed`, `bad_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `bad_jwt` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `email_exists`, `weak_password` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `over_request_rate_limit` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-logout": {
+        parameters: {
+            query?: {
+                scope?: "global" | "local" | "others";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Sign out (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Empty"];
+                };
+            };
+            /** @description `validation_failed` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `bad_jwt` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description Trimmed and lowercased before use.
+                     */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Mail a password reset link (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Empty"];
+                };
+            };
+            /** @description `validation_failed`, `bad_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `over_request_rate_limit` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "signup",
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    type: "signup" | "email_change" | "sms" | "phone_change";
+                    /**
+                     * Format: email
+                     * @description Trimmed and lowercased before use.
+                     */
+                    email?: string;
+                    phone?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Mail the confirmation link again (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Empty"];
+                };
+            };
+            /** @description `validation_failed`, `bad_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `over_request_rate_limit` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "signup",
+                 *       "token_hash": "kq1xR0m8pXz2vS3bQ9cH4kL7tN6wE5aJ1fU0iO2gD8s"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    type: "signup" | "email" | "email_change" | "recovery" | "invite" | "magiclink";
+                    token_hash?: string;
+                    token?: string;
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Use a mailed link's token (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueSession"];
+                };
+            };
+            /** @description `validation_failed`, `bad_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `otp_expired` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `email_exists` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-jwks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Public signing keys (GoTrue path) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Jwks"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What this deployment offers (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueSettings"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
                 };
             };
         };

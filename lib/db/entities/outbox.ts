@@ -27,6 +27,8 @@ export const OUTBOX_KINDS = [
   'declined',
   'verification',
   'recovery',
+  /** A confirmation link asked for by address, without a session (GoTrue's resend): looked up when sent, as `recovery`. */
+  'confirmation',
   'email_change',
   'email_change_notice',
   'transfer',

@@ -14,6 +14,8 @@ export const user = (config?: EntityConfiguration) =>
         email: { type: 'string', required: true },
         firstName: { type: 'string', required: true },
         lastName: { type: 'string', required: true },
+        /** What the user's app keeps about them beside the names (GoTrue's user_metadata): at most 20 keys, 2 KB of JSON (lib/gotrue/). */
+        metadata: { type: 'any' },
         passwordHash: { type: 'string', required: true },
         createdAt: { type: 'string', required: true, readOnly: true },
         updatedAt: { type: 'string', required: true },
@@ -83,6 +85,11 @@ export const session = (config?: EntityConfiguration) =>
         ip: { type: 'string' },
         /** Refresh rotations of this session: GCRA theoretical arrival time, epoch ms (lib/identity/refresh.ts). */
         refreshTat: { type: 'number' },
+        /**
+         * How the session was opened, its tokens' `amr` method: a password, or a mailed link (`otp`:
+         * an address confirmed, `recovery`: a reset link; lib/identity/link-sign-in.ts). Absent: password.
+         */
+        method: { type: ['password', 'otp', 'recovery'] as const },
         ttl: { type: 'number', field: TTL_ATTRIBUTE },
       },
       // Under the user's partition: "every session of this user" is a strongly consistent Query, so

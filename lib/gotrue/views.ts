@@ -1,0 +1,26 @@
+import type { GoTrueSession, GoTrueSettings, GoTrueUser } from '#lib/wire/gotrue.ts';
+import type { AuthSession, User } from '#lib/wire/responses.ts';
+
+/** The user as GoTrue answers it: the API's user, without the dates that have no value yet (auth-js types them optional, not null). */
+export const gotrueUser = (user: User): GoTrueUser => {
+  const { email_confirmed_at, confirmed_at, last_sign_in_at, ...rest } = user;
+  return {
+    ...rest,
+    ...(email_confirmed_at !== null ? { email_confirmed_at } : {}),
+    ...(confirmed_at !== null ? { confirmed_at } : {}),
+    ...(last_sign_in_at !== null ? { last_sign_in_at } : {}),
+  };
+};
+
+/** The session as GoTrue answers it: the API's `data.session`, bare. */
+export const gotrueSession = ({ session }: AuthSession): GoTrueSession => ({ ...session, user: gotrueUser(session.user) });
+
+/** GET /auth/v1/settings: e-mail and password only, confirmations on (docs/supabase.md). */
+export const GOTRUE_SETTINGS: GoTrueSettings = {
+  external: { email: true, phone: false, anonymous_users: false },
+  disable_signup: false,
+  mailer_autoconfirm: false,
+  phone_autoconfirm: false,
+  sms_provider: '',
+  saml_enabled: false,
+};
