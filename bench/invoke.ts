@@ -10,6 +10,8 @@ export interface ApiRequest {
   path: string;
   token?: string;
   json?: unknown;
+  /** A form body (`application/x-www-form-urlencoded`), for the pages' POST. */
+  form?: string;
   /** Sent as `Idempotency-Key`. */
   idempotencyKey?: string;
 }
@@ -26,16 +28,20 @@ const headersOf = (req: ApiRequest): Record<string, string> => ({
   accept: 'application/json',
   'user-agent': 'roster-bench',
   ...(req.json !== undefined ? { 'content-type': 'application/json' } : {}),
+  ...(req.form !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
   ...(req.token ? { authorization: `Token ${req.token}` } : {}),
   ...(req.idempotencyKey ? { 'idempotency-key': req.idempotencyKey } : {}),
 });
+
+/** The request's body as sent: its JSON, or its form. */
+const bodyOf = (req: ApiRequest): string | undefined => (req.json !== undefined ? JSON.stringify(req.json) : req.form);
 
 /** The function API Gateway would call for this request, and the payload-2.0 event it would send (as lib/http/server.ts builds it). */
 export const toEvent = (req: ApiRequest): { name: string; event: Event } => {
   const pathname = new URL(req.path, 'http://local').pathname;
   const match = matchRoute(req.method, pathname);
   const found = match && 'route' in match ? match : null;
-  const body = Buffer.from(req.json === undefined ? '' : JSON.stringify(req.json));
+  const body = Buffer.from(bodyOf(req) ?? '');
   const event = toApiGatewayEvent(
     { method: req.method, url: req.path, headers: Object.entries(headersOf(req)), body, sourceIp: '127.0.0.1', host: 'localhost' },
     found ? `${found.route.method} ${found.route.path}` : '$default',
@@ -92,7 +98,7 @@ export const httpClient = (baseUrl: string, sockets: number) => {
   const { hostname, port } = new URL(baseUrl);
   const send = (req: ApiRequest): Promise<number> =>
     new Promise((resolve, reject) => {
-      const body = req.json === undefined ? undefined : JSON.stringify(req.json);
+      const body = bodyOf(req);
       const outgoing = httpRequest(
         {
           agent,

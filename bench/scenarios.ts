@@ -17,6 +17,7 @@ import {
   fresh,
   inParallel,
   invitationToken,
+  unsubscribeToken,
   invite,
   join,
   mailedToken,
@@ -853,6 +854,27 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
       name: 'page-reset',
       status: 200,
       prepare: repeat({ method: 'GET', path: '/reset?token=Vt7bS0aN2mW1pQ4xY8zR3cE6fH9jK5lU0oI2dA7sG1e' }),
+    },
+    {
+      label: 'GET /unsubscribe (page)',
+      name: 'page-unsubscribe',
+      status: 200,
+      prepare: async () => {
+        const token = await unsubscribeToken(s.guestInvite.email, s.alpha.id);
+        return () => ({ method: 'GET', path: `/unsubscribe?token=${token}` });
+      },
+    },
+    {
+      label: 'POST /unsubscribe (one click)',
+      name: 'unsubscribe',
+      status: 200,
+      // Each call blocks another address (a block already in place writes nothing).
+      prepare: async () => {
+        const tokens = await Promise.all(
+          Array.from({ length: 400 }, (_, n) => unsubscribeToken(`blocked-${n}-${s.guestInvite.uuid}@example.com`, s.alpha.id)),
+        );
+        return () => ({ method: 'POST', path: `/unsubscribe?token=${tokens.pop() ?? ''}`, form: 'List-Unsubscribe=One-Click' });
+      },
     },
     {
       label: 'GET /assets/{asset} (page.js)',

@@ -45,6 +45,10 @@ export const inParallel = async <T>(count: number, concurrency: number, task: (i
 export const invitationToken = (invite: InviteRef): Promise<string> =>
   issueToken(db(), { purpose: 'invitation', email: invite.email, inviteUuid: invite.uuid, expiresAt: invite.expiresAt }, new Date());
 
+/** The token of an invitation's or nomination's "no more" link, made as the mailer makes it. */
+export const unsubscribeToken = (email: string, teamId: number): Promise<string> =>
+  issueToken(db(), { purpose: 'unsubscribe', email, teamId }, new Date());
+
 /** A token of a mailed link, made as the mailer makes it (without the e-mail). */
 export const mailedToken = (purpose: 'verification' | 'recovery', account: Pick<Account, 'email' | 'uuid'>): Promise<string> =>
   issueToken(db(), { purpose, email: account.email, user: { userUuid: account.uuid, tokenEpoch: 0 } }, new Date());

@@ -1,5 +1,5 @@
 import { db } from '#lib/db/service.ts';
 import { gotrueLogout } from '#lib/gotrue/auth.ts';
-import { endpoint } from '#lib/http/endpoint.ts';
+import { gotrueEndpoint } from '#lib/http/gotrue-endpoint.ts';
 
-export const handler = endpoint('gotrue-logout', ({ actor, query }) => gotrueLogout(db(), actor, query.scope));
+export const handler = gotrueEndpoint('gotrue-logout', ({ actor, query }) => gotrueLogout(db(), actor, query.scope));

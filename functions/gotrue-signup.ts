@@ -1,5 +1,5 @@
 import { db } from '#lib/db/service.ts';
 import { gotrueSignUp } from '#lib/gotrue/auth.ts';
-import { endpoint } from '#lib/http/endpoint.ts';
+import { gotrueEndpoint } from '#lib/http/gotrue-endpoint.ts';
 
-export const handler = endpoint('gotrue-signup', ({ body, client, now }) => gotrueSignUp(db(), body, client, now));
+export const handler = gotrueEndpoint('gotrue-signup', ({ body, client, now }) => gotrueSignUp(db(), body, client, now));

@@ -1,5 +1,7 @@
 import { db } from '#lib/db/service.ts';
 import { gotrueToken } from '#lib/gotrue/auth.ts';
-import { endpoint } from '#lib/http/endpoint.ts';
+import { gotrueEndpoint } from '#lib/http/gotrue-endpoint.ts';
 
-export const handler = endpoint('gotrue-token', ({ body, query, client, now }) => gotrueToken(db(), query.grant_type, body, client, now));
+export const handler = gotrueEndpoint('gotrue-token', ({ body, query, client, now }) =>
+  gotrueToken(db(), query.grant_type, body, client, now),
+);

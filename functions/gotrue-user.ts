@@ -1,5 +1,5 @@
 import { db } from '#lib/db/service.ts';
 import { gotrueGetUser } from '#lib/gotrue/auth.ts';
-import { endpoint } from '#lib/http/endpoint.ts';
+import { gotrueEndpoint } from '#lib/http/gotrue-endpoint.ts';
 
-export const handler = endpoint('gotrue-user', ({ actor }) => gotrueGetUser(db(), actor));
+export const handler = gotrueEndpoint('gotrue-user', ({ actor }) => gotrueGetUser(db(), actor));

@@ -25,7 +25,7 @@ export const FUNCTION_STACKS = {
   Auth: ['auth'],
   Teams: ['teams', 'members', 'transfer', 'audit', 'webhooks'],
   Invites: ['invites', 'my-invites'],
-  Pages: ['docs', 'page', 'fallback'],
+  Pages: ['docs', 'page', 'unsubscribe', 'fallback'],
   Supabase: ['gotrue'],
 } as const satisfies Record<string, readonly string[]>;
 

@@ -47,6 +47,11 @@ process.env.LOCAL_FUNCTION_TIMEOUT_SECONDS ??= '60';
 // Owners in the permission matrices send hundreds of invitations; the allowance is tested on its
 // own (test/api/verified-invites.test.ts sets its own value).
 process.env.INVITE_MAILS_PER_USER_HOUR ??= '100000';
+// Suites invite, nominate and mail one address many times a minute; what one address may be sent
+// is tested on its own (test/api/recipient-allowances.test.ts sets its own values).
+process.env.RECIPIENT_MAIL_GAP_SECONDS ??= '0';
+process.env.UNSOLICITED_MAILS_PER_ADDRESS_HOUR ??= '100000';
+process.env.UNSOLICITED_MAILS_PER_ADDRESS_DAY ??= '100000';
 process.env.TABLE_NAME = `test-${randomUUID()}`;
 process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-test-'));
 await ensureTable(endpoint, process.env.TABLE_NAME);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ROUTES, type Route, isIdempotent } from '#lib/http/routes.ts';
 import { OPERATIONS } from '#lib/openapi/operations.ts';
 import { gotrueCodeOf } from '#lib/http/gotrue-errors.ts';
-import { requestOf } from '#lib/http/requests.ts';
+import { requestOf } from '#lib/http/request-schemas.ts';
 
 /**
  * No declared answer that never happens (issue 22). openapi.json lists each route's error codes:

@@ -10,9 +10,10 @@ import { hashOpaqueToken, newOpaqueToken } from './opaque-tokens.ts';
 /**
  * The tokens of mailed links (docs/accounts.md). The mailer makes one when it sends the e-mail that
  * carries it (issueToken), so its value exists only in that e-mail: the table holds its SHA-256.
- * A token is bound to one purpose and one address (and, but for an invitation's, one account and
- * that account's `tokenEpoch`), works until its expiry, and is used up by a conditional delete in
- * the transaction of the change it allows (useToken): of two requests with one token, one wins.
+ * A token is bound to one purpose and one address (and, but for an invitation's or an unsubscribe
+ * link's, one account and that account's `tokenEpoch`), works until its expiry, and is used up by a
+ * conditional delete in the transaction of the change it allows (useToken): of two requests with
+ * one token, one wins. An unsubscribe link's is never used up: saying "no more" twice is harmless.
  */
 export type AccountTokenItem = EntityItem<ReturnType<typeof accountToken>>;
 
@@ -21,6 +22,8 @@ const LIFETIME_MINUTES: Record<Exclude<TokenPurpose, 'invitation'>, number> = {
   verification: config.verifyTokenMinutes,
   email_change: config.verifyTokenMinutes,
   recovery: config.resetTokenMinutes,
+  // A mail may be read, and its link used, long after it was sent; the link can only say "no more".
+  unsubscribe: 90 * 24 * 60,
 };
 
 /** Unknown, used, expired, another purpose's or another address's: one answer, whatever the reason. */
@@ -36,6 +39,8 @@ export interface TokenFor {
   /** The account it acts on, with its `tokenEpoch` now; none for an invitation. */
   user?: Pick<UserItem, 'userUuid' | 'tokenEpoch'>;
   inviteUuid?: string;
+  /** For an unsubscribe link: the team whose mail carried it. */
+  teamId?: number;
   /** For an invitation: its expiry (ISO 8601). */
   expiresAt?: string;
 }
@@ -53,6 +58,7 @@ export const issueToken = async (db: Db, what: TokenFor, now: Date): Promise<str
       email: what.email,
       ...(what.user ? { userUuid: what.user.userUuid, epoch: epochOf(what.user) } : {}),
       ...(what.inviteUuid ? { inviteUuid: what.inviteUuid } : {}),
+      ...(what.teamId !== undefined ? { teamId: what.teamId } : {}),
       createdAt: isoMillis(now),
       expiresAt,
       // Kept a day past its expiry, then TTL removes it: by then it is refused by its time anyway.

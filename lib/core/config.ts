@@ -7,6 +7,9 @@ const int = (name: string, fallback: number): number => {
   return value;
 };
 
+/** As `int`, but 0 is allowed too (a setting that 0 turns off). */
+const zeroOrMore = (name: string, fallback: number): number => (process.env[name] === '0' ? 0 : int(name, fallback));
+
 export const config = {
   tableName: process.env.TABLE_NAME ?? 'roster',
   /** Only set locally (DynamoDB Local); the deployed functions use the regional endpoint. */
@@ -46,6 +49,12 @@ export const config = {
   declineNotice: (process.env.INVITE_DECLINE_NOTICE ?? 'true') !== 'false',
   /** Invitation e-mails one account may cause per hour, across all its teams. */
   userInviteMailsPerHour: int('INVITE_MAILS_PER_USER_HOUR', 100),
+  /**
+   * Sign-up and e-mail change answer for an address an account holds as for a new one, and mail its
+   * owner instead of answering 409; sign-up then signs in no one and an unconfirmed account cannot
+   * sign in (docs/accounts.md, "Concealing accounts"). Off by default: the contract's 409.
+   */
+  concealAccounts: process.env.CONCEAL_ACCOUNTS === 'true',
   /** Sending, accepting and declining invites need a confirmed e-mail address (docs/accounts.md). */
   invitesRequireVerifiedEmail: (process.env.INVITES_REQUIRE_VERIFIED_EMAIL ?? 'true') !== 'false',
   // Account e-mails: lib/auth/account-tokens.ts and docs/accounts.md.
@@ -53,8 +62,14 @@ export const config = {
   verifyTokenMinutes: int('VERIFY_TOKEN_TTL_MINUTES', 24 * 60),
   /** How long a password reset link works. */
   resetTokenMinutes: int('RESET_TOKEN_TTL_MINUTES', 60),
-  /** Verification and reset e-mails one address may be sent per hour. */
+  // Mail per recipient, whoever causes it: lib/limits/recipient-mail.ts and docs/mail.md "Allowances".
+  /** Account e-mails (confirmations, resets, e-mail change links and notices) one address may be sent per hour. */
   accountMailsPerAddressHour: int('ACCOUNT_MAILS_PER_ADDRESS_HOUR', 5),
+  /** Seconds between two e-mails of one kind to one address (GoTrue keeps 60); 0 turns the gap off. */
+  recipientMailGapSeconds: zeroOrMore('RECIPIENT_MAIL_GAP_SECONDS', 60),
+  /** Invitations and ownership nominations one address may be sent per hour, and per day, from every sender together. */
+  unsolicitedMailsPerAddressHour: int('UNSOLICITED_MAILS_PER_ADDRESS_HOUR', 3),
+  unsolicitedMailsPerAddressDay: int('UNSOLICITED_MAILS_PER_ADDRESS_DAY', 10),
   // Brute-force protection: lib/limits/ and README "Brute-force protection".
   /** Consecutive failed sign-ins of one account before the back-off starts. */
   accountFreeFailures: int('RATE_LIMIT_ACCOUNT_FAILURES', 5),

@@ -88,8 +88,8 @@ export class AppError extends Error {
 export const notFound = (message?: string): AppError => new AppError('not_found', message);
 
 /** 429 `rate_limited`: `Retry-After` is the wait in whole seconds, rounded up, at least 1. */
-export const rateLimited = (waitMs: number): AppError =>
-  new AppError('rate_limited', undefined, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) } });
+export const rateLimited = (waitMs: number, message?: string): AppError =>
+  new AppError('rate_limited', message, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) } });
 
 /** 503 `unavailable` with `Retry-After`: a dependency (DynamoDB, the key store) or the time budget failed us. */
 export const serviceUnavailable = (retryAfterSeconds = 1, message?: string): AppError =>

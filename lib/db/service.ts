@@ -8,7 +8,7 @@ import { idempotencyRecord } from './entities/idempotency.ts';
 import { invite, inviteSweep, pendingInvite } from './entities/invites.ts';
 import { signingKeys } from './entities/keys.ts';
 import { rateLimit } from './entities/limits.ts';
-import { mailSuppression } from './entities/mail.ts';
+import { mailBlock, mailSuppression } from './entities/mail.ts';
 import { outboxMessage } from './entities/outbox.ts';
 import { membership, slugClaim, team, teamCleanup } from './entities/teams.ts';
 import { transfer } from './entities/transfers.ts';
@@ -35,6 +35,7 @@ const FACTORIES = {
   cursorKey,
   outboxMessage,
   mailSuppression,
+  mailBlock,
   idempotencyRecord,
   auditEntry,
   webhookEndpoint,

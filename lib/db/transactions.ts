@@ -46,8 +46,11 @@ export const write = async <N extends string>(db: Db, build: (tx: Tx) => Readonl
   return { canceled, reasons: canceled ? codes.map((reason, n) => ({ name: names[n] as N, code: reason.code })) : [] };
 };
 
-/** The use case's answer to a failed condition: an error for the caller, or try again (after any re-read it notes). */
-export type Answer = () => AppError | 'retry';
+/**
+ * The use case's answer to a failed condition: an error for the caller, try again (after any
+ * re-read it notes), or done (what the transaction would make true is true already: nothing to do).
+ */
+export type Answer = () => AppError | 'retry' | 'done';
 
 /**
  * An answer per item name, typed against the transaction's names: either every name, or some and
@@ -86,6 +89,7 @@ export const commit = async <N extends string>(attempt: () => Promise<Outcome<N>
     const answer = answerOf(outcome.reasons, onFailed)?.();
     if (answer instanceof AppError) throw answer;
     if (answer === 'retry') continue;
+    if (answer === 'done') return;
     const codes = outcome.reasons.map((reason) => reason.code);
     if (codes.some((code) => THROTTLED.has(code))) throw serviceUnavailable();
     if (codes.includes('TransactionConflict')) {

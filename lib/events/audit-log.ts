@@ -17,7 +17,8 @@ export const entryView = (e: StoredEntry): AuditEntry => ({
   id: e.entryId,
   createdAt: e.createdAt,
   action: e.action,
-  actor: { userId: e.actorUserId, email: e.actorEmail },
+  // 0: someone without an account, through a mailed link (NO_ACCOUNT in ./audit.ts).
+  actor: { userId: e.actorUserId > 0 ? e.actorUserId : null, email: e.actorEmail },
   target: {
     type: e.targetType,
     id: e.targetId,

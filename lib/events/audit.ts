@@ -22,6 +22,9 @@ export interface AuditActor {
 
 export const auditActor = (actor: Actor, userId: number): AuditActor => ({ userId, email: actor.email });
 
+/** The user id of an actor without an account (the recipient of a mail, through its link): shown as null. */
+export const NO_ACCOUNT = 0;
+
 export interface AuditTarget {
   readonly type: (typeof AUDIT_TARGETS)[number];
   readonly id: number;

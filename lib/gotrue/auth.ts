@@ -38,16 +38,21 @@ const namesAnd = (data: Record<string, unknown> | undefined) => {
  * GoTrue keeps no names), the rest of `data` as the user's metadata. Answers the session: Roster
  * signs a new account in at once, its address unconfirmed until the mailed link is used.
  */
-export const gotrueSignUp = async (db: Db, input: GoTrueSignUpInput, client: ClientInfo, now: Date): Promise<GoTrueSession> => {
+export const gotrueSignUp = async (
+  db: Db,
+  input: GoTrueSignUpInput,
+  client: ClientInfo,
+  now: Date,
+): Promise<GoTrueSession | GoTrueUser> => {
   const { firstName, lastName, metadata } = namesAnd(input.data);
-  return gotrueSession(
-    await signUp(
-      db,
-      { email: input.email, password: input.password, firstName: firstName ?? '', lastName: lastName ?? '', metadata },
-      client,
-      now,
-    ),
+  const answer = await signUp(
+    db,
+    { email: input.email, password: input.password, firstName: firstName ?? '', lastName: lastName ?? '', metadata },
+    client,
+    now,
   );
+  // Concealing accounts: GoTrue's answer when confirmations come first, the user alone.
+  return answer.session === null ? gotrueUser(answer.user) : gotrueSession(answer);
 };
 
 /** POST /auth/v1/token?grant_type=password|refresh_token: sign-in or refresh, each with its own body's rules. */

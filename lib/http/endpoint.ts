@@ -8,12 +8,12 @@ import { noteRequest } from '#lib/core/log.ts';
 import { DEFAULT_LIMIT, Page } from '#lib/core/pagination.ts';
 import { parseJsonObject, requireBodySize, requireJsonType } from './body.ts';
 import { errorResponse, jsonResponse, requestIdOf } from './errors.ts';
-import { GOTRUE_API_VERSION, gotrueErrorResponse } from './gotrue-errors.ts';
 import type { HeldKey } from './idempotency-store.ts';
 import { idempotency, settleHeld, stillRunning } from './idempotency.ts';
 import { measured } from './measured.ts';
 import { type PathParams, pathParams } from './params.ts';
-import { type BodyOf, type QueryOf, requestOf } from './requests.ts';
+import type { BodyOf, QueryOf } from './request-schemas.ts';
+import { type Request, apiRequestOf } from './requests.ts';
 import { type ROUTES, type RouteName, isIdempotent, routeNamed } from './routes.ts';
 import { validate } from './validation.ts';
 
@@ -79,6 +79,24 @@ const guardBody = (hasBody: boolean): Stage => ({
 /** How a route answers an error: the contract's envelope, or GoTrue's on the Supabase-compatible routes. */
 type ErrorAnswer = (error: unknown, requestId: string) => Result;
 
+/**
+ * How a family of routes reads requests and answers: the seed's API (`{ data }`, the contract's
+ * errors, requests.ts) unless the function says otherwise (gotrue-endpoint.ts: GoTrue's wire).
+ * Passed in, so that a function bundles only its own family's schemas and words.
+ */
+export interface Dialect {
+  request: Request;
+  error: ErrorAnswer;
+  /** A success that is not a page. */
+  success: (status: number, result: unknown, requestId: string) => Result;
+}
+
+const apiDialect = (name: RouteName): Dialect => ({
+  request: apiRequestOf(name),
+  error: errorResponse,
+  success: (status, result, requestId) => jsonResponse(status, { data: result }, requestId),
+});
+
 const authenticate = (required: boolean, answerError: ErrorAnswer): Stage => ({
   before: async ({ event, context }) => {
     if (!required) return;
@@ -115,13 +133,12 @@ const parseBody = (hasBody: boolean): Stage => ({
  * one place. A function about to time out answers 503 instead of a gateway 5xx.
  * Each request writes one log line with its metrics (./measured.ts).
  */
-export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => Promise<unknown>) => {
+export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => Promise<unknown>, dialect: Dialect = apiDialect(name)) => {
   type B = BodyOf<N>;
   type Q = QueryOf<N>;
   const route = routeNamed(name);
-  const schemas = requestOf(name) as { body?: z.ZodMiniType<B>; query?: z.ZodMiniType<Q> };
-  const gotrue = route.dialect === 'gotrue';
-  const answerError: ErrorAnswer = gotrue ? (error, requestId) => gotrueErrorResponse(error, requestId, name) : errorResponse;
+  const schemas = dialect.request as { body?: z.ZodMiniType<B>; query?: z.ZodMiniType<Q> };
+  const answerError = dialect.error;
   const chain = middy<Event, Result, Error, RosterContext>({
     timeoutEarlyInMillis: 500,
     timeoutEarlyResponse: () => {
@@ -171,10 +188,7 @@ export const endpoint = <N extends RouteName>(name: N, run: (call: Call<N>) => P
         const limit = (query as { limit?: number } | undefined)?.limit ?? DEFAULT_LIMIT;
         const link = result.cursor ? { link: nextLink(event, query ?? {}, limit, result.cursor) } : undefined;
         response = jsonResponse(200, { data: result.items }, requestId, link);
-      } else if (gotrue) {
-        // GoTrue's bodies are bare; the version header is how auth-js knows to read its error `code`s.
-        response = jsonResponse(route.status, result, requestId, { 'x-supabase-api-version': GOTRUE_API_VERSION });
-      } else response = jsonResponse(route.status, { data: result }, requestId);
+      } else response = dialect.success(route.status, result, requestId);
       // Here, not in an `after` stage: a run that outlived its 503 (the time budget) still settles.
       await settleHeld(context.roster, response);
       return response;

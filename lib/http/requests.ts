@@ -18,19 +18,9 @@ import {
   VerifyBody,
   WebhookBody,
 } from '#lib/wire/schemas.ts';
-import {
-  GoTrueLogoutQuery,
-  GoTrueRecoverBody,
-  GoTrueResendBody,
-  GoTrueSignUpBody,
-  GoTrueTokenBody,
-  GoTrueTokenQuery,
-  GoTrueUserUpdateBody,
-  GoTrueVerifyBody,
-} from '#lib/wire/gotrue.ts';
 import type { RouteName } from './routes.ts';
 
-interface Request {
+export interface Request {
   body?: z.ZodMiniType;
   query?: z.ZodMiniType;
 }
@@ -65,24 +55,7 @@ export const REQUESTS = {
   'invites-list': { query: PageQuery },
   'transfer-create': { body: TransferBody },
   'my-invites-list': { query: PageQuery },
-  'gotrue-signup': { body: GoTrueSignUpBody },
-  'gotrue-token': { body: GoTrueTokenBody, query: GoTrueTokenQuery },
-  'gotrue-user-update': { body: GoTrueUserUpdateBody },
-  'gotrue-logout': { query: GoTrueLogoutQuery },
-  'gotrue-recover': { body: GoTrueRecoverBody },
-  'gotrue-verify': { body: GoTrueVerifyBody },
-  'gotrue-resend': { body: GoTrueResendBody },
 } as const satisfies Partial<Record<RouteName, Request>>;
 
-type Requests = typeof REQUESTS;
-type Part<N, K extends keyof Request> = N extends keyof Requests
-  ? Requests[N] extends Record<K, infer S extends z.ZodMiniType>
-    ? z.output<S>
-    : undefined
-  : undefined;
-
-/** The parsed body and query of route N (undefined when it reads none). */
-export type BodyOf<N extends RouteName> = Part<N, 'body'>;
-export type QueryOf<N extends RouteName> = Part<N, 'query'>;
-
-export const requestOf = (name: RouteName): Request => (REQUESTS as Partial<Record<RouteName, Request>>)[name] ?? {};
+/** What a route of the seed's API (`/api/...`) reads; the Supabase-compatible routes' is in requests-gotrue.ts. */
+export const apiRequestOf = (name: RouteName): Request => (REQUESTS as Partial<Record<RouteName, Request>>)[name] ?? {};

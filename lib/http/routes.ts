@@ -616,6 +616,27 @@ export const ROUTES = [
   { name: 'page-verify', method: 'GET', path: '/verify', auth: false, body: false, status: 200, actions: [], indexes: [] },
   { name: 'page-reset', method: 'GET', path: '/reset', auth: false, body: false, status: 200, actions: [], indexes: [] },
   {
+    name: 'page-unsubscribe',
+    method: 'GET',
+    path: '/unsubscribe',
+    auth: false,
+    body: false,
+    status: 200,
+    actions: ['GetItem'],
+    indexes: [],
+  },
+  // The one-click POST of RFC 8058 and the page's buttons: a form body, not JSON (lib/http/form-body.ts).
+  {
+    name: 'unsubscribe',
+    method: 'POST',
+    path: '/unsubscribe',
+    auth: false,
+    body: false,
+    status: 200,
+    actions: ['GetItem', 'UpdateItem', 'PutItem'],
+    indexes: [],
+  },
+  {
     name: 'page-assets',
     method: 'GET',
     path: '/assets/{asset}',

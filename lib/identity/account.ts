@@ -1,17 +1,18 @@
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from '#lib/auth/common-passwords.ts';
 import { hashPassword, verifyPassword } from '#lib/auth/passwords.ts';
 import { type Claims, type ClientInfo, endSessionsOf, isLive, namesSession, readAsActor, signOutAs } from '#lib/auth/session-items.ts';
+import { config } from '#lib/core/config.ts';
 import { AppError, notFound } from '#lib/core/errors.ts';
 import { Page, type PageRequest } from '#lib/core/pagination.ts';
 import { isoMillis } from '#lib/core/time.ts';
+import { MAX_METADATA_BYTES, MAX_METADATA_KEYS, withinMetadataBounds } from '#lib/core/user-metadata.ts';
 import type { UserItem } from '#lib/db/items.ts';
 import { cursorAfter, queryPage } from '#lib/db/pages.ts';
 import type { Db } from '#lib/db/service.ts';
 import { commit, isConditionFailure, named, write } from '#lib/db/transactions.ts';
-import { limitAddressMail, limitUserAccountMail } from '#lib/limits/mail-allowances.ts';
+import { limitUserAccountMail } from '#lib/limits/mail-allowances.ts';
 import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from '#lib/limits/password-attempts.ts';
 import { type BucketToken, giveBack } from '#lib/limits/token-bucket.ts';
-import { MAX_METADATA_BYTES, MAX_METADATA_KEYS } from '#lib/wire/gotrue.ts';
 import type { SessionInfo } from '#lib/wire/responses.ts';
 import type { UserUpdateInput } from '#lib/wire/schemas.ts';
 import { userView } from '#lib/wire/views.ts';
@@ -145,7 +146,7 @@ export const updateUser = async (
   if (input.metadata !== undefined) {
     // The stored metadata is JSON the API wrote, typed `any` by ElectroDB; merged, it keeps the bounds of one request's.
     const merged = { ...(u.metadata as Record<string, unknown> | undefined), ...input.metadata };
-    if (Object.keys(merged).length > MAX_METADATA_KEYS || Buffer.byteLength(JSON.stringify(merged)) > MAX_METADATA_BYTES)
+    if (!withinMetadataBounds(merged))
       throw new AppError('validation_failed', undefined, {
         fields: { data: `would hold more than ${MAX_METADATA_KEYS} keys or ${MAX_METADATA_BYTES} bytes of JSON with what is kept` },
       });
@@ -160,16 +161,14 @@ export const updateUser = async (
   }
   const newEmail = input.email;
   let mail: BucketToken[] | undefined;
+  let inUse = false;
   if (newEmail !== undefined) {
-    if ((await db.entities.emailClaim.get({ email: newEmail }).go({ consistent: true })).data) throw new AppError('email_taken');
-    // The user's account-mail allowance first: one account must not mail many addresses.
-    const user = await limitUserAccountMail(db, u.userUuid, now);
-    try {
-      mail = [user, await limitAddressMail(db, newEmail, now)];
-    } catch (error) {
-      await giveBack(db, user);
-      throw error;
-    }
+    // Concealing accounts (docs/accounts.md), an address in use is answered as a free one: its owner is told instead.
+    inUse = (await db.entities.emailClaim.get({ email: newEmail }).go({ consistent: true })).data !== null;
+    if (inUse && !config.concealAccounts) throw new AppError('email_taken');
+    // The user's account-mail allowance: one account must not mail many addresses. What the new
+    // address may be sent is the mailer's to charge (lib/limits/recipient-mail.ts).
+    mail = [await limitUserAccountMail(db, u.userUuid, now)];
     changes.newEmail = newEmail;
   }
   if (input.password !== undefined) changes.passwordHash = await hashPassword(input.password);
@@ -204,7 +203,9 @@ export const updateUser = async (
             ),
             named(
               'mail',
-              tx.outboxMessage.create(accountMessage('email_change', { userUuid: u.userUuid, address: newEmail }, now)).commit(),
+              inUse
+                ? tx.outboxMessage.create(accountMessage('address_in_use', { address: newEmail }, now)).commit()
+                : tx.outboxMessage.create(accountMessage('email_change', { userUuid: u.userUuid, address: newEmail }, now)).commit(),
               tx.outboxMessage.create(accountMessage('email_change_notice', { userUuid: u.userUuid, address: u.email }, now)).commit(),
             ),
           ]),

@@ -1,15 +1,15 @@
 import type { ClientInfo } from '#lib/auth/session-items.ts';
 import type { Db } from '#lib/db/service.ts';
-import { limitAddressMail } from '#lib/limits/mail-allowances.ts';
 import { limitRecoverIp } from '#lib/limits/source-network.ts';
 import type { RecoverInput } from '#lib/wire/schemas.ts';
 import { accountMessage } from './verification.ts';
 
 /**
- * Asks for a reset link (docs/accounts.md). The same three requests whether or not an account has
- * the address: the source network's reset bucket, the address's mail bucket (charged either way,
- * so a 429 tells nothing), then one PutItem of a `recovery` outbox message. The mailer looks the
- * address up when it sends and skips an unknown one. Throws `rate_limited`, `unavailable`.
+ * Asks for a reset link (docs/accounts.md). The same two requests whether or not an account has
+ * the address: the source network's reset bucket, then one PutItem of a `recovery` outbox
+ * message. The mailer looks the address up when it sends, skips an unknown one, and charges the
+ * address's allowance (lib/limits/recipient-mail.ts) only for what it sends: nothing in the answer,
+ * its timing or the items written depends on the account. Throws `rate_limited`, `unavailable`.
  */
 export const recover = async (db: Db, input: RecoverInput, client: ClientInfo, now: Date): Promise<Record<string, never>> =>
   mailByAddress(db, 'recovery', input.email, client, now);
@@ -24,7 +24,6 @@ export const resendConfirmation = async (db: Db, email: string, client: ClientIn
 
 const mailByAddress = async (db: Db, kind: 'recovery' | 'confirmation', address: string, client: ClientInfo, now: Date) => {
   await limitRecoverIp(db, client.ip, now);
-  await limitAddressMail(db, address, now);
   await db.entities.outboxMessage.create(accountMessage(kind, { address }, now)).go();
   return {};
 };

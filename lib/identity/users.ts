@@ -14,11 +14,12 @@ import { isoMillis, signInStamp } from '#lib/core/time.ts';
 import type { UserItem } from '#lib/db/items.ts';
 import type { Db } from '#lib/db/service.ts';
 import { commit, named, write } from '#lib/db/transactions.ts';
-import { limitAddressMail } from '#lib/limits/mail-allowances.ts';
 import { checkPasswordAttempt, recordPasswordSuccess } from '#lib/limits/password-attempts.ts';
 import { limitSignIn, limitSignUp } from '#lib/limits/source-network.ts';
 import { giveBack } from '#lib/limits/token-bucket.ts';
+import type { AuthSession, User } from '#lib/wire/responses.ts';
 import type { SignInInput, SignUpInput } from '#lib/wire/schemas.ts';
+import { userView } from '#lib/wire/views.ts';
 import { accountMessage } from './verification.ts';
 
 /**
@@ -34,81 +35,98 @@ const invitationFor = async (db: Db, input: SignUpInput, now: Date): Promise<Acc
   return item?.email === input.email ? item : undefined;
 };
 
+/** Sign-up's answer when CONCEAL_ACCOUNTS is on: no session, and a user whose id tells nothing (see signUp). */
+export interface ConcealedSignUp {
+  session: null;
+  user: User;
+}
+
 /**
  * Creates an account and its first session in one transaction: the e-mail claim makes the
  * address unique, the id claim the integer id. The same transaction writes the `verification`
  * outbox message, or, with the invitation token of the address (invitationFor), creates the
  * account confirmed and uses the token up instead. A common password is refused like any invalid
- * field, before the source IP's sign-up bucket is charged; that bucket and the address's mail
- * allowance are charged before hashing (the allowance is given back when nothing is mailed).
+ * field, before the source IP's sign-up bucket is charged; that bucket is charged before hashing.
+ *
+ * With CONCEAL_ACCOUNTS (docs/accounts.md, "Concealing accounts"), a sign-up without an invitation
+ * token opens no session and answers `{ session: null, user }`, for a new address and for one an
+ * account holds alike: the latter writes an `address_in_use` message to that account's address
+ * instead of an account, and its `user` is the one that would have been made (a fresh id). Both
+ * hash, both run the transaction (the second fails on the e-mail claim, then puts the message).
  * Throws `validation_failed`, `rate_limited`, `email_taken`.
  */
-export const signUp = async (db: Db, input: SignUpInput & { metadata?: Record<string, unknown> }, client: ClientInfo, now: Date) => {
+export const signUp = async (
+  db: Db,
+  input: SignUpInput & { metadata?: Record<string, unknown> },
+  client: ClientInfo,
+  now: Date,
+): Promise<AuthSession | ConcealedSignUp> => {
   if (isCommonPassword(input.password))
     throw new AppError('validation_failed', undefined, { fields: { password: COMMON_PASSWORD_MESSAGE } });
   await limitSignUp(db, client.ip, now);
-  // The confirmation e-mail counts against the address's allowance like any other account mail:
-  // otherwise signing up, deleting and signing up again would mail an address without limit.
-  const mail = await limitAddressMail(db, input.email, now);
-  const [passwordHash, invitation] = await Promise.all([hashPassword(input.password), invitationFor(db, input, now)]).catch(
-    async (error: unknown) => {
-      await giveBack(db, mail);
-      throw error;
+  // The confirmation e-mail counts against the address's allowance like any other account mail
+  // (else signing up, deleting and signing up again would mail an address without limit); the
+  // mailer charges it as it sends (lib/limits/recipient-mail.ts).
+  const [passwordHash, invitation] = await Promise.all([hashPassword(input.password), invitationFor(db, input, now)]);
+  let fromInvite = invitation;
+  let taken = false;
+  const userUuid = randomUUID();
+  let u: UserItem | undefined;
+  let answer: AuthSession | undefined;
+  const concealed = () => config.concealAccounts && !fromInvite;
+  await commit(
+    async () => {
+      u = {
+        userUuid,
+        userId: newId(now),
+        email: input.email,
+        firstName: input.firstName,
+        lastName: input.lastName,
+        ...(input.metadata && Object.keys(input.metadata).length > 0 ? { metadata: input.metadata } : {}),
+        passwordHash,
+        ...(fromInvite ? { emailConfirmedAt: isoMillis(now) } : {}),
+        createdAt: isoMillis(now),
+        updatedAt: isoMillis(now),
+        ...(concealed() ? {} : { lastSignInAt: signInStamp(now) }),
+      };
+      const created = u;
+      const session = concealed() ? undefined : await newSession(created, client, now);
+      answer = session?.body;
+      return write(db, (tx) => [
+        named('email', tx.emailClaim.create({ email: created.email, userUuid }).commit()),
+        // The token can have been used up meanwhile (another tab's sign-up lost to email_taken, or expired).
+        fromInvite
+          ? named('invitation', useToken(tx, fromInvite, now))
+          : named('mail', tx.outboxMessage.create(accountMessage('verification', { userUuid, address: created.email }, now)).commit()),
+        named('userId', tx.idClaim.create({ kind: 'user', id: created.userId }).commit()),
+        named('user', tx.user.create(created).commit()),
+        named('session', ...(session ? session.writes(tx) : [])),
+      ]);
+    },
+    {
+      email: () => {
+        if (!concealed()) return new AppError('email_taken');
+        taken = true;
+        return 'done';
+      },
+      // A token that no longer fits is ignored, as one that never did: an ordinary sign-up.
+      invitation: () => {
+        fromInvite = undefined;
+        return 'retry';
+      },
+      // A fresh id or message id clashed: try again with new ones.
+      otherwise: () => 'retry',
     },
   );
-  let fromInvite = invitation;
-  const userUuid = randomUUID();
-  let answer: Awaited<ReturnType<typeof newSession>>['body'] | undefined;
-  try {
-    await commit(
-      async () => {
-        const u: UserItem = {
-          userUuid,
-          userId: newId(now),
-          email: input.email,
-          firstName: input.firstName,
-          lastName: input.lastName,
-          ...(input.metadata && Object.keys(input.metadata).length > 0 ? { metadata: input.metadata } : {}),
-          passwordHash,
-          ...(fromInvite ? { emailConfirmedAt: isoMillis(now) } : {}),
-          createdAt: isoMillis(now),
-          updatedAt: isoMillis(now),
-          lastSignInAt: signInStamp(now),
-        };
-        const session = await newSession(u, client, now);
-        answer = session.body;
-        return write(db, (tx) => [
-          named('email', tx.emailClaim.create({ email: u.email, userUuid }).commit()),
-          // The token can have been used up meanwhile (another tab's sign-up lost to email_taken, or expired).
-          fromInvite
-            ? named('invitation', useToken(tx, fromInvite, now))
-            : named('mail', tx.outboxMessage.create(accountMessage('verification', { userUuid, address: u.email }, now)).commit()),
-          named('userId', tx.idClaim.create({ kind: 'user', id: u.userId }).commit()),
-          named('user', tx.user.create(u).commit()),
-          named('session', ...session.writes(tx)),
-        ]);
-      },
-      {
-        email: () => new AppError('email_taken'),
-        // A token that no longer fits is ignored, as one that never did: an ordinary sign-up.
-        invitation: () => {
-          fromInvite = undefined;
-          return 'retry';
-        },
-        // A fresh id or message id clashed: try again with new ones.
-        otherwise: () => 'retry',
-      },
-    );
-  } catch (error) {
-    // Refused whole (email_taken, …): nothing was mailed.
-    await giveBack(db, mail);
-    throw error;
+  if (answer) {
+    recordEvent(EVENT_METRICS.signUps);
+    noteRequest({ userId: userUuid });
+    return answer;
   }
-  // Signed up from an invitation: confirmed by it, no e-mail.
-  if (fromInvite) await giveBack(db, mail);
-  recordEvent(EVENT_METRICS.signUps);
-  noteRequest({ userId: userUuid });
-  return answer as NonNullable<typeof answer>;
+  // Concealed: the owner of an address in use is told, the asker is not.
+  if (taken) await db.entities.outboxMessage.create(accountMessage('address_in_use', { address: input.email }, now)).go();
+  else recordEvent(EVENT_METRICS.signUps);
+  return { session: null, user: userView(u as UserItem) };
 };
 
 /**
@@ -142,6 +160,9 @@ const attemptSignIn = async (db: Db, input: SignInInput, client: ClientInfo, now
     throw new AppError('invalid_credentials');
   }
   if (!(await verifyPassword(u.passwordHash, input.password))) throw new AppError('invalid_credentials');
+  // Concealing accounts, an unconfirmed one signs in no one: else signing up an address and then
+  // signing in with the same password would tell whether the sign-up made the account.
+  if (config.concealAccounts && u.emailConfirmedAt === undefined) throw new AppError('invalid_credentials');
 
   const signedIn: UserItem = { ...u, lastSignInAt: signInStamp(now) };
   const session = await newSession(signedIn, client, now);

@@ -1,12 +1,12 @@
 import { config } from '#lib/core/config.ts';
 import type { Db } from '#lib/db/service.ts';
-import { accountSubject } from './account-key.ts';
+import { ADDRESS_MAIL_LIMITS } from './recipient-mail.ts';
 import { type BucketSettings, type BucketToken, takeToken } from './token-bucket.ts';
 
 /**
- * How many e-mails a team, a user or an address may cause per hour: token buckets (token-bucket.ts)
- * taken before the write that queues a mail. Not authentication: they keep Roster from being used
- * to mail strangers.
+ * How many e-mails a team or a user may cause per hour: token buckets (token-bucket.ts) taken
+ * before the write that queues a mail. Not authentication: they keep Roster from being used to
+ * mail strangers. What one address may be sent, whoever asks, is in recipient-mail.ts.
  */
 
 /** Invitation e-mails one team may cause per hour (create, re-invite and resend each send one). */
@@ -36,21 +36,6 @@ export const limitUserInviteMail = (
   now: Date,
   s: BucketSettings = USER_INVITE_MAIL_LIMITS,
 ): Promise<BucketToken> => takeToken(db, 'user-invite-mail', userUuid, now, s);
-
-/** Verification and reset e-mails one address may be sent per hour. */
-export const ADDRESS_MAIL_LIMITS: BucketSettings = {
-  burst: config.accountMailsPerAddressHour,
-  refill: config.accountMailsPerAddressHour,
-  refillSeconds: 3600,
-};
-
-/**
- * Takes a token from the bucket of the address `email` (keyed like the account limits: the SHA-256
- * of the normalised address), whether or not an account has it, so that a 429 tells nothing about
- * that. Throws 429 or 503.
- */
-export const limitAddressMail = (db: Db, email: string, now: Date, s: BucketSettings = ADDRESS_MAIL_LIMITS): Promise<BucketToken> =>
-  takeToken(db, 'address-mail', accountSubject(email), now, s);
 
 /**
  * Account e-mails one signed-in user may cause per hour (a confirmation link sent again, an e-mail

@@ -48,6 +48,7 @@ export const VERIFICATION_PLACEHOLDERS = ['to', 'name', 'link', 'lifetime'] as c
 export const RECOVERY_PLACEHOLDERS = ['to', 'name', 'link', 'lifetime'] as const;
 export const EMAIL_CHANGE_PLACEHOLDERS = ['to', 'name', 'oldEmail', 'link', 'lifetime'] as const;
 export const EMAIL_CHANGE_NOTICE_PLACEHOLDERS = ['to', 'name', 'newEmail'] as const;
+export const ADDRESS_IN_USE_PLACEHOLDERS = ['to', 'name'] as const;
 
 const html = (title: string, body: string): string => `<!doctype html>
 <html><head><meta charset="utf-8"><title>${title}</title></head>
@@ -130,6 +131,23 @@ If this was not you, your password is known to someone else: reset it now by ask
   ),
 };
 
+// No link at all: the asker may be anyone, and the owner needs nothing new to sign in.
+const ADDRESS_IN_USE: Parts = {
+  subject: 'Someone tried to use your e-mail address on Roster',
+  text: `Hello {{name}},
+
+Someone asked to sign up for Roster, or to move another Roster account to this address, with {{to}}. Your account already has this address, so nothing changed and no account was made.
+
+If it was you, sign in with your password, or ask for a password reset for {{to}} where you sign in. If it was not you, you can ignore this e-mail.
+`,
+  html: html(
+    'Your address is already in use',
+    `<p>Hello {{name}},</p>
+<p>Someone asked to sign up for Roster, or to move another Roster account to this address, with {{to}}. Your account already has this address, so nothing changed and no account was made.</p>
+<p>If it was you, sign in with your password, or ask for a password reset for {{to}} where you sign in. If it was not you, you can ignore this e-mail.</p>`,
+  ),
+};
+
 const nameOr = (name: string, address: string): string => (name.trim() === '' ? address : name);
 
 /** Subject, plain text and HTML of the link that confirms an address. Throws on a bad link, lifetime or template. */
@@ -166,4 +184,14 @@ export const renderEmailChangeNotice = (data: EmailChangeNoticeData, templateDir
     to: data.to,
     name: nameOr(data.name, data.to),
     newEmail: data.newEmail,
+  });
+
+/** The notice to an account's address that a sign-up or an e-mail change asked for it (CONCEAL_ACCOUNTS). */
+export const renderAddressInUse = (
+  data: { to: string; name: string },
+  templateDir: string | undefined = config.mailTemplateDir,
+): Rendered =>
+  fill(loadTemplates('address_in_use', ADDRESS_IN_USE_PLACEHOLDERS, ADDRESS_IN_USE, templateDir), {
+    to: data.to,
+    name: nameOr(data.name, data.to),
   });

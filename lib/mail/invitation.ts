@@ -14,6 +14,8 @@ export interface InvitationData {
   expiresAt: string;
   /** From inviteLink(). */
   link: string;
+  /** From unsubscribeUrl() (./blocks.ts): stops this team's invitations to the address. */
+  unsubscribe: string;
 }
 
 /** The invitee's link: `{PUBLIC_URL}/invites/{uuid}`. */
@@ -21,7 +23,16 @@ export const inviteLink = (inviteUuid: string, publicUrl: string = config.public
   `${publicUrl.replace(/\/+$/u, '')}/invites/${encodeURIComponent(inviteUuid)}`;
 
 /** Placeholders the invitation templates may use. */
-export const INVITATION_PLACEHOLDERS = ['to', 'teamName', 'inviterName', 'inviterEmail', 'role', 'expiresAt', 'link'] as const;
+export const INVITATION_PLACEHOLDERS = [
+  'to',
+  'teamName',
+  'inviterName',
+  'inviterEmail',
+  'role',
+  'expiresAt',
+  'link',
+  'unsubscribe',
+] as const;
 
 const DEFAULTS: Parts = {
   subject: '{{inviterName}} invited you to join {{teamName}} on Roster',
@@ -33,6 +44,9 @@ Accept or decline the invitation here:
 {{link}}
 
 The invitation expires on {{expiresAt}}. If you did not expect it, you can ignore this e-mail.
+
+No more invitations from {{teamName}}, or from anyone on Roster:
+{{unsubscribe}}
 `,
   html: `<!doctype html>
 <html><head><meta charset="utf-8"><title>Invitation to {{teamName}}</title></head>
@@ -41,6 +55,7 @@ The invitation expires on {{expiresAt}}. If you did not expect it, you can ignor
 <p><strong>{{inviterName}}</strong> ({{inviterEmail}}) invited you to join the team <strong>{{teamName}}</strong> on Roster as {{role}}.</p>
 <p><a href="{{link}}">Accept or decline the invitation</a><br>{{link}}</p>
 <p>The invitation expires on {{expiresAt}}. If you did not expect it, you can ignore this e-mail.</p>
+<p><small><a href="{{unsubscribe}}">No more invitations from {{teamName}}, or from anyone on Roster</a></small></p>
 </body></html>
 `,
 };
@@ -62,4 +77,5 @@ export const renderInvitation = (data: InvitationData, templateDir: string | und
     role: roleName(data.role),
     expiresAt: humanUtc(data.expiresAt),
     link: checkLink(data.link),
+    unsubscribe: checkLink(data.unsubscribe),
   });

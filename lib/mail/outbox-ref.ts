@@ -5,7 +5,7 @@ import { OUTBOX_KINDS, type OutboxKind } from '#lib/db/entities/outbox.ts';
 export type OutboxRef = { messageId: string; createdAt: string } & (
   | { kind: 'invitation' | 'declined'; inviteUuid: string }
   | { kind: 'verification' | 'email_change' | 'email_change_notice'; userUuid: string; address: string }
-  | { kind: 'recovery' | 'confirmation'; address: string }
+  | { kind: 'recovery' | 'confirmation' | 'address_in_use'; address: string }
   | { kind: 'transfer'; teamId: number; transferId: string }
 );
 
@@ -41,6 +41,7 @@ export const outboxRefOf = ({
       return inviteUuid ? { messageId, createdAt, kind, inviteUuid } : undefined;
     case 'recovery':
     case 'confirmation':
+    case 'address_in_use':
       return address ? { messageId, createdAt, kind, address } : undefined;
     case 'transfer':
       return teamId !== undefined && transferId ? { messageId, createdAt, kind, teamId, transferId } : undefined;

@@ -16,13 +16,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { issueToken } from '#lib/auth/account-tokens.ts';
 import { config } from '#lib/core/config.ts';
+import { AppError } from '#lib/core/errors.ts';
 import { log } from '#lib/core/log.ts';
 import { EVENT_METRICS } from '#lib/core/metric-names.ts';
 import { recordEvent } from '#lib/core/metrics.ts';
 import { isoMillis } from '#lib/core/time.ts';
-import { randomDueShard } from '#lib/db/entities/outbox.ts';
+import { type OutboxKind, randomDueShard } from '#lib/db/entities/outbox.ts';
 import type { Db } from '#lib/db/service.ts';
 import { isConditionFailure } from '#lib/db/transactions.ts';
+import { type AccountKind, takeAccountMail } from '#lib/limits/recipient-mail.ts';
+import { unsubscribeUrl } from './blocks.ts';
 import type { OutboxRef } from './outbox-ref.ts';
 import { SUPPRESSED, plan } from './plans.ts';
 import type { Mailer } from './transports.ts';
@@ -53,6 +56,34 @@ export interface DeliverOptions {
 
 /** The gsi3 entry and the lease: removed when a message ends. */
 const UNFINISHED = ['leaseUntil', 'dueAt', 'dueShard'] as const;
+
+/** Why an account e-mail was not sent: its recipient's allowance was spent (lib/limits/recipient-mail.ts). */
+export const OVER_ALLOWANCE = "skipped: the recipient's allowance for this kind of e-mail is spent";
+
+const ACCOUNT_KINDS: ReadonlySet<OutboxKind> = new Set<AccountKind>([
+  'verification',
+  'confirmation',
+  'recovery',
+  'email_change',
+  'email_change_notice',
+]);
+
+/**
+ * Charges the recipient's allowance for an account e-mail, under the claim (so each attempt that
+ * may send is charged once; a retried send errs on the side of fewer mails). Invitations and
+ * nominations were charged by their request. Answers OVER_ALLOWANCE when spent; throws a 503 when
+ * DynamoDB fails (the claim runs out and the sweeper retries).
+ */
+const chargeRecipient = async (db: Db, message: OutboxRef, to: string, now: Date): Promise<string | undefined> => {
+  if (!ACCOUNT_KINDS.has(message.kind)) return undefined;
+  try {
+    await takeAccountMail(db, message.kind as AccountKind, to, now);
+    return undefined;
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'rate_limited') return OVER_ALLOWANCE;
+    throw error;
+  }
+};
 
 /** The first and the longest pause between tries of the SENT write. */
 const RECORD_RETRY_MS = [100, 1000] as const;
@@ -143,10 +174,18 @@ export const deliver = async (
       .where((a, op) => `${op.eq(a.status, 'SENDING')} AND ${op.eq(a.leaseUntil, leaseUntil)}`)
       .go();
 
+  let spent: string | undefined;
   try {
-    // The link's token exists from now on, in this e-mail only; a later attempt makes another.
-    const token = next.token ? await issueToken(db, next.token, now) : '';
-    await mailer.send({ to: next.to, ...next.render(token), messageId });
+    spent = await chargeRecipient(db, message, next.to, now);
+    if (!spent) {
+      // The links' tokens exist from now on, in this e-mail only; a later attempt makes others.
+      const [token, stop] = await Promise.all([
+        next.token ? issueToken(db, next.token, now) : '',
+        next.unsubscribe ? issueToken(db, { purpose: 'unsubscribe', email: next.to, teamId: next.unsubscribe.teamId }, now) : undefined,
+      ]);
+      const unsubscribe = stop === undefined ? undefined : unsubscribeUrl(stop);
+      await mailer.send({ to: next.to, ...next.render(token, unsubscribe ?? ''), messageId, ...(unsubscribe ? { unsubscribe } : {}) });
+    }
   } catch (error) {
     const detail = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, 500);
     // PENDING again and due now, so the stream's retry need not wait for the lease; the flag stays.
@@ -161,6 +200,20 @@ export const deliver = async (
     }
     throw error;
   }
+  if (spent) {
+    // Spent: never sent by this attempt. An earlier attempt may have sent it (maybeSent): SENT, unconfirmed.
+    const reason = maybeSent ? `unconfirmed: an earlier attempt may have sent it; not sent again: ${spent}` : spent;
+    try {
+      await ours({ status: maybeSent ? 'SENT' : 'FAILED', error: reason, ...(maybeSent ? { maybeSent } : {}) }, [...UNFINISHED]);
+    } catch (error) {
+      // Lost the claim meanwhile: whoever holds it now decides.
+      if (!isConditionFailure(error)) throw error;
+      return whoHasIt();
+    }
+    log.info('outbox message not sent', { messageId, kind, reason });
+    return maybeSent ? { outcome: 'unconfirmed', reason } : { outcome: 'failed', reason };
+  }
+
   recordEvent(EVENT_METRICS.outboxLag, Date.now() - Date.parse(message.createdAt));
   if (kind === 'invitation') recordEvent(EVENT_METRICS.invitesSent);
 

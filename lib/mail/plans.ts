@@ -5,6 +5,7 @@ import { config } from '#lib/core/config.ts';
 import { isoMillis } from '#lib/core/time.ts';
 import type { Db } from '#lib/db/service.ts';
 import {
+  renderAddressInUse,
   renderEmailChange,
   renderEmailChangeNotice,
   renderRecovery,
@@ -13,6 +14,7 @@ import {
   verifyLink,
   withToken,
 } from './account-mail.ts';
+import { isBlocked, unsubscribeUrl } from './blocks.ts';
 import { renderDeclined } from './declined.ts';
 import { inviteLink, renderInvitation } from './invitation.ts';
 import { type OutboxRef } from './outbox-ref.ts';
@@ -24,6 +26,9 @@ import { renderTransfer, transferEndpoint } from './transfer.ts';
 /** The reason a message to an address that bounced or complained ends without a send (lib/mail/suppression.ts). */
 export const SUPPRESSED = 'skipped: suppressed address';
 
+/** The reason an invitation or nomination ends without a send: its recipient said no to the team (./blocks.ts). */
+export const BLOCKED = 'skipped: the recipient blocked mail from this team';
+
 /**
  * An e-mail to send: its recipient, the token its link carries (made after the claim: none for a
  * decline notice or an e-mail change notice), and its parts, rendered with that token.
@@ -31,7 +36,10 @@ export const SUPPRESSED = 'skipped: suppressed address';
 interface Mail {
   to: string;
   token?: TokenFor;
-  render: (token: string) => Rendered;
+  /** Invitations and nominations: the team whose mail the one-click link stops (./blocks.ts). */
+  unsubscribe?: { teamId: number };
+  /** The parts, with the link's token and the unsubscribe link (empty without one). */
+  render: (token: string, unsubscribe: string) => Rendered;
   /** Whether `to` is suppressed, when it was read beside the rest. */
   suppressed?: boolean;
 }
@@ -47,11 +55,12 @@ const fullName = (u: { firstName: string; lastName: string }): string => `${u.fi
 const inviteMail = async (db: Db, message: Extract<OutboxRef, { inviteUuid: string }>, now: Date): Promise<Plan> => {
   const invite = (await db.entities.invite.get({ inviteUuid: message.inviteUuid }).go({ consistent: true })).data;
   if (!invite) return { notSent: 'skipped: the invite no longer exists' };
-  // An invitation goes to the invitee: whether that address is suppressed is read beside the rest.
-  const [{ data: team }, inviter, suppressed] = await Promise.all([
+  // An invitation goes to the invitee: whether that address is suppressed, or blocked this team, is read beside the rest.
+  const [{ data: team }, inviter, suppressed, blocked] = await Promise.all([
     db.entities.team.get({ teamId: invite.teamId }).go({ consistent: true }),
     account(db, invite.invitedByUuid),
     message.kind === 'invitation' ? isSuppressed(db, invite.email) : undefined,
+    message.kind === 'invitation' ? isBlocked(db, invite.email, invite.teamId) : false,
   ]);
   if (!team) return { notSent: 'skipped: the team no longer exists' };
   if (!inviter) return { notSent: 'skipped: the inviter no longer exists' };
@@ -72,6 +81,7 @@ const inviteMail = async (db: Db, message: Extract<OutboxRef, { inviteUuid: stri
     };
   }
   if (invite.status !== 'PENDING') return { notSent: `skipped: the invite is ${invite.status}` };
+  if (blocked) return { notSent: BLOCKED };
   if (invite.expiresAt <= isoMillis(now)) return { notSent: 'skipped: the invite has expired' };
   const to = invite.email;
   return {
@@ -79,7 +89,8 @@ const inviteMail = async (db: Db, message: Extract<OutboxRef, { inviteUuid: stri
     suppressed,
     // Signing up from the link proves the address (docs/accounts.md): the token is the invitee's, for as long as the invite lives.
     token: { purpose: 'invitation', email: to, inviteUuid: invite.inviteUuid, expiresAt: invite.expiresAt },
-    render: (token) =>
+    unsubscribe: { teamId: invite.teamId },
+    render: (token, unsubscribe) =>
       renderInvitation({
         to,
         teamName: team.name,
@@ -88,6 +99,7 @@ const inviteMail = async (db: Db, message: Extract<OutboxRef, { inviteUuid: stri
         role: invite.role,
         expiresAt: invite.expiresAt,
         link: withToken(inviteLink(invite.inviteUuid), token),
+        unsubscribe,
       }),
   };
 };
@@ -110,9 +122,11 @@ const transferMail = async (db: Db, message: Extract<OutboxRef, { kind: 'transfe
   if (!nominee) return { notSent: 'skipped: the nominee no longer exists' };
   if (!nominator) return { notSent: 'skipped: the nominating owner no longer exists' };
   const to = nominee.email;
+  if (await isBlocked(db, to, teamId)) return { notSent: BLOCKED };
   return {
     to,
-    render: () =>
+    unsubscribe: { teamId },
+    render: (_, unsubscribe) =>
       renderTransfer({
         to,
         name: fullName(nominee),
@@ -122,6 +136,7 @@ const transferMail = async (db: Db, message: Extract<OutboxRef, { kind: 'transfe
         expiresAt: transfer.expiresAt,
         acceptUrl: transferEndpoint(team.slug, 'accept'),
         declineUrl: transferEndpoint(team.slug, 'decline'),
+        unsubscribe,
       }),
   };
 };
@@ -134,6 +149,9 @@ const accountMail = async (db: Db, message: Exclude<OutboxRef, { inviteUuid: str
     const claim = (await db.entities.emailClaim.get({ email: to }).go({ consistent: true })).data;
     const user = claim && (await account(db, claim.userUuid));
     if (!user || user.email !== to) return { notSent: 'skipped: no account has this address' };
+    // The account's name only once the address is confirmed: an unconfirmed account's names are a stranger's choice.
+    if (message.kind === 'address_in_use')
+      return { to, render: () => renderAddressInUse({ to, name: user.emailConfirmedAt === undefined ? '' : fullName(user) }) };
     if (message.kind === 'confirmation') {
       if (user.emailConfirmedAt !== undefined) return { notSent: 'skipped: the address is already confirmed' };
       return {
@@ -191,7 +209,7 @@ export const plan = async (db: Db, message: OutboxRef, now: Date): Promise<Plan>
   try {
     // Rendered now with a token of the real one's shape, so that what could not be rendered or
     // would be refused is known before the claim; the send renders again with the real token.
-    const preview = mail.render(newOpaqueToken());
+    const preview = mail.render(newOpaqueToken(), unsubscribeUrl(newOpaqueToken()));
     // The transport would refuse it the same way; refused before the claim, it is known never sent.
     checkMessage({ to: mail.to, ...preview, messageId: message.messageId });
   } catch (error) {

@@ -50,6 +50,11 @@ export interface MailMessage {
   html: string;
   /** Stable id of this message (e.g. the outbox record's): dot-atom text, at most 200 characters. */
   messageId: string;
+  /**
+   * The one-click link that stops mail like this one (invitations, nominations): sent as RFC 8058's
+   * `List-Unsubscribe` and `List-Unsubscribe-Post` headers. An http(s) URL on one line.
+   */
+  unsubscribe?: string;
 }
 
 /** Throws MailRefusedError unless the message's header fields are safe; the error never echoes them. */
@@ -63,7 +68,14 @@ export const checkMessage = (message: MailMessage): MailMessage => {
     throw new MailRefusedError('messageId must be dot-atom text of at most 200 characters');
   }
   if (typeof text !== 'string' || typeof html !== 'string') throw new MailRefusedError('text and html must be strings');
-  return { to, subject, text, html, messageId };
+  const { unsubscribe } = message;
+  if (
+    unsubscribe !== undefined &&
+    (typeof unsubscribe !== 'string' || unsubscribe.length > 2000 || !/^https?:\/\/[^\s<>"]+$/u.test(unsubscribe))
+  ) {
+    throw new MailRefusedError('the unsubscribe link must be one http(s) URL');
+  }
+  return { to, subject, text, html, messageId, ...(unsubscribe === undefined ? {} : { unsubscribe }) };
 };
 
 export interface Sender {
@@ -87,3 +99,9 @@ export const parseSender = (from: string): Sender => {
 /** The Message-ID header value: the stable id at the sender's domain. */
 export const messageIdHeader = (messageId: string, sender: Sender): string =>
   `<${messageId}@${sender.address.slice(sender.address.lastIndexOf('@') + 1)}>`;
+
+/** RFC 8058's headers for a message's one-click unsubscribe link (none without one). */
+export const unsubscribeHeaders = (message: Pick<MailMessage, 'unsubscribe'>): Record<string, string> =>
+  message.unsubscribe === undefined
+    ? {}
+    : { 'List-Unsubscribe': `<${message.unsubscribe}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };

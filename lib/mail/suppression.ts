@@ -27,8 +27,12 @@ export const isSuppressed = async (db: Db, email: string): Promise<boolean> =>
 /** The suppression item of `email`, for a BatchGetItem the caller makes anyway (lib/teams/invites/create.ts). */
 export const suppressionOf = (db: Db, email: string) => [db.entities.mailSuppression, { email: normalise(email) }] as const satisfies Read;
 
-/** What an invite to a suppressed address answers (422, like any other rule the address breaks). */
-export const SUPPRESSED_MESSAGE = 'mail to this address bounced or was marked as spam, so Roster no longer sends to it';
+/**
+ * What an invite to a suppressed address answers (422, like any other rule the address breaks), and
+ * one to an address whose owner said no to the team (lib/mail/blocks.ts): one answer, never which.
+ */
+export const SUPPRESSED_MESSAGE =
+  'Roster no longer sends invitations to this address: mail to it bounced or was marked as spam, or its owner asked not to be invited';
 
 export const suppressedError = (): AppError => new AppError('validation_failed', undefined, { fields: { email: SUPPRESSED_MESSAGE } });
 

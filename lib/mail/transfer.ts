@@ -18,6 +18,8 @@ export interface TransferData {
   acceptUrl: string;
   /** From transferEndpoint(slug, 'decline'). */
   declineUrl: string;
+  /** From unsubscribeUrl() (./blocks.ts): stops this team's nominations and invitations to the address. */
+  unsubscribe: string;
 }
 
 /**
@@ -38,6 +40,7 @@ export const TRANSFER_PLACEHOLDERS = [
   'expiresAt',
   'acceptUrl',
   'declineUrl',
+  'unsubscribe',
 ] as const;
 
 const DEFAULTS: Parts = {
@@ -51,6 +54,9 @@ Accept or decline it, signed in as {{to}}, in the application your team uses wit
   decline: POST {{declineUrl}}
 
 The proposal expires on {{expiresAt}}. If you do nothing, nothing changes.
+
+No more proposals or invitations from {{teamName}}, or from anyone on Roster:
+{{unsubscribe}}
 `,
   html: `<!doctype html>
 <html><head><meta charset="utf-8"><title>Ownership of {{teamName}}</title></head>
@@ -60,6 +66,7 @@ The proposal expires on {{expiresAt}}. If you do nothing, nothing changes.
 <p>Accept or decline it, signed in as {{to}}, in the application your team uses with Roster. It sends one of these requests:</p>
 <ul><li>accept: <code>POST {{acceptUrl}}</code></li><li>decline: <code>POST {{declineUrl}}</code></li></ul>
 <p>The proposal expires on {{expiresAt}}. If you do nothing, nothing changes.</p>
+<p><small><a href="{{unsubscribe}}">No more proposals or invitations from {{teamName}}, or from anyone on Roster</a></small></p>
 </body></html>
 `,
 };
@@ -75,4 +82,5 @@ export const renderTransfer = (data: TransferData, templateDir: string | undefin
     expiresAt: humanUtc(data.expiresAt),
     acceptUrl: checkLink(data.acceptUrl),
     declineUrl: checkLink(data.declineUrl),
+    unsubscribe: checkLink(data.unsubscribe),
   });

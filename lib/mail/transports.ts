@@ -3,7 +3,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { createTransport } from 'nodemailer';
 import { config } from '#lib/core/config.ts';
 import { log } from '#lib/core/log.ts';
-import { checkMessage, type MailMessage, messageIdHeader, parseSender, type Sender } from './safety.ts';
+import { checkMessage, type MailMessage, messageIdHeader, parseSender, type Sender, unsubscribeHeaders } from './safety.ts';
 
 export { MailRefusedError, type MailMessage } from './safety.ts';
 
@@ -91,6 +91,7 @@ export const smtpMailer = (settings: Pick<MailSettings, 'from' | 'smtpUrl' | 'sm
         text: m.text,
         html: m.html,
         messageId: messageIdHeader(m.messageId, sender),
+        headers: unsubscribeHeaders(m),
       });
       await withDeadline(sending, settings.smtpSendTimeoutMs, 'SMTP send');
     },
@@ -121,7 +122,10 @@ export const sesSendEmailInput = (message: MailMessage, from: string, configurat
       Simple: {
         Subject: utf8(m.subject),
         Body: { Text: utf8(m.text), Html: utf8(m.html) },
-        Headers: [{ Name: 'X-Roster-Message-Id', Value: messageIdHeader(m.messageId, sender) }],
+        Headers: [
+          { Name: 'X-Roster-Message-Id', Value: messageIdHeader(m.messageId, sender) },
+          ...Object.entries(unsubscribeHeaders(m)).map(([Name, Value]) => ({ Name, Value })),
+        ],
       },
     },
     // Without it SES sends outside the set, and bounces and complaints never come back.
@@ -165,6 +169,7 @@ export const logMailer = (settings: Pick<MailSettings, 'from' | 'revealTokens'>)
         subject: m.subject,
         messageId: messageIdHeader(m.messageId, sender),
         links: shown(m.text.match(LINKS) ?? []),
+        ...(m.unsubscribe === undefined ? {} : { listUnsubscribe: shown([m.unsubscribe])[0] }),
       });
     },
   };

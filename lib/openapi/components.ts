@@ -4,6 +4,8 @@ import { type ErrorCode, MESSAGES, STATUS } from '#lib/core/errors.ts';
 import {
   AuditEntrySchema,
   AuthSessionSchema,
+  ConcealedSignUpSchema,
+  SignUpAnswerSchema,
   BulkInviteResultSchema,
   BulkInviteResultsSchema,
   EmptySchema,
@@ -22,7 +24,13 @@ import {
   WebhookEndpointSchema,
   WebhookReplaySchema,
 } from '#lib/wire/responses.ts';
-import { GoTrueErrorSchema, GoTrueSessionSchema, GoTrueSettingsSchema, GoTrueUserSchema } from '#lib/wire/gotrue.ts';
+import {
+  GoTrueErrorSchema,
+  GoTrueSessionSchema,
+  GoTrueSettingsSchema,
+  GoTrueSignUpAnswerSchema,
+  GoTrueUserSchema,
+} from '#lib/wire/gotrue.ts';
 import { BulkInviteRow, Email, InviteBody } from '#lib/wire/schemas.ts';
 
 export type Json = Record<string, unknown>;
@@ -76,6 +84,15 @@ metadata.add(MemberSchema, {
   ],
 });
 metadata.add(UserSchema, { id: 'User', description: "Shaped like Supabase's user; `id` is the user's UUID.", examples: [EXAMPLE_USER] });
+metadata.add(ConcealedSignUpSchema, {
+  id: 'ConcealedSignUp',
+  description:
+    'Sign-up with `CONCEAL_ACCOUNTS=true`: no session (sign in once the address is confirmed), and the user as made; for an address an account holds, as it would have been made (a fresh `id`), so that the answer tells nothing.',
+});
+metadata.add(SignUpAnswerSchema, {
+  id: 'SignUpAnswer',
+  description: 'The session, as sign-in answers it; or, with `CONCEAL_ACCOUNTS=true`, `ConcealedSignUp`.',
+});
 metadata.add(AuthSessionSchema, {
   id: 'AuthSession',
   examples: [
@@ -204,6 +221,10 @@ metadata.add(GoTrueUserSchema, {
 metadata.add(GoTrueSessionSchema, {
   id: 'GoTrueSession',
   description: "GoTrue's session: the access and refresh tokens and the user, bare.",
+});
+metadata.add(GoTrueSignUpAnswerSchema, {
+  id: 'GoTrueSignUpAnswer',
+  description: 'The session; with `CONCEAL_ACCOUNTS=true`, the user alone, for a new address and for one an account holds alike.',
 });
 metadata.add(GoTrueSettingsSchema, {
   id: 'GoTrueSettings',

@@ -8,7 +8,7 @@ import type * as z from 'zod/mini';
 import { type ErrorCode, STATUS } from '#lib/core/errors.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '#lib/core/pagination.ts';
 import { keepsAnswer } from '#lib/http/idempotency-store.ts';
-import { requestOf } from '#lib/http/requests.ts';
+import { requestOf } from '#lib/http/request-schemas.ts';
 import { ROUTES, type Route, type RouteName, isIdempotent } from '#lib/http/routes.ts';
 import { SLUG_PATTERN } from '#lib/wire/schemas.ts';
 import { ERROR_COMPONENTS, type Json, component, components, dataOf, inline } from './components.ts';
@@ -207,6 +207,19 @@ const GATEWAY_RESPONSES: Record<string, Json> = {
 
 const GATEWAY_REFS = { '431': { $ref: '#/components/responses/HeadersTooLarge' } };
 
+/** A form body as the pages' POST takes it (lib/http/form-body.ts): either encoding. */
+const formBody = (form: Operation['form']): Json =>
+  form
+    ? {
+        requestBody: {
+          required: true,
+          content: Object.fromEntries(
+            ['application/x-www-form-urlencoded', 'multipart/form-data'].map((type) => [type, { schema: inline(form, 'input') }]),
+          ),
+        },
+      }
+    : {};
+
 const operationOf = (route: Route): Json => {
   const operation: Operation = OPERATIONS[route.name as RouteName];
   const request = requestOf(route.name as RouteName);
@@ -224,6 +237,7 @@ const operationOf = (route: Route): Json => {
     // Either scheme: the seed's `Token <jwt>`, or the standard `Bearer <jwt>` (lib/auth/tokens.ts takes both).
     security: route.auth ? [{ Token: [] }, { Bearer: [] }] : [],
     ...(parameters.length ? { parameters } : {}),
+    ...formBody(operation.form),
     ...(request.body
       ? {
           requestBody: {

@@ -46,6 +46,8 @@ export interface Operation {
    * endpoint takes either grant's members, and its use case checks those of the grant asked for.
    */
   body?: z.ZodMiniType;
+  /** A form body (`application/x-www-form-urlencoded` or `multipart/form-data`), for the pages' POST. */
+  form?: z.ZodMiniType;
 }
 
 /** The error code every write may answer: its transaction lost a race (409). */

@@ -1,6 +1,7 @@
 import type { RouteName } from '#lib/http/routes.ts';
 import {
   AuthSessionSchema,
+  SignUpAnswerSchema,
   EmptySchema,
   JwksSchema,
   OpenIdConfigurationSchema,
@@ -15,8 +16,8 @@ export const AUTH_OPERATIONS = {
     tag: 'Auth',
     summary: 'Sign up',
     description:
-      "Creates an account and signs it in: the answer is the same `data.session` as sign-in. The e-mail is trimmed and lowercased; the 10,000 most common passwords are refused. A link to confirm the address is mailed (`email_confirmed_at` stays null until it is used). With `inviteToken`, the token of an invitation e-mail's link sent to this same address, the account is created confirmed and no link is mailed; a token that does not fit is ignored.",
-    success: { data: AuthSessionSchema },
+      "Creates an account and signs it in: the answer is the same `data.session` as sign-in. The e-mail is trimmed and lowercased; the 10,000 most common passwords are refused. A link to confirm the address is mailed (`email_confirmed_at` stays null until it is used). With `inviteToken`, the token of an invitation e-mail's link sent to this same address, the account is created confirmed and no link is mailed; a token that does not fit is ignored. A deployment with `CONCEAL_ACCOUNTS=true` answers 201 `{ session: null, user }` instead, for a new address and for one an account holds alike (never 409): the account signs in once its address is confirmed, and the owner of an address in use is mailed instead.",
+    success: { data: SignUpAnswerSchema },
     errors: ['email_taken', 'rate_limited', ...WRITES],
     example: { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' },
   },

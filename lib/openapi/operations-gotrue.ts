@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import type { RouteName } from '#lib/http/routes.ts';
-import { GoTrueSessionSchema, GoTrueSettingsSchema, GoTrueUserSchema } from '#lib/wire/gotrue.ts';
+import { GoTrueSessionSchema, GoTrueSettingsSchema, GoTrueSignUpAnswerSchema, GoTrueUserSchema } from '#lib/wire/gotrue.ts';
 import { EmptySchema, JwksSchema } from '#lib/wire/responses.ts';
 import { RefreshBody, SignInBody } from '#lib/wire/schemas.ts';
 import type { Operation } from './operation.ts';
@@ -14,8 +14,8 @@ export const GOTRUE_OPERATIONS = {
     tag: 'Supabase-compatible',
     summary: 'Sign up (GoTrue)',
     description:
-      'As `POST /api/auth/signup`: the account is created and signed in at once (its address unconfirmed until the mailed link is used); `data.firstName` and `data.lastName` are its names (empty without them), the rest of `data` its user_metadata. Answers the session, bare.',
-    success: { bare: GoTrueSessionSchema },
+      'As `POST /api/auth/signup`: the account is created and signed in at once (its address unconfirmed until the mailed link is used); `data.firstName` and `data.lastName` are its names (empty without them), the rest of `data` its user_metadata. Answers the session, bare; with `CONCEAL_ACCOUNTS=true`, the user alone (as GoTrue does when confirmations come first), for a new address and for one an account holds alike (never `user_already_exists`).',
+    success: { bare: GoTrueSignUpAnswerSchema },
     errors: ['email_taken', 'rate_limited', 'conflict'],
     example: { email: 'ada@example.com', password: 'correct horse battery staple', data: { firstName: 'Ada', lastName: 'Lovelace' } },
   },

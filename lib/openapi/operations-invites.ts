@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import type { RouteName } from '#lib/http/routes.ts';
 import { BulkInviteResultsSchema, EmptySchema, InviteSchema } from '#lib/wire/responses.ts';
 import { type Operation, WRITES } from './operation.ts';
@@ -8,7 +9,7 @@ export const INVITE_OPERATIONS = {
     tag: 'Invites',
     summary: 'Invite someone',
     description:
-      'OWNER or ADMIN (an ADMIN cannot invite an OWNER), with a confirmed e-mail address (403 `email_not_verified`; setting INVITES_REQUIRE_VERIFIED_EMAIL). Inviting an address that has a pending invite updates that invite. An e-mail goes to the address; each team may send 50 an hour and each user 100 an hour across all teams (429). Only e-mails sent count: a refused invite (409, 422) spends nothing. An address whose mail bounced for good or was marked as spam is refused with 422 on `email`.',
+      'OWNER or ADMIN (an ADMIN cannot invite an OWNER), with a confirmed e-mail address (403 `email_not_verified`; setting INVITES_REQUIRE_VERIFIED_EMAIL). Inviting an address that has a pending invite updates that invite and mails nothing (resend mails it again). An e-mail goes to the address; each team may send 50 an hour, each user 100 an hour across all teams, and each address may be sent one invitation or nomination a minute, 3 an hour and 10 a day from every sender together (429, with `Retry-After`). Only e-mails sent count: a refused invite (409, 422) spends nothing. An address whose mail bounced for good or was marked as spam, or whose owner asked for no more invitations from this team or from anyone (the e-mails’ “no more” link), is refused with 422 on `email`, one answer for all.',
     success: { data: EmptySchema },
     errors: ['not_found', 'forbidden', 'email_not_verified', 'already_member', 'rate_limited', ...WRITES],
     example: { email: 'grace@example.com', role: 'MEMBER' },
@@ -44,7 +45,7 @@ export const INVITE_OPERATIONS = {
     tag: 'Invites',
     summary: 'Send an invite again',
     description:
-      'Mails a pending invite again and extends its expiry by 7 days, under the same rights, confirmed-address rule and mail allowances as a new invite. If mail to its address has since bounced for good or been marked as spam, the answer is 422 on `email`, as for a new invite.',
+      'Mails a pending invite again and extends its expiry by 7 days, under the same rights, confirmed-address rule and mail allowances as a new invite. If mail to its address has since bounced for good or been marked as spam, or its owner said no to this team, the answer is 422 on `email`, as for a new invite.',
     success: { data: EmptySchema },
     errors: ['not_found', 'forbidden', 'email_not_verified', 'validation_failed', 'rate_limited', ...WRITES],
   },
@@ -115,6 +116,26 @@ export const INVITE_OPERATIONS = {
     description: "A form for the new password that posts the link's `token` to `POST /api/auth/reset`. Opening it uses nothing up.",
     success: { media: { 'text/html': { description: 'The page.' } } },
     errors: [],
+  },
+  'page-unsubscribe': {
+    tag: 'Pages',
+    summary: 'The page behind the "no more" link of invitations and nominations',
+    description:
+      "With the e-mail's live `token`: names the address and the team, and offers two buttons, no more invitations or ownership proposals from this team, or from anyone on Roster (each posts to `POST /unsubscribe`). Any other link answers 200 with one page saying the link cannot be used. Showing it changes nothing: mail scanners follow links.",
+    success: { media: { 'text/html': { description: 'The page.' } } },
+    errors: [],
+  },
+  unsubscribe: {
+    tag: 'Pages',
+    summary: 'Stop invitations and nominations to an address (one click)',
+    description:
+      "The `token` of the e-mail's link in the query. A form body: `scope=team` or `scope=everyone` (the page's buttons), or RFC 8058's `List-Unsubscribe=One-Click` (a mail client's unsubscribe button: this team). Blocks invitations and ownership nominations to the address from the team, or from every team, and writes a `mail.blocked` entry in the team's audit log; a block already in place changes nothing. An invite to a blocked address answers 422 as one to a suppressed address does. Answers a page saying what stopped; a link that cannot be used, the page saying so, and a body that asks for nothing, the page with the buttons again.",
+    success: { media: { 'text/html': { description: 'The page.' } } },
+    errors: [],
+    form: z.object({
+      scope: z.optional(z.enum(['team', 'everyone'])),
+      'List-Unsubscribe': z.optional(z.literal('One-Click')),
+    }),
   },
   'page-assets': {
     tag: 'Pages',

@@ -125,7 +125,7 @@ export const TEAM_OPERATIONS = {
     tag: 'Ownership transfer',
     summary: 'Nominate a member as owner',
     description:
-      "OWNER only. Proposes to hand the caller's ownership to another member (`memberId`, the id `GET /api/teams/{slug}/members` lists): on acceptance the nominee becomes OWNER and the caller ADMIN. A team has at most one open transfer: a new nomination replaces it. It can be accepted for 7 days. The nominee is told by e-mail, which counts against the team's hourly mail allowance like an invitation (429). Nominating yourself or an OWNER is 422 on `memberId`; 409 `conflict` when the nominee's role or yours changed meanwhile.",
+      "OWNER only. Proposes to hand the caller's ownership to another member (`memberId`, the id `GET /api/teams/{slug}/members` lists): on acceptance the nominee becomes OWNER and the caller ADMIN. A team has at most one open transfer: a new nomination replaces it. It can be accepted for 7 days. The nominee is told by e-mail, which counts against the team's hourly mail allowance and the nominee's address's like an invitation (one a minute, 3 an hour, 10 a day with invitations: 429); a nominee who said no to the team's mail is nominated but not mailed. Nominating yourself or an OWNER is 422 on `memberId`; 409 `conflict` when the nominee's role or yours changed meanwhile.",
     success: { data: TransferSchema },
     errors: ['not_found', 'forbidden', 'rate_limited', ...WRITES],
     example: { memberId: 1764751234901 },

@@ -14,7 +14,8 @@ import type { Db, Tx } from '#lib/db/service.ts';
 import { commit, named, write } from '#lib/db/transactions.ts';
 import { type AuditActor, type Changes, auditActor, audited } from '#lib/events/audit.ts';
 import { limitTeamMail } from '#lib/limits/mail-allowances.ts';
-import { giveBack } from '#lib/limits/token-bucket.ts';
+import { takeUnsolicitedMail } from '#lib/limits/recipient-mail.ts';
+import { allOrNone, giveBack } from '#lib/limits/token-bucket.ts';
 import type { Transfer } from '#lib/wire/responses.ts';
 import type { TransferInput } from '#lib/wire/schemas.ts';
 
@@ -124,7 +125,8 @@ export const createTransfer = async (db: Db, claims: Claims, slug: string, input
     expiresAt: isoMillis(expires),
     ttl: expirySeconds(expires),
   };
-  const token = await limitTeamMail(db, t.teamId, now);
+  // The team's nomination mail and the nominee's allowance for unasked mail (lib/limits/recipient-mail.ts).
+  const tokens = await allOrNone(db, [limitTeamMail(db, t.teamId, now), takeUnsolicitedMail(db, 'transfer', nomineeUser.email, now)]);
   try {
     await commit(
       () =>
@@ -165,7 +167,7 @@ export const createTransfer = async (db: Db, claims: Claims, slug: string, input
     );
   } catch (error) {
     // Refused (nothing written): no e-mail goes, so the allowance is not spent.
-    if (error instanceof AppError) await giveBack(db, token);
+    if (error instanceof AppError) await Promise.all(tokens.map((token) => giveBack(db, token)));
     throw error;
   }
   return transferView(item, t, nomineeUser, nominator);

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { MAX_METADATA_BYTES, MAX_METADATA_KEYS, withinMetadataBounds } from '#lib/core/user-metadata.ts';
 import { Email, NewPassword, text } from './schemas.ts';
 import { UserSchema } from './responses.ts';
 
@@ -11,14 +12,9 @@ import { UserSchema } from './responses.ts';
 /** A current password: any length a stored one may have, capped before hashing. */
 const Password = z.string({ error: 'must be a string' }).check(z.maxLength(256, { error: 'must be at most 256 characters' }));
 
-/** What an app keeps about its user beside the names (GoTrue's user_metadata): a flat JSON object, small. */
-export const MAX_METADATA_KEYS = 20;
-export const MAX_METADATA_BYTES = 2048;
+/** `data`: the names and the user_metadata (lib/core/user-metadata.ts bounds it). */
 export const UserData = z.record(z.string(), z.unknown()).check(
-  z.refine((data) => Object.keys(data).length <= MAX_METADATA_KEYS, { error: `must have at most ${MAX_METADATA_KEYS} keys` }),
-  z.refine((data) => Buffer.byteLength(JSON.stringify(data)) <= MAX_METADATA_BYTES, {
-    error: `must be at most ${MAX_METADATA_BYTES} bytes of JSON`,
-  }),
+  z.refine(withinMetadataBounds, { error: `must have at most ${MAX_METADATA_KEYS} keys and ${MAX_METADATA_BYTES} bytes of JSON` }),
   z.refine((data) => data.firstName === undefined || text(100).safeParse(data.firstName).success, {
     error: 'firstName must be a name of 1 to 100 characters',
   }),
@@ -85,6 +81,9 @@ export const GoTrueSessionSchema = z.strictObject({
   refresh_token: z.string(),
   user: GoTrueUserSchema,
 });
+
+/** Sign-up's answer: the session, or with CONCEAL_ACCOUNTS the user alone (GoTrue's answer when confirmations come first). */
+export const GoTrueSignUpAnswerSchema = z.union([GoTrueSessionSchema, GoTrueUserSchema]);
 
 export const GoTrueSettingsSchema = z.strictObject({
   external: z.record(z.string(), z.boolean()),

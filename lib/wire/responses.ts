@@ -77,6 +77,15 @@ export const AuthSessionSchema = z.strictObject({
   }),
 });
 
+/**
+ * Sign-up's answer with CONCEAL_ACCOUNTS (docs/accounts.md, "Concealing accounts"): no session
+ * (sign in once the address is confirmed), and the user as made, or as it would have been made for
+ * an address an account holds: the same shape either way.
+ */
+export const ConcealedSignUpSchema = z.strictObject({ session: z.null(), user: UserSchema });
+
+export const SignUpAnswerSchema = z.union([AuthSessionSchema, ConcealedSignUpSchema]);
+
 /** One of the caller's sessions as `GET /api/auth/sessions` lists it. */
 export const SessionInfoSchema = z.strictObject({
   id: Uuid,
@@ -123,7 +132,8 @@ export const AuditEntrySchema = z.strictObject({
   id: z.string().check(z.minLength(36), z.maxLength(36)),
   createdAt: Timestamp,
   action: z.enum(AUDIT_ACTIONS),
-  actor: z.strictObject({ userId: Id, email: z.email() }),
+  /** `userId` null: the owner of the address, through a link Roster mailed, without an account (`mail.blocked`). */
+  actor: z.strictObject({ userId: z.nullable(Id), email: z.email() }),
   target: z.strictObject({
     type: z.enum(AUDIT_TARGETS),
     id: Id,

@@ -77,7 +77,7 @@ describe('POST /api/teams/{slug}/invites/bulk', () => {
     expect([...(await mailsFor(pending.map((i) => i.uuid))).values()]).toEqual([1, 1]);
   });
 
-  it('re-invites an address with a pending invite: the same invite, a new role, a second e-mail', async () => {
+  it('re-invites an address with a pending invite: the same invite, a new role, no second e-mail (resend mails again)', async () => {
     const owner = await signUp(api);
     const { slug } = await createTeam(api, owner);
     const email = freshEmail('again');
@@ -89,7 +89,7 @@ describe('POST /api/teams/{slug}/invites/bulk', () => {
     ]);
     const after = await pendingOf(owner, slug);
     expect(after).toEqual([res.body.data[0].invite]);
-    expect([...(await mailsFor([before?.uuid as string])).values()]).toEqual([2]);
+    expect([...(await mailsFor([before?.uuid as string])).values()]).toEqual([1]);
   });
 
   it('refuses the whole request only for a list that is not 1 to 100 rows (400, 422), writing nothing', async () => {

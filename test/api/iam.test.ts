@@ -247,6 +247,14 @@ describe('IAM grants cover what every function does', () => {
     await call('GET', `/verify?token=${verification}`);
     await call('GET', `/reset?token=${recovery}`);
     await call('GET', '/assets/page.css');
+    // The "no more" link of invitations: its page, then the one-click POST (a block and the team's audit entry).
+    const stop = await issueToken(db(), { purpose: 'unsubscribe', email: freshEmail('unwilling'), teamId: kept.id }, new Date());
+    expect((await call('GET', `/unsubscribe?token=${stop}`)).status).toBe(200);
+    const oneClick = await api.call('POST', `/unsubscribe?token=${stop}`, {
+      raw: 'List-Unsubscribe=One-Click',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(String(oneClick.body)).toContain('gets no more invitations');
     const invitee = await call('POST', '/api/auth/signup', undefined, {
       email: inviteeEmail,
       password: 'an invited passphrase',

@@ -33,7 +33,7 @@ describe('routing', () => {
     expect(page.headers.get('allow')).toBe('GET');
   });
 
-  it("asks every route but sign-up, sign-in, refresh, the mailed links' (verify, recover, reset), the JWKS and discovery documents, the documentation and the pages for a token (401 with WWW-Authenticate)", async () => {
+  it("asks every route but sign-up, sign-in, refresh, the mailed links' (verify, recover, reset, unsubscribe), the JWKS and discovery documents, the documentation and the pages for a token (401 with WWW-Authenticate)", async () => {
     for (const route of ROUTES.filter((r) => r.auth)) {
       const path = route.path
         .replace('{slug}', 'acme')
@@ -72,6 +72,8 @@ describe('routing', () => {
       'page-invite',
       'page-verify',
       'page-reset',
+      'page-unsubscribe',
+      'unsubscribe',
       'page-assets',
     ]);
   });

@@ -39,6 +39,7 @@ const invitation = (over: Partial<InvitationData> = {}): InvitationData => ({
   role: 'ADMIN',
   expiresAt: '2026-01-09T14:05:00.000Z',
   link: LINK,
+  unsubscribe: 'https://roster.example.com/unsubscribe?token=stop',
   ...over,
 });
 
@@ -365,17 +366,18 @@ describe('choosing the transport', () => {
     expect(() => createMailer({ ...base, transport: 'pigeon' })).toThrow(/MAIL_TRANSPORT/u);
   });
 
-  it('the log transport writes recipient, subject and link', async () => {
+  it('the log transport writes recipient, subject, links and the List-Unsubscribe link', async () => {
     // Log lines are JSON written to stdout as they are (lib/core/log.ts).
     const info = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     try {
-      await logMailer({ from: FROM }).send(message());
+      await logMailer({ from: FROM }).send({ ...message(), unsubscribe: 'https://roster.example.com/unsubscribe?token=stop' });
       const line = JSON.parse(String(info.mock.calls.at(-1)?.[0])) as Record<string, unknown>;
       expect(line).toMatchObject({
         to: 'bob@example.com',
         subject: 'Ann Lee invited you to join Acme on Roster',
         messageId: `<invite.${UUID}.1@roster.example.com>`,
-        links: [LINK],
+        links: [LINK, 'https://roster.example.com/unsubscribe?token=…'],
+        listUnsubscribe: 'https://roster.example.com/unsubscribe?token=…',
       });
     } finally {
       info.mockRestore();
@@ -412,6 +414,22 @@ describe('SES transport', () => {
         },
       },
     });
+  });
+
+  it("adds RFC 8058's List-Unsubscribe and List-Unsubscribe-Post headers for a message's one-click link", () => {
+    const stop = 'https://roster.example.com/unsubscribe?token=stop';
+    expect(sesSendEmailInput({ ...message(), unsubscribe: stop }, FROM).Content?.Simple?.Headers).toEqual([
+      { Name: 'X-Roster-Message-Id', Value: `<invite.${UUID}.1@roster.example.com>` },
+      { Name: 'List-Unsubscribe', Value: `<${stop}>` },
+      { Name: 'List-Unsubscribe-Post', Value: 'List-Unsubscribe=One-Click' },
+    ]);
+    // A link that could carry a header of its own, or is not a web link, is refused before sending.
+    for (const bad of [
+      'https://roster.example.com/unsubscribe?token=a\r\nBcc: x@evil.example',
+      'mailto:stop@roster.example.com',
+      'javascript:alert(1)',
+    ])
+      expect(() => sesSendEmailInput({ ...message(), unsubscribe: bad }, FROM)).toThrow(MailRefusedError);
   });
 
   it('sends through the configuration set when one is set (bounces and complaints come back only then), and names none otherwise', async () => {
@@ -503,6 +521,16 @@ describe('SMTP transport against a real SMTP server', () => {
     expect(parsed.text).toContain('Friday, 9 January 2026, 14:05 UTC');
     expect(parsed.html).toContain(`href="${LINK}"`);
     expect(parsed.html).toContain('Zoë &amp; &lt;Co&gt;');
+  });
+
+  it("sends a one-click link as RFC 8058's List-Unsubscribe and List-Unsubscribe-Post headers", async () => {
+    const stop = 'https://roster.example.com/unsubscribe?token=stop';
+    await mailer().send({ ...message({ messageId: `invite.${UUID}.4` }), unsubscribe: stop });
+    const parsed = await simpleParser(received.at(-1)?.raw ?? '');
+    // The raw lines: mailparser folds List-* headers into a structured `list` of its own.
+    const line = (key: string) => parsed.headerLines.find((h) => h.key === key)?.line;
+    expect(line('list-unsubscribe')).toBe(`List-Unsubscribe: <${stop}>`);
+    expect(line('list-unsubscribe-post')).toBe('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
   });
 
   it.each(REFUSED)('refuses %s before the server sees anything', async (_, over) => {

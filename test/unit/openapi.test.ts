@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { requestOf } from '#lib/http/requests.ts';
+import { requestOf } from '#lib/http/request-schemas.ts';
 import { ROUTES, type Route, type RouteName } from '#lib/http/routes.ts';
 import { buildDocument } from '#lib/openapi/document.ts';
 import { AUTH_OPERATIONS } from '#lib/openapi/operations-auth.ts';
 import { GOTRUE_OPERATIONS } from '#lib/openapi/operations-gotrue.ts';
 import { INVITE_OPERATIONS } from '#lib/openapi/operations-invites.ts';
+import { OPERATIONS } from '#lib/openapi/operations.ts';
 import { TEAM_OPERATIONS } from '#lib/openapi/operations-teams.ts';
 
 /**
@@ -17,7 +18,7 @@ interface Operation {
   operationId: string;
   security: unknown[];
   parameters?: { name: string; in: string; required: boolean }[];
-  requestBody?: unknown;
+  requestBody?: { content?: Record<string, unknown> };
   responses: Record<string, unknown>;
 }
 type Document = { paths: Record<string, Record<string, Operation>> };
@@ -57,9 +58,15 @@ describe('openapi.json', () => {
 
   it.each(routes)('$name: request body, path parameters, security, success and 500', (route) => {
     const operation = operationOf(route);
-    const hasBody = operation.requestBody !== undefined;
-    expect(hasBody, 'a requestBody exactly when REQUESTS has a body schema').toBe(requestOf(route.name as RouteName).body !== undefined);
-    expect(hasBody, 'a requestBody exactly when the route table says the route reads a body').toBe(route.body);
+    const hasBody = operation.requestBody?.content?.['application/json'] !== undefined;
+    expect(hasBody, 'a JSON requestBody exactly when REQUESTS has a body schema').toBe(
+      requestOf(route.name as RouteName).body !== undefined,
+    );
+    expect(hasBody, 'a JSON requestBody exactly when the route table says the route reads a body').toBe(route.body);
+    // A form body (the pages' POST) exactly when its operation describes one.
+    expect(operation.requestBody?.content?.['application/x-www-form-urlencoded'] !== undefined).toBe(
+      (OPERATIONS[route.name as RouteName] as { form?: unknown }).form !== undefined,
+    );
     const inPath = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => name);
     const documented = (operation.parameters ?? []).filter((p) => p.in === 'path');
     expect(documented.map((p) => p.name)).toEqual(inPath);

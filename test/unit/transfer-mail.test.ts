@@ -18,6 +18,7 @@ const data = (over: Partial<TransferData> = {}): TransferData => ({
   expiresAt: '2026-01-09T14:05:00.000Z',
   acceptUrl: ACCEPT,
   declineUrl: DECLINE,
+  unsubscribe: 'https://roster.example.com/unsubscribe?token=stop',
   ...over,
 });
 
@@ -27,7 +28,7 @@ describe('transfer e-mail', () => {
     expect(transferEndpoint('acme', 'decline', 'https://roster.example.com')).toBe(DECLINE);
   });
 
-  it('says who proposes what, the roles after, the expiry and where to answer, in every part; no link to open', () => {
+  it('says who proposes what, the roles after, the expiry and where to answer, in every part; the only link stops such mail', () => {
     const r = renderTransfer(data(), undefined);
     expect(r.subject).toBe('Ada Lovelace proposes to make you an owner of Acme on Roster');
     for (const part of [r.text, r.html]) {
@@ -37,8 +38,10 @@ describe('transfer e-mail', () => {
       expect(part).toContain(`POST ${ACCEPT}`);
       expect(part).toContain(`POST ${DECLINE}`);
     }
-    // A browser's GET of an API endpoint is a 405: the HTML names them, it does not link them.
-    expect(r.html).not.toContain('href=');
+    // A browser's GET of an API endpoint is a 405: the HTML names them, it does not link them. Its
+    // one link is the recipient's "no more" (lib/mail/blocks.ts).
+    expect([...r.html.matchAll(/href="([^"]*)"/gu)].map((m) => m[1])).toEqual(['https://roster.example.com/unsubscribe?token=stop']);
+    expect(r.text).toContain('https://roster.example.com/unsubscribe?token=stop');
     expect(() => checkMessage({ to: 'grace@example.com', ...r, messageId: 'transfer.1' })).not.toThrow();
   });
 

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Sign up
-         * @description Creates an account and signs it in: the answer is the same `data.session` as sign-in. The e-mail is trimmed and lowercased; the 10,000 most common passwords are refused. A link to confirm the address is mailed (`email_confirmed_at` stays null until it is used). With `inviteToken`, the token of an invitation e-mail's link sent to this same address, the account is created confirmed and no link is mailed; a token that does not fit is ignored.
+         * @description Creates an account and signs it in: the answer is the same `data.session` as sign-in. The e-mail is trimmed and lowercased; the 10,000 most common passwords are refused. A link to confirm the address is mailed (`email_confirmed_at` stays null until it is used). With `inviteToken`, the token of an invitation e-mail's link sent to this same address, the account is created confirmed and no link is mailed; a token that does not fit is ignored. A deployment with `CONCEAL_ACCOUNTS=true` answers 201 `{ session: null, user }` instead, for a new address and for one an account holds alike (never 409): the account signs in once its address is confirmed, and the owner of an address in use is mailed instead.
          */
         post: operations["auth-signup"];
         delete?: never;
@@ -534,7 +534,7 @@ export interface paths {
         put?: never;
         /**
          * Nominate a member as owner
-         * @description OWNER only. Proposes to hand the caller's ownership to another member (`memberId`, the id `GET /api/teams/{slug}/members` lists): on acceptance the nominee becomes OWNER and the caller ADMIN. A team has at most one open transfer: a new nomination replaces it. It can be accepted for 7 days. The nominee is told by e-mail, which counts against the team's hourly mail allowance like an invitation (429). Nominating yourself or an OWNER is 422 on `memberId`; 409 `conflict` when the nominee's role or yours changed meanwhile.
+         * @description OWNER only. Proposes to hand the caller's ownership to another member (`memberId`, the id `GET /api/teams/{slug}/members` lists): on acceptance the nominee becomes OWNER and the caller ADMIN. A team has at most one open transfer: a new nomination replaces it. It can be accepted for 7 days. The nominee is told by e-mail, which counts against the team's hourly mail allowance and the nominee's address's like an invitation (one a minute, 3 an hour, 10 a day with invitations: 429); a nominee who said no to the team's mail is nominated but not mailed. Nominating yourself or an OWNER is 422 on `memberId`; 409 `conflict` when the nominee's role or yours changed meanwhile.
          */
         post: operations["transfer-create"];
         /**
@@ -602,7 +602,7 @@ export interface paths {
         put?: never;
         /**
          * Invite someone
-         * @description OWNER or ADMIN (an ADMIN cannot invite an OWNER), with a confirmed e-mail address (403 `email_not_verified`; setting INVITES_REQUIRE_VERIFIED_EMAIL). Inviting an address that has a pending invite updates that invite. An e-mail goes to the address; each team may send 50 an hour and each user 100 an hour across all teams (429). Only e-mails sent count: a refused invite (409, 422) spends nothing. An address whose mail bounced for good or was marked as spam is refused with 422 on `email`.
+         * @description OWNER or ADMIN (an ADMIN cannot invite an OWNER), with a confirmed e-mail address (403 `email_not_verified`; setting INVITES_REQUIRE_VERIFIED_EMAIL). Inviting an address that has a pending invite updates that invite and mails nothing (resend mails it again). An e-mail goes to the address; each team may send 50 an hour, each user 100 an hour across all teams, and each address may be sent one invitation or nomination a minute, 3 an hour and 10 a day from every sender together (429, with `Retry-After`). Only e-mails sent count: a refused invite (409, 422) spends nothing. An address whose mail bounced for good or was marked as spam, or whose owner asked for no more invitations from this team or from anyone (the e-mails’ “no more” link), is refused with 422 on `email`, one answer for all.
          */
         post: operations["invites-create"];
         delete?: never;
@@ -660,7 +660,7 @@ export interface paths {
         put?: never;
         /**
          * Send an invite again
-         * @description Mails a pending invite again and extends its expiry by 7 days, under the same rights, confirmed-address rule and mail allowances as a new invite. If mail to its address has since bounced for good or been marked as spam, the answer is 422 on `email`, as for a new invite.
+         * @description Mails a pending invite again and extends its expiry by 7 days, under the same rights, confirmed-address rule and mail allowances as a new invite. If mail to its address has since bounced for good or been marked as spam, or its owner said no to this team, the answer is 422 on `email`, as for a new invite.
          */
         post: operations["invites-resend"];
         delete?: never;
@@ -760,7 +760,7 @@ export interface paths {
         put?: never;
         /**
          * Sign up (GoTrue)
-         * @description As `POST /api/auth/signup`: the account is created and signed in at once (its address unconfirmed until the mailed link is used); `data.firstName` and `data.lastName` are its names (empty without them), the rest of `data` its user_metadata. Answers the session, bare.
+         * @description As `POST /api/auth/signup`: the account is created and signed in at once (its address unconfirmed until the mailed link is used); `data.firstName` and `data.lastName` are its names (empty without them), the rest of `data` its user_metadata. Answers the session, bare; with `CONCEAL_ACCOUNTS=true`, the user alone (as GoTrue does when confirmations come first), for a new address and for one an account holds alike (never `user_already_exists`).
          */
         post: operations["gotrue-signup"];
         delete?: never;
@@ -987,6 +987,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The page behind the "no more" link of invitations and nominations
+         * @description With the e-mail's live `token`: names the address and the team, and offers two buttons, no more invitations or ownership proposals from this team, or from anyone on Roster (each posts to `POST /unsubscribe`). Any other link answers 200 with one page saying the link cannot be used. Showing it changes nothing: mail scanners follow links.
+         */
+        get: operations["page-unsubscribe"];
+        put?: never;
+        /**
+         * Stop invitations and nominations to an address (one click)
+         * @description The `token` of the e-mail's link in the query. A form body: `scope=team` or `scope=everyone` (the page's buttons), or RFC 8058's `List-Unsubscribe=One-Click` (a mail client's unsubscribe button: this team). Blocks invitations and ownership nominations to the address from the team, or from every team, and writes a `mail.blocked` entry in the team's audit log; a block already in place changes nothing. An invite to a blocked address answers 422 as one to a suppressed address does. Answers a page saying what stopped; a link that cannot be used, the page saying so, and a body that asks for nothing, the page with the buttons again.
+         */
+        post: operations["unsubscribe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/assets/{asset}": {
         parameters: {
             query?: never;
@@ -1073,6 +1097,11 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        ConcealedSignUp: {
+            session: null;
+            user: components["schemas"]["User"];
+        };
+        SignUpAnswer: components["schemas"]["AuthSession"] | components["schemas"]["ConcealedSignUp"];
         AuthSession: {
             session: {
                 access_token: string;
@@ -1174,9 +1203,9 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             /** @enum {string} */
-            action: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted";
+            action: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted";
             actor: {
-                userId: number;
+                userId: number | null;
                 /** Format: email */
                 email: string;
             };
@@ -1201,7 +1230,7 @@ export interface components {
             id: number;
             /** Format: uri */
             url: string;
-            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted")[];
+            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted")[];
             createdBy: {
                 userId: number;
             };
@@ -1212,7 +1241,7 @@ export interface components {
             id: number;
             /** Format: uri */
             url: string;
-            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted")[];
+            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted")[];
             createdBy: {
                 userId: number;
             };
@@ -1224,7 +1253,7 @@ export interface components {
             id: string;
             eventId: string;
             /** @enum {string} */
-            event: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted";
+            event: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted";
             attempt: number;
             replay: boolean;
             succeeded: boolean;
@@ -1303,6 +1332,7 @@ export interface components {
             refresh_token: string;
             user: components["schemas"]["GoTrueUser"];
         };
+        GoTrueSignUpAnswer: components["schemas"]["GoTrueSession"] | components["schemas"]["GoTrueUser"];
         GoTrueSettings: {
             external: {
                 [key: string]: boolean;
@@ -1662,7 +1692,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["AuthSession"];
+                        data: components["schemas"]["SignUpAnswer"];
                     };
                 };
             };
@@ -3935,7 +3965,7 @@ export interface operations {
                 limit?: number;
                 /** @description Where the page starts: copy it from the previous page's `Link` header. */
                 cursor?: string;
-                action?: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted";
+                action?: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted";
             };
             header?: never;
             path: {
@@ -4181,7 +4211,7 @@ export interface operations {
                  */
                 "application/json": {
                     url: string;
-                    events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted")[];
+                    events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted")[];
                 };
             };
         };
@@ -6966,7 +6996,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GoTrueSession"];
+                    "application/json": components["schemas"]["GoTrueSignUpAnswer"];
                 };
             };
             /** @description `validation_failed`, `bad_json` */
@@ -8053,6 +8083,113 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    "page-unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page behind the "no more" link of invitations and nominations */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    unsubscribe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @enum {string} */
+                    scope?: "team" | "everyone";
+                    /** @constant */
+                    "List-Unsubscribe"?: "One-Click";
+                };
+                "multipart/form-data": {
+                    /** @enum {string} */
+                    scope?: "team" | "everyone";
+                    /** @constant */
+                    "List-Unsubscribe"?: "One-Click";
+                };
+            };
+        };
+        responses: {
+            /** @description Stop invitations and nominations to an address (one click) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
                 };
             };
         };

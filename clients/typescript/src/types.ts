@@ -34,7 +34,9 @@ export type ErrorCode = {
 
 type OperationId = keyof operations;
 /** The JSON body an operation takes. */
-export type BodyOf<K extends OperationId> = NonNullable<operations[K]['requestBody']>['content']['application/json'];
+export type BodyOf<K extends OperationId> = NonNullable<operations[K]['requestBody']>['content'] extends { 'application/json': infer B }
+  ? B
+  : never;
 /** The query parameters an operation takes. */
 export type QueryOf<K extends OperationId> = NonNullable<operations[K]['parameters']['query']>;
 

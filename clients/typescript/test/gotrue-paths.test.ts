@@ -12,7 +12,8 @@ describe('the /auth/v1 paths, typed from the exported `paths`', () => {
     const email = `${unique('gt')}@example.com`;
     const signup = await gotrue.POST('/auth/v1/signup', { body: { email, password: PASSWORD, data: { firstName: 'Gia', plan: 'pro' } } });
     expect(signup.response.status).toBe(200);
-    expect(signup.data?.user.email).toBe(email);
+    // The session and its user (a deployment concealing accounts would answer the user alone).
+    expect(signup.data && 'user' in signup.data ? signup.data.user.email : undefined).toBe(email);
 
     const token = await gotrue.POST('/auth/v1/token', {
       params: { query: { grant_type: 'password' } },

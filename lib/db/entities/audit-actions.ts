@@ -11,6 +11,7 @@ export const AUDIT_ACTIONS = [
   'invite.deleted',
   'invite.accepted',
   'invite.declined',
+  'mail.blocked',
   'transfer.created',
   'transfer.accepted',
   'transfer.declined',

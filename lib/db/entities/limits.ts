@@ -4,7 +4,9 @@ import { KEYS, TTL_ATTRIBUTE } from './table.ts';
 /**
  * What a rate-limit item counts: a token bucket (sign-in and sign-up per address, password change
  * per user, invitation mail per team and per inviting user, webhook replays per team, account mail
- * per e-mail address and per user, reset requests per address), one account's failed password attempts of the last hour from every network (`account`),
+ * per e-mail address and per user, reset requests per address; per recipient address: the gap
+ * between two mails of a kind, and invitations and nominations per hour and per day), one
+ * account's failed password attempts of the last hour from every network (`account`),
  * or one account's consecutive failures from one source network (`account-net`).
  */
 export const LIMIT_SCOPES = [
@@ -17,6 +19,9 @@ export const LIMIT_SCOPES = [
   'address-mail',
   'user-account-mail',
   'recover-ip',
+  'recipient-gap',
+  'recipient-unsolicited-hour',
+  'recipient-unsolicited-day',
   'account',
   'account-net',
 ] as const;

@@ -26,3 +26,29 @@ export const mailSuppression = (config?: EntityConfiguration) =>
     },
     config,
   );
+
+/**
+ * What the owner of an address asked not to be sent any more (lib/mail/blocks.ts): invitations and
+ * ownership nominations from the teams in `teams`, or from every team (`everyone`). Set from the
+ * one-click link of those e-mails. One item per address, keyed like the suppression item, so an
+ * invite reads both in the BatchGetItem it makes anyway. No TTL: it stays until its owner's word
+ * is withdrawn by an operator (docs/mail.md).
+ */
+export const mailBlock = (config?: EntityConfiguration) =>
+  new Entity(
+    {
+      model: { entity: 'mailBlock', version: '1', service: 'roster' },
+      attributes: {
+        email: { type: 'string', required: true, readOnly: true },
+        /** The teams (ids) whose invitations and nominations the address no longer gets. */
+        teams: { type: 'set', items: 'number' },
+        /** No invitation or nomination from any team. */
+        everyone: { type: 'boolean' },
+        updatedAt: { type: 'string', required: true },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['email'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );

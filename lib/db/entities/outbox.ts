@@ -32,6 +32,11 @@ export const OUTBOX_KINDS = [
   'email_change',
   'email_change_notice',
   'transfer',
+  /**
+   * With CONCEAL_ACCOUNTS: a sign-up or an e-mail change asked for an address an account holds;
+   * its owner is told instead of the asker (lib/identity/conceal.ts). Looked up when sent, as `recovery`.
+   */
+  'address_in_use',
 ] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 

@@ -128,12 +128,12 @@ export const refreshToken = (config?: EntityConfiguration) =>
   );
 
 /** What a mailed link proves and what it may do (lib/auth/account-tokens.ts). */
-export const TOKEN_PURPOSES = ['verification', 'recovery', 'email_change', 'invitation'] as const;
+export const TOKEN_PURPOSES = ['verification', 'recovery', 'email_change', 'invitation', 'unsubscribe'] as const;
 export type TokenPurpose = (typeof TOKEN_PURPOSES)[number];
 
 /**
  * A link Roster mailed (confirm an address, reset a password, confirm an e-mail change, sign up
- * from an invitation), stored only as the SHA-256 hex of its value, which only the e-mail holds.
+ * from an invitation, stop a team's invitations), stored only as the SHA-256 hex of its value, which only the e-mail holds.
  * Made by the mailer when it sends (lib/mail/outbox.ts), so no raw value is ever stored; used up by
  * a conditional delete in the transaction of the change it allows.
  */
@@ -150,6 +150,8 @@ export const accountToken = (config?: EntityConfiguration) =>
         userUuid: { type: 'string', readOnly: true },
         /** The invitation whose e-mail carried it (purpose `invitation`). */
         inviteUuid: { type: 'string', readOnly: true },
+        /** The team whose invitation or nomination carried it (purpose `unsubscribe`). */
+        teamId: { type: 'number', readOnly: true },
         /** The user's `tokenEpoch` when it was made. */
         epoch: { type: 'number', readOnly: true },
         createdAt: { type: 'string', required: true, readOnly: true },

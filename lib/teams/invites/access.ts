@@ -8,7 +8,8 @@ import type { Read } from '#lib/db/batch-read.ts';
 import type { UserItem } from '#lib/db/items.ts';
 import type { Db } from '#lib/db/service.ts';
 import { limitTeamMail, limitUserInviteMail } from '#lib/limits/mail-allowances.ts';
-import { type BucketToken, giveBack } from '#lib/limits/token-bucket.ts';
+import { takeUnsolicitedMail } from '#lib/limits/recipient-mail.ts';
+import { type BucketToken, allOrNone, giveBack } from '#lib/limits/token-bucket.ts';
 
 /** The caller's own user item, read with the rest of a request's items (never a request of its own). */
 export const ownItem = (db: Db, userUuid: string) => [db.entities.user, { userUuid }] as const satisfies Read;
@@ -31,17 +32,16 @@ export const requireConfirmed = (u: UserItem | null): UserItem => {
 };
 
 /**
- * Takes a token from the team's and the sender's invitation-mail buckets, side by side. If either
- * refuses, the other's token goes back: nothing is sent. Throws 429 or 503.
+ * Takes a token from the team's and the sender's invitation-mail buckets and the recipient's
+ * allowance for invitations (lib/limits/recipient-mail.ts), side by side: all or none, nothing
+ * sent unless all agree. Throws 429 or 503.
  */
-export const takeInviteMail = async (db: Db, teamId: number, userUuid: string, now: Date): Promise<BucketToken[]> => {
-  const taken = await Promise.allSettled([limitTeamMail(db, teamId, now), limitUserInviteMail(db, userUuid, now)]);
-  const refused = taken.find((t) => t.status === 'rejected');
-  const tokens = taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
-  if (!refused) return tokens;
-  await Promise.all(tokens.map((t) => giveBack(db, t)));
-  throw refused.reason;
-};
+export const takeInviteMail = (db: Db, teamId: number, userUuid: string, email: string, now: Date): Promise<BucketToken[]> =>
+  allOrNone(db, [
+    limitTeamMail(db, teamId, now),
+    limitUserInviteMail(db, userUuid, now),
+    takeUnsolicitedMail(db, 'invitation', email, now),
+  ]);
 
 /**
  * Runs the transaction that writes the invitation's outbox message. Only mail sent counts: when

@@ -15,6 +15,9 @@ import type { InviteItem, MembershipItem, TeamItem, UserItem } from '#lib/db/ite
 import type { Db, Tx } from '#lib/db/service.ts';
 import { commit, named, write } from '#lib/db/transactions.ts';
 import { auditActor, audited, changed } from '#lib/events/audit.ts';
+import { UNSOLICITED_SPENT } from '#lib/limits/recipient-mail.ts';
+import { type BucketToken, giveBack } from '#lib/limits/token-bucket.ts';
+import { blockOf, blocks } from '#lib/mail/blocks.ts';
 import { suppressedError, suppressionOf } from '#lib/mail/suppression.ts';
 import type { InviteInput } from '#lib/wire/schemas.ts';
 import { ownItem, requireConfirmed, requireInviteManager, sendingOnly, takeInviteMail } from './access.ts';
@@ -73,14 +76,14 @@ export interface Inviter {
   actor: Actor;
   /** The caller's user item, its address confirmed: each invite's `invitedBy`. */
   sender: UserItem;
-  /** The addresses asked about that Roster no longer mails (lib/mail/suppression.ts). */
+  /** The addresses asked about that Roster no longer mails (lib/mail/suppression.ts), or whose owners said no to this team (lib/mail/blocks.ts). */
   suppressed: ReadonlySet<string>;
 }
 
 /**
  * Who may invite into this team, checked once for a request: the team, the caller's membership
- * (OWNER or ADMIN) and user item (a confirmed address), and the suppression item of each of
- * `emails`, in requireMember's two BatchGetItems (the second one per 100 keys). Throws
+ * (OWNER or ADMIN) and user item (a confirmed address), and the suppression and block items of
+ * each of `emails`, in requireMember's two BatchGetItems (the second one per 100 keys). Throws
  * `not_found`, `forbidden`, `email_not_verified`.
  */
 export const inviterOf = async (db: Db, claims: Claims, slug: string, emails: readonly string[]): Promise<Inviter> => {
@@ -88,24 +91,32 @@ export const inviterOf = async (db: Db, claims: Claims, slug: string, emails: re
     team,
     me,
     actor,
-    also: [sender, ...suppressions],
-  } = await requireInviteManager(db, claims, slug, (a) => [ownItem(db, a.userUuid), ...emails.map((e) => suppressionOf(db, e))] as const);
+    also: [sender, ...perAddress],
+  } = await requireInviteManager(
+    db,
+    claims,
+    slug,
+    (a) => [ownItem(db, a.userUuid), ...emails.flatMap((e) => [suppressionOf(db, e), blockOf(db, e)])] as const,
+  );
+  // Two items per address: its suppression, then its block.
+  const refused = (n: number) => perAddress[2 * n] != null || blocks(perAddress[2 * n + 1] as Parameters<typeof blocks>[0], team.teamId);
   return {
     team,
     me,
     actor,
     sender: requireConfirmed(sender),
-    suppressed: new Set(emails.filter((_, n) => suppressions[n])),
+    suppressed: new Set(emails.filter((_, n) => refused(n))),
   };
 };
 
 /**
  * Invites one address as `inviter`, from its first look. If that address already has a pending
- * invite to this team, it is updated (role, expiry, inviter) instead: one pending invite per
- * address and team, kept by the pendingInvite claim item. Inviting a current member is refused by
- * a condition on their membership key inside the same transaction. The team's and the sender's
- * mail allowances are charged only after every check that needs no transaction, and given back
- * when the transaction is refused: a 409 spends nothing. `idAt`: the millisecond its id is drawn
+ * invite to this team, it is updated (role, expiry, inviter) instead, and nothing is mailed (the
+ * resend route mails again): one pending invite per address and team, kept by the pendingInvite
+ * claim item. Inviting a current member is refused by a condition on their membership key inside
+ * the same transaction. A new invite's mail allowances (the team's, the sender's, the
+ * recipient's) are charged only after every check that needs no transaction, and given back when
+ * the transaction is refused: a 409 spends nothing. `idAt`: the millisecond its id is drawn
  * at. Returns the invite as written. Throws `already_member`, `rate_limited`, `conflict`.
  */
 const inviteOne = async (
@@ -125,7 +136,17 @@ const inviteOne = async (
   // member by definition (and a transaction may not check one item twice).
   const { inviteeUuid } = firstLook;
   if (inviteeUuid === actor.userUuid) throw new AppError('already_member');
-  const tokens = await takeInviteMail(db, t.teamId, actor.userUuid, now);
+  // A new invite takes the mail allowances first. A re-invite (an invite still pending) changes
+  // it and mails nothing: only an explicit resend mails again. Taken or given back below when a
+  // retry finds the other case.
+  const tokens: BucketToken[] = [];
+  const take = async () => {
+    if (tokens.length === 0) tokens.push(...(await takeInviteMail(db, t.teamId, actor.userUuid, input.email, now)));
+  };
+  const release = async () => {
+    await Promise.all(tokens.splice(0).map((token) => giveBack(db, token)));
+  };
+  if (!firstLook.pending) await take();
   const notMember = (tx: Tx) =>
     inviteeUuid
       ? [
@@ -146,20 +167,21 @@ const inviteOne = async (
         if (lookAgain) found = await lookUpPending(db, t.teamId, input.email);
         const { claimed, pending } = found;
         if (pending) {
-          // Re-invite: refresh the pending invite the claim points at, and the claim's TTL with it.
+          // Re-invite: refresh the pending invite the claim points at, and the claim's TTL with it; no mail.
+          await release();
           written = { ...pending, ...changes, status: 'PENDING' };
           const renewed = changed({ role: pending.role, expiresAt: pending.expiresAt }, { role: input.role, expiresAt: changes.expiresAt });
           return write(db, (tx) => [
             named('notMember', ...notMember(tx)),
             named('actorRole', actorStillHolds(tx, me)),
             named('pending', ...renewPending(tx, pending, changes)),
-            named('mail', mailFor(tx, 'invitation', pending.inviteUuid, now)),
             named(
               'audit',
               audited(tx, { teamId: t.teamId, action: 'invite.created', actor: by, target: inviteTarget(pending), changes: renewed }, now),
             ),
           ]);
         }
+        await take();
         const created: InviteItem = {
           inviteUuid: randomUUID(),
           inviteId: newId(idAt),
@@ -272,7 +294,9 @@ export const inviteEach = async (
         // costing a transaction, and the invites now list in row order.
         outcomes[n] = { invite: await inviteOne(db, inviter, input, look, now, new Date(now.getTime() + n)) };
       } catch (error) {
-        if (error instanceof AppError && error.code === 'rate_limited') spent ??= error;
+        // The team's or the sender's allowance spent stays so for the rest of the request; one
+        // recipient's says nothing about the next row's.
+        if (error instanceof AppError && error.code === 'rate_limited' && error.message !== UNSOLICITED_SPENT) spent ??= error;
         outcomes[n] = { error };
       }
     },

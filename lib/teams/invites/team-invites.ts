@@ -11,6 +11,7 @@ import { cursorAfter, queryPage } from '#lib/db/pages.ts';
 import type { Db } from '#lib/db/service.ts';
 import { commit, named, write } from '#lib/db/transactions.ts';
 import { auditActor, audited } from '#lib/events/audit.ts';
+import { blockOf, blocks } from '#lib/mail/blocks.ts';
 import { suppressedError, suppressionOf } from '#lib/mail/suppression.ts';
 import { type InviteView, inviteView } from '#lib/wire/views.ts';
 import { ownItem, requireConfirmed, requireInviteManager, sendingOnly, takeInviteMail } from './access.ts';
@@ -82,7 +83,7 @@ export const resendInvite = async (db: Db, claims: Claims, slug: string, inviteI
     me,
     actor,
     page,
-    also: [sender, suppressed],
+    also: [sender, suppressed, block],
   } = await pageThenMember(
     db,
     slug,
@@ -91,15 +92,15 @@ export const resendInvite = async (db: Db, claims: Claims, slug: string, inviteI
       const found = await teamInviteById(db, teamId, inviteId, ['PENDING', 'EXPIRED']);
       return new Page(found ? [found] : [], null);
     },
-    (items, a) => [ownItem(db, a.userUuid), ...items.map((i) => suppressionOf(db, i.email))] as const,
+    (items, a) => [ownItem(db, a.userUuid), ...items.flatMap((i) => [suppressionOf(db, i.email), blockOf(db, i.email)])] as const,
   );
   if (!canManageInvites(me.role)) throw new AppError('forbidden');
   const found = page.items[0];
   if (!found) throw notFound(NOT_FOUND);
   if (!canInviteAs(me.role, found.role)) throw new AppError('forbidden', 'Only an owner can resend an invite as owner.');
   requireConfirmed(sender);
-  if (suppressed) throw suppressedError();
-  const tokens = await takeInviteMail(db, t.teamId, actor.userUuid, now);
+  if (suppressed || blocks(block as Parameters<typeof blocks>[0], t.teamId)) throw suppressedError();
+  const tokens = await takeInviteMail(db, t.teamId, actor.userUuid, found.email, now);
   const expires = addDays(now, config.inviteDays);
   await sendingOnly(db, tokens, () =>
     commit(

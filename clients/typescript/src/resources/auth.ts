@@ -3,11 +3,16 @@ import { RosterError } from '../errors.js';
 import { type BodyOf, type QueryOf, type Session, type SessionInfo, type User, type WriteOptions, idempotencyHeader } from '../types.js';
 
 export const authResource = ({ api, anonymous, call, session }: Caller) => ({
-  /** Creates an account and signs it in; the client keeps the session. */
-  async signUp(body: BodyOf<'auth-signup'>): Promise<Session> {
+  /**
+   * Creates an account and signs it in; the client keeps the session. A deployment that conceals
+   * accounts (`CONCEAL_ACCOUNTS=true`) signs no one in here: the answer is null, and the user
+   * signs in once the address is confirmed.
+   */
+  async signUp(body: BodyOf<'auth-signup'>): Promise<Session | null> {
     const { data } = await anonymous(() => api.POST('/api/auth/signup', { body }));
-    session.set(data.data.session);
-    return data.data.session;
+    const signedIn = 'session' in data.data && data.data.session ? data.data.session : null;
+    if (signedIn) session.set(signedIn);
+    return signedIn;
   },
 
   /** Signs in; the client keeps the session. */

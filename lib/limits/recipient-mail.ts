@@ -1,0 +1,82 @@
+import { config } from '#lib/core/config.ts';
+import { AppError } from '#lib/core/errors.ts';
+import type { OutboxKind } from '#lib/db/entities/outbox.ts';
+import type { Db } from '#lib/db/service.ts';
+import { accountSubject } from './account-key.ts';
+import { type BucketSettings, type BucketToken, type Take, takeTokens } from './token-bucket.ts';
+
+/**
+ * Allowances per recipient (docs/mail.md, "Allowances"), whoever causes the mail: keyed by the
+ * address as sign-up normalises it, hashed (account-key.ts), never by an account or a team, so
+ * that deleting an account and signing up again, or asking from other accounts and teams, starts
+ * nothing afresh.
+ * - Every kind: one e-mail of the kind per RECIPIENT_MAIL_GAP_SECONDS at most.
+ * - Mail the recipient did not ask for (invitations, ownership nominations): a few per hour and
+ *   per day from every sender together. The request that causes one is charged (its sender, a
+ *   confirmed member, gets the 429: it tells nothing about any account).
+ * - Account mail (confirmations, resets, address changes and their notices): a few per hour. The
+ *   mailer is charged as it sends (lib/mail/outbox.ts), never the request: a request about an
+ *   address then answers, writes and takes the same whether or not an account has it.
+ */
+
+/** The kinds of mail the recipient did not ask for. */
+export type UnsolicitedKind = Extract<OutboxKind, 'invitation' | 'transfer'>;
+/** The kinds of account mail: each about the recipient's own (or claimed) address. */
+export type AccountKind = Extract<
+  OutboxKind,
+  'verification' | 'confirmation' | 'recovery' | 'email_change' | 'email_change_notice' | 'address_in_use'
+>;
+
+const hourly = (n: number): BucketSettings => ({ burst: n, refill: n, refillSeconds: 3600 });
+
+/** Account e-mails one address may be sent per hour. */
+export const ADDRESS_MAIL_LIMITS: BucketSettings = hourly(config.accountMailsPerAddressHour);
+
+/** A confirmation link sent again by address is a confirmation link: one gap for both. */
+const gapKind = (kind: UnsolicitedKind | AccountKind): string => (kind === 'confirmation' ? 'verification' : kind);
+
+const gap = (kind: UnsolicitedKind | AccountKind, subject: string): Take[] =>
+  config.recipientMailGapSeconds > 0
+    ? [
+        {
+          scope: 'recipient-gap',
+          subject: `${gapKind(kind)}-${subject}`,
+          settings: { burst: 1, refill: 1, refillSeconds: config.recipientMailGapSeconds },
+        },
+      ]
+    : [];
+
+/** What a sender is told when the recipient's allowance is spent. */
+export const UNSOLICITED_SPENT =
+  'This address has been sent as many invitations and nominations as it may get for now, from all senders together; try again later.';
+
+/**
+ * Takes the recipient's tokens for an invitation or a nomination to `address`: the gap of its kind,
+ * the hour's and the day's. All or none. Throws 429 (with Retry-After and UNSOLICITED_SPENT) or 503.
+ */
+export const takeUnsolicitedMail = async (db: Db, kind: UnsolicitedKind, address: string, now: Date): Promise<BucketToken[]> => {
+  const subject = accountSubject(address);
+  return takeTokens(
+    db,
+    [
+      ...gap(kind, subject),
+      { scope: 'recipient-unsolicited-hour', subject, settings: hourly(config.unsolicitedMailsPerAddressHour) },
+      {
+        scope: 'recipient-unsolicited-day',
+        subject,
+        settings: { burst: config.unsolicitedMailsPerAddressDay, refill: config.unsolicitedMailsPerAddressDay, refillSeconds: 24 * 3600 },
+      },
+    ],
+    now,
+  ).catch((error: unknown) => {
+    throw error instanceof AppError && error.code === 'rate_limited'
+      ? new AppError('rate_limited', UNSOLICITED_SPENT, { headers: error.headers })
+      : error;
+  });
+};
+
+/** Takes the recipient's tokens for an account e-mail to `address`: the gap of its kind and the hour's. Throws 429 or 503. */
+export const takeAccountMail = (db: Db, kind: AccountKind, address: string, now: Date): Promise<BucketToken[]> => {
+  const subject = accountSubject(address);
+  return takeTokens(db, [...gap(kind, subject), { scope: 'address-mail', subject, settings: ADDRESS_MAIL_LIMITS }], now);
+};
