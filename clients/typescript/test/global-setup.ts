@@ -57,6 +57,11 @@ export default async function setup(project: TestProject) {
     // Every test signs up and in from 127.0.0.1: lift the per-address limits, as the server's own tests do.
     RATE_LIMIT_IP_BURST: '100000',
     RATE_LIMIT_IP_REFILL: '100000',
+    // The tests resend, re-invite and nominate within seconds: lift what one address may be sent,
+    // as the server's own tests do (its test/api/recipient-allowances.test.ts tests those limits).
+    RECIPIENT_MAIL_GAP_SECONDS: '0',
+    UNSOLICITED_MAILS_PER_ADDRESS_HOUR: '100000',
+    UNSOLICITED_MAILS_PER_ADDRESS_DAY: '100000',
   };
   // Always a DynamoDB Local of our own, never one named by the caller's environment.
   delete env.DYNAMODB_ENDPOINT;
