@@ -9,7 +9,7 @@ import { ESBUILD, afterBundling } from '#infra/endpoint.ts';
 
 export interface Bundle {
   name: string;
-  /** The function's code as deployed: the bundle, its source map, the route's shipped files, and (for COLD_CACHE=on or both) the compile cache that `-c compileCache=true` ships. */
+  /** The function's code as deployed: the bundle, the route's shipped files, and (for COLD_CACHE=on or both) the compile cache that `-c compileCache=true` ships. */
   dir: string;
   /** The .mjs file. */
   file: string;

@@ -35,7 +35,7 @@ if (!CACHE_MODES.includes(CACHE)) throw new Error(`COLD_CACHE must be one of ${C
 /** Cold runs of a function per round, each with an event of its own (a write cannot be repeated). */
 const PER_ROUND = CACHE === 'both' ? 2 : 1;
 const EVENTS = RUNS * PER_ROUND;
-/** None, as on the stack's functions: the source map ships but is not loaded (infra/endpoint.ts). */
+/** None, as on the stack's functions by default: no source map ships (infra/endpoint.ts, `-c sourceMaps`). */
 const NODE_OPTIONS = '';
 /** COLD_PROFILE=<dir>: each run also writes a V8 CPU profile there (`<function>.<round>.cpuprofile`), to see what a first call pays; its times then include the profiler's cost. */
 const PROFILE_DIR = process.env.COLD_PROFILE;

@@ -81,9 +81,9 @@ const coldSection = (cold: ColdResult): string => {
   return [
     '## 1. Cold start',
     '',
-    `Each function bundled as the stack does (infra/endpoint.ts ESBUILD: minified ESM with source map; the size is the .mjs alone) ` +
+    `Each function bundled as the stack does (infra/endpoint.ts ESBUILD: minified ESM, no source map, as deployed by default; the size is the .mjs) ` +
       "into a directory of its own with the route's shipped files, which the runs get as LAMBDA_TASK_ROOT; " +
-      `then ${cold.runs} fresh Node processes each (${cold.nodeOptions ? `NODE_OPTIONS=${cold.nodeOptions}` : 'no NODE_OPTIONS: the source map ships but is not loaded'}, as deployed), round-robin over the functions: ` +
+      `then ${cold.runs} fresh Node processes each (${cold.nodeOptions ? `NODE_OPTIONS=${cold.nodeOptions}` : 'no NODE_OPTIONS: no source map, as deployed by default'}, as deployed), round-robin over the functions: ` +
       'time to `await import()` the bundle, then its first invocation against DynamoDB Local (a realistic call; the answers are listed). ' +
       'The mailer delivers one new outbox message with the log transport; the key rotation is imported only (its steps need Secrets Manager). ' +
       'The baseline (bench/baseline-handler.ts: Middy, its JSON body parser, an HS256 token checked with jose, zod, one ElectroDB GetItem; ' +

@@ -1,5 +1,6 @@
 import { App } from 'aws-cdk-lib';
-import { rosterStacks } from './stack.ts';
+import { rosterStacks, stageName } from './stack.ts';
 
 // Env-agnostic (no account or region): synth needs no credentials and makes no lookups.
-rosterStacks(new App());
+const app = new App();
+rosterStacks(app, {}, stageName(app.node.tryGetContext('stage')));

@@ -104,9 +104,10 @@ export const ESBUILD = {
   target: 'node24',
   format: 'esm',
   minify: true,
-  // Written beside each bundle, to read a stack trace against, but not loaded at run time:
-  // --enable-source-maps parses the 2.5 MB map on import, some 15 ms of every cold start.
-  sourcemap: true,
+  // None by default (`-c sourceMaps=true` ships one and loads it: EndpointProps.sourceMaps): the
+  // 2.5 MB map would be in every zip, and its `sources` are paths relative to the synth's output
+  // folder, which would give every function a new asset hash from each checkout.
+  sourcemap: false,
   // ESM builds of dependencies first: they tree-shake better than the CommonJS ones.
   mainFields: ['module', 'main'],
   banner: { js: REQUIRE_BANNER },
@@ -197,11 +198,13 @@ export interface EndpointProps {
   readonly tracing?: boolean;
   /** Ship the bundle's V8 compile cache and point Node at it (`-c compileCache=true`; docs/operations.md). */
   readonly compileCache?: boolean;
+  /** Ship the bundle's source map and load it (`-c sourceMaps=true`: NODE_OPTIONS=--enable-source-maps). */
+  readonly sourceMaps?: boolean;
 }
 
 /**
  * One function (a route's, the fallback, or a background one) with the project's defaults: Node 24
- * on ARM, ESM bundle with source maps, JSON logs into its own log group with a retention, and a
+ * on ARM, a minified ESM bundle (no source map unless asked for), JSON logs into its own log group with a retention, and a
  * role that may write only to that log group. Anything else it may touch is granted explicitly
  * with the methods below.
  *
@@ -215,7 +218,16 @@ export class Endpoint extends NodejsFunction {
   constructor(
     scope: Construct,
     id: string,
-    { name, environment = {}, reservedConcurrency, files = [], timeoutSeconds, tracing = false, compileCache = false }: EndpointProps,
+    {
+      name,
+      environment = {},
+      reservedConcurrency,
+      files = [],
+      timeoutSeconds,
+      tracing = false,
+      compileCache = false,
+      sourceMaps = false,
+    }: EndpointProps,
   ) {
     // Made before super() because the function takes them as props; they sit beside it in scope.
     const logGroup = new LogGroup(scope, `${id}Logs`, { retention: LOG_RETENTION });
@@ -231,14 +243,18 @@ export class Endpoint extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: FUNCTION_DEFAULTS.memoryMb,
       timeout: Duration.seconds(timeoutSeconds ?? FUNCTION_DEFAULTS.timeoutSeconds),
-      bundling: { ...BUNDLING, commandHooks: commandHooks(files, compileCache) },
+      bundling: { ...BUNDLING, sourceMap: sourceMaps, commandHooks: commandHooks(files, compileCache) },
       loggingFormat: LoggingFormat.JSON,
       applicationLogLevelV2: ApplicationLogLevel.INFO,
       systemLogLevelV2: SystemLogLevel.WARN,
       logGroup,
       ...(tracing ? { tracing: Tracing.ACTIVE } : {}),
       role,
-      environment: { ...environment, ...(compileCache ? compileCacheEnv() : {}) },
+      environment: {
+        ...environment,
+        ...(compileCache ? compileCacheEnv() : {}),
+        ...(sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
+      },
       ...(reservedConcurrency ? { reservedConcurrentExecutions: reservedConcurrency } : {}),
     });
     logGroup.grantWrite(role);

@@ -44,19 +44,45 @@ export const DATA_STACK_ID = 'RosterData';
 export const STACK_ID = 'Roster';
 
 /** The app: the data stack, and the functions' stack that uses it (infra/app.ts, the tests, the tools). */
-export const rosterStacks = (app: App, props: StackProps = {}): { data: RosterDataStack; api: RosterStack } => {
+/**
+ * A stage's name (`-c stage=NAME`): letters, digits and hyphens, starting with a letter, at most
+ * 20, so that `RosterData-<stage>` and every name derived from a stack's name stay within AWS's
+ * limits. Undefined: the stacks keep their names of before stages (`RosterData`, `Roster`).
+ */
+export const stageName = (raw: unknown): string | undefined => {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !/^[A-Za-z][A-Za-z0-9-]{0,19}$/.test(raw))
+    throw new Error(`context stage must be 1 to 20 letters, digits or hyphens, starting with a letter, not ${JSON.stringify(raw)}`);
+  return raw;
+};
+
+/**
+ * The two stacks of one stage. Every name in them derives from the stack's name (alarms, the
+ * topic, exports) or is CloudFormation's (table, secret, functions, queues, log groups), so stages
+ * deploy side by side in one account and region (docs/operations.md, "Stages"); test/infra/stages.test.ts
+ * synthesizes two into one app.
+ */
+export const rosterStacks = (app: App, props: StackProps = {}, stage?: string): { data: RosterDataStack; api: RosterStack } => {
   // Set before any construct (CDK takes context only on an empty tree), here rather than in
   // cdk.json so that the tests build the same app. A deployment group whose alarms are all
   // removed really loses them (the recommended value since CDK 2.65). Cross-stack references are
   // CloudFormation exports ("strong", CDK's default, said explicitly): the data stack cannot be
-  // deleted, nor an export the functions use changed, while the functions' stack uses it.
-  app.node.setContext('@aws-cdk/aws-codedeploy:removeAlarmsFromDeploymentGroup', true);
-  app.node.setContext('@aws-cdk/core:defaultCrossStackReferences', 'strong');
-  const data = new RosterDataStack(app, DATA_STACK_ID, {
+  // deleted, nor an export the functions use changed, while the functions' stack uses it. A second
+  // stage in the same app finds them set.
+  if (app.node.children.length === 0) {
+    app.node.setContext('@aws-cdk/aws-codedeploy:removeAlarmsFromDeploymentGroup', true);
+    app.node.setContext('@aws-cdk/core:defaultCrossStackReferences', 'strong');
+  }
+  const suffix = stage === undefined ? '' : `-${stage}`;
+  const data = new RosterDataStack(app, `${DATA_STACK_ID}${suffix}`, {
     ...props,
-    description: 'Roster state: table, signing keys, dead-letter queues, SES identity',
+    description: `Roster state: table, signing keys, dead-letter queues, SES identity${stage ? ` (${stage})` : ''}`,
   });
-  const api = new RosterStack(app, STACK_ID, { ...props, description: 'Roster: teams, members, roles and invitations API', data });
+  const api = new RosterStack(app, `${STACK_ID}${suffix}`, {
+    ...props,
+    description: `Roster: teams, members, roles and invitations API${stage ? ` (${stage})` : ''}`,
+    data,
+  });
   return { data, api };
 };
 
@@ -273,6 +299,7 @@ export class RosterStack extends Stack {
       files,
       tracing: this.options.tracing,
       compileCache: this.options.compileCache,
+      sourceMaps: this.options.sourceMaps,
     });
     this.endpoints.set(name, fn);
     const alias = new Alias(scope, `${id}Live`, { aliasName: LIVE_ALIAS, version: fn.currentVersion });
@@ -318,6 +345,7 @@ export class RosterStack extends Stack {
       timeoutSeconds,
       tracing: this.options.tracing,
       compileCache: this.options.compileCache,
+      sourceMaps: this.options.sourceMaps,
     });
     this.background.set(name, fn);
     const timeout = fn.timeout ?? Duration.seconds(FUNCTION_DEFAULTS.timeoutSeconds);

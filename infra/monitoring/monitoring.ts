@@ -53,32 +53,35 @@ export class Monitoring extends Construct {
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    // Only this account's alarms, for the key as for the topic: without the conditions, any
+    // account's CloudWatch could use the key (the confused deputy).
+    const fromOurAlarms = {
+      ArnLike: {
+        'aws:SourceArn': stack.formatArn({
+          service: 'cloudwatch',
+          resource: 'alarm',
+          resourceName: '*',
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      },
+      StringEquals: { 'aws:SourceAccount': stack.account },
+    };
     key.addToResourcePolicy(
       new PolicyStatement({
         principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
         resources: ['*'],
+        conditions: fromOurAlarms,
       }),
     );
     const topic = new Topic(this, 'Topic', { displayName: `${stack.stackName} alarms`, masterKey: key, enforceSSL: true });
-    // The topic policy replaces SNS's default one, so CloudWatch must be allowed by name: only
-    // this account's alarms may publish.
+    // The topic policy replaces SNS's default one, so CloudWatch must be allowed by name.
     topic.addToResourcePolicy(
       new PolicyStatement({
         principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['sns:Publish'],
         resources: [topic.topicArn],
-        conditions: {
-          ArnLike: {
-            'aws:SourceArn': stack.formatArn({
-              service: 'cloudwatch',
-              resource: 'alarm',
-              resourceName: '*',
-              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-            }),
-          },
-          StringEquals: { 'aws:SourceAccount': stack.account },
-        },
+        conditions: fromOurAlarms,
       }),
     );
     if (props.alarmEmail) topic.addSubscription(new EmailSubscription(props.alarmEmail));

@@ -19,7 +19,7 @@ export const RUNBOOK_SECTIONS = {
   'api-5xx-rate':
     "Find the route group with 5xx on the dashboard, then its function's 5xx alarm and log group; 503 unavailable mostly means DynamoDB trouble.",
   'api-429-rate':
-    'Many answers are 429 rate_limited: an attack on the credential routes (the limits work; consider a WAF) or limits too tight for real traffic (docs/scale.md).',
+    'Many answers are 429 rate_limited: an attack on the credential routes (the limits work; an HTTP API takes no WAF directly: put CloudFront with AWS WAF in front) or limits too tight for real traffic (docs/scale.md).',
   'table-throttles':
     "DynamoDB throttled requests: a hot partition or the on-demand table's throughput ceiling; see throttles by operation on the dashboard.",
   'index-throttles': 'A global secondary index is throttled, which also throttles writes to the table: look for a hot index key.',

@@ -138,13 +138,17 @@ describe('the alarm topic', () => {
     }
   });
 
-  it("is encrypted with a rotated key CloudWatch may use, allows only SSL, and lets only this account's alarms publish", () => {
+  it("is encrypted with a rotated key only this account's alarms may use, allows only SSL, and lets only those alarms publish", () => {
     const [, topic] = withEmail.ofType('AWS::SNS::Topic')[0] ?? [];
     expect(topic?.Properties.KmsMasterKeyId).toBeDefined();
     const [, key] = withEmail.ofType('AWS::KMS::Key')[0] ?? [];
     expect(key?.Properties.EnableKeyRotation).toBe(true);
-    const keyPolicy = JSON.stringify(key?.Properties.KeyPolicy);
-    expect(keyPolicy).toContain('cloudwatch.amazonaws.com');
+    // CloudWatch may use the key only for this account's alarms (no confused deputy).
+    const keyStatements = (key?.Properties.KeyPolicy as { Statement: { Principal: unknown; Condition?: Record<string, unknown> }[] })
+      .Statement;
+    const forAlarms = keyStatements.find((s) => JSON.stringify(s.Principal).includes('cloudwatch.amazonaws.com'));
+    expect(Object.keys(forAlarms?.Condition ?? {}).sort()).toEqual(['ArnLike', 'StringEquals']);
+    expect(JSON.stringify(forAlarms?.Condition)).toContain('AWS::AccountId');
     const [, policy] = withEmail.ofType('AWS::SNS::TopicPolicy')[0] ?? [];
     const statements = (
       policy?.Properties.PolicyDocument as {
