@@ -52,7 +52,8 @@ export interface ConcealedSignUp {
  * token opens no session and answers `{ session: null, user }`, for a new address and for one an
  * account holds alike: the latter writes an `address_in_use` message to that account's address
  * instead of an account, and its `user` is the one that would have been made (a fresh id). Both
- * hash, both run the transaction (the second fails on the e-mail claim, then puts the message).
+ * hash, both run the transaction (the second fails on the e-mail claim), then both put their
+ * message: the same requests, in the same order.
  * Throws `validation_failed`, `rate_limited`, `email_taken`.
  */
 export const signUp = async (
@@ -95,9 +96,15 @@ export const signUp = async (
       return write(db, (tx) => [
         named('email', tx.emailClaim.create({ email: created.email, userUuid }).commit()),
         // The token can have been used up meanwhile (another tab's sign-up lost to email_taken, or expired).
+        // Concealing, the message is put after the transaction, as for an address in use.
         fromInvite
           ? named('invitation', useToken(tx, fromInvite, now))
-          : named('mail', tx.outboxMessage.create(accountMessage('verification', { userUuid, address: created.email }, now)).commit()),
+          : named(
+              'mail',
+              ...(concealed()
+                ? []
+                : [tx.outboxMessage.create(accountMessage('verification', { userUuid, address: created.email }, now)).commit()]),
+            ),
         named('userId', tx.idClaim.create({ kind: 'user', id: created.userId }).commit()),
         named('user', tx.user.create(created).commit()),
         named('session', ...(session ? session.writes(tx) : [])),
@@ -123,9 +130,13 @@ export const signUp = async (
     noteRequest({ userId: userUuid });
     return answer;
   }
-  // Concealed: the owner of an address in use is told, the asker is not.
-  if (taken) await db.entities.outboxMessage.create(accountMessage('address_in_use', { address: input.email }, now)).go();
-  else recordEvent(EVENT_METRICS.signUps);
+  // Concealed: one PutItem either way, the link to the new account's address or the notice to the
+  // owner of an address in use (the asker is not told which).
+  const message = taken
+    ? accountMessage('address_in_use', { address: input.email }, now)
+    : accountMessage('verification', { userUuid, address: input.email }, now);
+  await db.entities.outboxMessage.create(message).go();
+  if (!taken) recordEvent(EVENT_METRICS.signUps);
   return { session: null, user: userView(u as UserItem) };
 };
 

@@ -75,8 +75,14 @@ export const takeUnsolicitedMail = async (db: Db, kind: UnsolicitedKind, address
   });
 };
 
-/** Takes the recipient's tokens for an account e-mail to `address`: the gap of its kind and the hour's. Throws 429 or 503. */
+/**
+ * Takes the recipient's tokens for an account e-mail to `address`: the gap of its kind and the
+ * hour's. The notice of an e-mail change only takes the gap: only the account's own session can
+ * cause it (and the user's allowance bounds that), and strangers asking for resets of the address
+ * must not be able to silence it. Throws 429 or 503.
+ */
 export const takeAccountMail = (db: Db, kind: AccountKind, address: string, now: Date): Promise<BucketToken[]> => {
   const subject = accountSubject(address);
-  return takeTokens(db, [...gap(kind, subject), { scope: 'address-mail', subject, settings: ADDRESS_MAIL_LIMITS }], now);
+  const hour: Take[] = kind === 'email_change_notice' ? [] : [{ scope: 'address-mail', subject, settings: ADDRESS_MAIL_LIMITS }];
+  return takeTokens(db, [...gap(kind, subject), ...hour], now);
 };

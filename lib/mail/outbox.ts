@@ -25,6 +25,7 @@ import { type OutboxKind, randomDueShard } from '#lib/db/entities/outbox.ts';
 import type { Db } from '#lib/db/service.ts';
 import { isConditionFailure } from '#lib/db/transactions.ts';
 import { type AccountKind, takeAccountMail } from '#lib/limits/recipient-mail.ts';
+import { type BucketToken, giveBack } from '#lib/limits/token-bucket.ts';
 import { unsubscribeUrl } from './blocks.ts';
 import type { OutboxRef } from './outbox-ref.ts';
 import { SUPPRESSED, plan } from './plans.ts';
@@ -60,25 +61,27 @@ const UNFINISHED = ['leaseUntil', 'dueAt', 'dueShard'] as const;
 /** Why an account e-mail was not sent: its recipient's allowance was spent (lib/limits/recipient-mail.ts). */
 export const OVER_ALLOWANCE = "skipped: the recipient's allowance for this kind of e-mail is spent";
 
-const ACCOUNT_KINDS: ReadonlySet<OutboxKind> = new Set<AccountKind>([
-  'verification',
-  'confirmation',
-  'recovery',
-  'email_change',
-  'email_change_notice',
-]);
+/** Every account kind, so that the compiler finds one left out. */
+const ACCOUNT_KIND: Record<AccountKind, true> = {
+  verification: true,
+  confirmation: true,
+  recovery: true,
+  email_change: true,
+  email_change_notice: true,
+  address_in_use: true,
+};
+const isAccountKind = (kind: OutboxKind): kind is AccountKind => kind in ACCOUNT_KIND;
 
 /**
- * Charges the recipient's allowance for an account e-mail, under the claim (so each attempt that
- * may send is charged once; a retried send errs on the side of fewer mails). Invitations and
- * nominations were charged by their request. Answers OVER_ALLOWANCE when spent; throws a 503 when
- * DynamoDB fails (the claim runs out and the sweeper retries).
+ * Charges the recipient's allowance for an account e-mail, under the claim; a send that fails
+ * gives the tokens back (deliver), so a retry is not refused for its own first try. Invitations
+ * and nominations were charged by their request. Answers the tokens taken, or OVER_ALLOWANCE when
+ * spent; throws a 503 when DynamoDB fails (the claim is released and the message retried).
  */
-const chargeRecipient = async (db: Db, message: OutboxRef, to: string, now: Date): Promise<string | undefined> => {
-  if (!ACCOUNT_KINDS.has(message.kind)) return undefined;
+const chargeRecipient = async (db: Db, message: OutboxRef, to: string, now: Date): Promise<BucketToken[] | typeof OVER_ALLOWANCE> => {
+  if (!isAccountKind(message.kind)) return [];
   try {
-    await takeAccountMail(db, message.kind as AccountKind, to, now);
-    return undefined;
+    return await takeAccountMail(db, message.kind, to, now);
   } catch (error) {
     if (error instanceof AppError && error.code === 'rate_limited') return OVER_ALLOWANCE;
     throw error;
@@ -175,8 +178,11 @@ export const deliver = async (
       .go();
 
   let spent: string | undefined;
+  let charged: BucketToken[] = [];
   try {
-    spent = await chargeRecipient(db, message, next.to, now);
+    const charge = await chargeRecipient(db, message, next.to, now);
+    if (charge === OVER_ALLOWANCE) spent = charge;
+    else charged = charge;
     if (!spent) {
       // The links' tokens exist from now on, in this e-mail only; a later attempt makes others.
       const [token, stop] = await Promise.all([
@@ -187,6 +193,8 @@ export const deliver = async (
       await mailer.send({ to: next.to, ...next.render(token, unsubscribe ?? ''), messageId, ...(unsubscribe ? { unsubscribe } : {}) });
     }
   } catch (error) {
+    // Not sent (as far as anyone can tell): the retry must find the allowance as it was.
+    await Promise.all(charged.map((token) => giveBack(db, token)));
     const detail = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, 500);
     // PENDING again and due now, so the stream's retry need not wait for the lease; the flag stays.
     try {

@@ -15,6 +15,7 @@ import { commit, named, write } from '#lib/db/transactions.ts';
 import { type AuditActor, type Changes, auditActor, audited } from '#lib/events/audit.ts';
 import { limitTeamMail } from '#lib/limits/mail-allowances.ts';
 import { takeUnsolicitedMail } from '#lib/limits/recipient-mail.ts';
+import { isBlocked } from '#lib/mail/blocks.ts';
 import { allOrNone, giveBack } from '#lib/limits/token-bucket.ts';
 import type { Transfer } from '#lib/wire/responses.ts';
 import type { TransferInput } from '#lib/wire/schemas.ts';
@@ -125,8 +126,12 @@ export const createTransfer = async (db: Db, claims: Claims, slug: string, input
     expiresAt: isoMillis(expires),
     ttl: expirySeconds(expires),
   };
-  // The team's nomination mail and the nominee's allowance for unasked mail (lib/limits/recipient-mail.ts).
-  const tokens = await allOrNone(db, [limitTeamMail(db, t.teamId, now), takeUnsolicitedMail(db, 'transfer', nomineeUser.email, now)]);
+  // The team's nomination mail and the nominee's allowance for unasked mail (lib/limits/recipient-mail.ts),
+  // unless the nominee said no to the team's mail: then the nomination is made, not mailed, and spends nothing.
+  const mailed = !(await isBlocked(db, nomineeUser.email, t.teamId));
+  const tokens = mailed
+    ? await allOrNone(db, [limitTeamMail(db, t.teamId, now), takeUnsolicitedMail(db, 'transfer', nomineeUser.email, now)])
+    : [];
   try {
     await commit(
       () =>
@@ -148,18 +153,22 @@ export const createTransfer = async (db: Db, claims: Claims, slug: string, input
           ),
           named(
             'mail',
-            tx.outboxMessage
-              .create({
-                messageId: randomUUID(),
-                kind: 'transfer',
-                teamId: t.teamId,
-                transferId: item.transferId,
-                status: 'PENDING',
-                createdAt: item.createdAt,
-                // Kept as long as the other messages (lib/teams/invites/lifecycle.ts), then TTL removes it.
-                ttl: expirySeconds(addDays(now, config.endedInviteRetentionDays)),
-              })
-              .commit(),
+            ...(mailed
+              ? [
+                  tx.outboxMessage
+                    .create({
+                      messageId: randomUUID(),
+                      kind: 'transfer',
+                      teamId: t.teamId,
+                      transferId: item.transferId,
+                      status: 'PENDING',
+                      createdAt: item.createdAt,
+                      // Kept as long as the other messages (lib/teams/invites/lifecycle.ts), then TTL removes it.
+                      ttl: expirySeconds(addDays(now, config.endedInviteRetentionDays)),
+                    })
+                    .commit(),
+                ]
+              : []),
           ),
         ]),
       // The transfer is put unconditionally; only a freshly drawn message id can clash.

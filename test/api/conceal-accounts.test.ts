@@ -13,6 +13,8 @@ import { confirm, freshEmail, useApi } from '../helpers/api.ts';
 
 vi.hoisted(() => {
   process.env.CONCEAL_ACCOUNTS = 'true';
+  // As deployed: one e-mail of a kind a minute to an address (test/setup.ts turns it off elsewhere).
+  process.env.RECIPIENT_MAIL_GAP_SECONDS = '60';
 });
 
 const api = useApi();
@@ -66,6 +68,14 @@ describe('sign-up with CONCEAL_ACCOUNTS', () => {
     // Nothing changed for the owner: one account, its password.
     const claim = (await db().entities.emailClaim.get({ email: taken }).go({ consistent: true })).data;
     expect(claim?.userUuid).toBe(first.body.data.user.id);
+  });
+
+  it('tells the owner of an address in use once a minute, however often sign-up is asked', async () => {
+    const taken = freshEmail('often');
+    await signUp(taken);
+    for (let n = 0; n < 5; n++) expect((await signUp(taken, `another passphrase ${n}`)).status).toBe(201);
+    await deliverPending();
+    expect(subjectsTo(taken).filter((s) => s.startsWith('Someone tried'))).toHaveLength(1);
   });
 
   it('an unconfirmed account signs in no one (as a wrong password); once confirmed, it does', async () => {

@@ -13,7 +13,9 @@ import { deliver } from '#lib/mail/outbox.ts';
 import { outboxRefOf } from '#lib/mail/outbox-ref.ts';
 import type { MailMessage } from '#lib/mail/safety.ts';
 import type { Mailer } from '#lib/mail/transports.ts';
+import { issueToken } from '#lib/auth/account-tokens.ts';
 import { type TestUser, addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
+import { expireInvite } from '../helpers/invites.ts';
 
 // The defaults of a deployment, but for the sign-up and reset requests one network may make (the
 // reset test runs each network's bucket dry) and tokens that outlive the moved clocks. Hoisted:
@@ -122,6 +124,19 @@ describe('invitations to one address, from every sender together', () => {
     expect(secondDay).toBeGreaterThanOrEqual(9);
   });
 
+  it('an expired invite invited again is renewed and mailed again (its link is dead)', async () => {
+    const owner = await signUp(api, 'reviver');
+    const { slug } = await createTeam(api, owner);
+    const to = freshEmail('lapsed');
+    expect((await invite(owner, slug, to)).status).toBe(201);
+    const [pending] = (await api.call('GET', `/api/teams/${slug}/invites`, { token: owner.token })).body.data;
+    await expireInvite(pending.uuid);
+    later(61_000);
+    expect((await invite(owner, slug, to)).status).toBe(201);
+    await deliverPending();
+    expect(sentTo(to)).toHaveLength(2);
+  });
+
   it('a re-invite of a pending invite sends nothing; resend does, within the allowance', async () => {
     const owner = await signUp(api, 'reinviter');
     const { slug } = await createTeam(api, owner);
@@ -187,6 +202,42 @@ describe('account mail to one address', () => {
         .go({ pages: 'all' })
     ).data;
     expect(messages.filter((m) => m.status === 'FAILED' && /allowance/.test(m.error ?? '')).length).toBeGreaterThan(0);
+  });
+
+  it("a failed send gives the recipient's tokens back: its retry is not refused for its own first try", async () => {
+    const email = freshEmail('retried');
+    await api.call('POST', '/api/auth/signup', {
+      json: { email, password: 'correct horse battery staple', firstName: 'R', lastName: 'T' },
+    });
+    const { data } = await db()
+      .entities.outboxMessage.scan.where((a, op) => op.eq(a.address, email))
+      .go({ pages: 'all' });
+    const ref = outboxRefOf(data[0] ?? {});
+    if (!ref) throw new Error('no confirmation message');
+    const failing: Mailer = { kind: 'log', send: () => Promise.reject(new Error('SES throttled the send')) };
+    await expect(deliver(db(), failing, ref)).rejects.toThrow('throttled');
+    expect(await deliver(db(), recording, ref)).toEqual({ outcome: 'sent' });
+    expect(sentTo(email)).toHaveLength(1);
+  });
+
+  it("a change's notice goes to the old address even when strangers spent its hour with reset requests", async () => {
+    const user = await signUp(api, 'changer');
+    for (let n = 0; n < 6; n++) {
+      await api.call('POST', '/api/auth/recover', { json: { email: user.email } });
+      await deliverPending();
+      later(61_000);
+    }
+    const resets = sentTo(user.email).length;
+    expect(resets).toBeLessThanOrEqual(5);
+    const signedIn = (await api.call('POST', '/api/auth/signin', { json: { email: user.email, password: user.password } })).body.data
+      .session;
+    const changed = await api.call('PUT', '/api/auth/user', {
+      token: signedIn.access_token,
+      json: { email: freshEmail('moved'), currentPassword: user.password },
+    });
+    expect(changed.status).toBe(200);
+    await deliverPending();
+    expect(sent.filter((m) => m.to === user.email && m.subject.startsWith('A change of your Roster e-mail address'))).toHaveLength(1);
   });
 
   it('resets for a known and an unknown address: the same answers, one message each, from each network its own count', async () => {
@@ -296,6 +347,30 @@ describe('the recipient says no', () => {
     later(61_000);
     const third = await createTeam(api, other);
     expect((await invite(other, third.slug, to)).status).toBe(422);
+    // Under a block of every team, the team's one-click adds nothing and records nothing.
+    const entries = async () =>
+      (await api.call('GET', `/api/teams/${team.slug}/audit?action=mail.blocked`, { token: owner.token })).body.data;
+    expect(await entries()).toHaveLength(2);
+    await form(token, 'List-Unsubscribe=One-Click');
+    expect(await entries()).toHaveLength(2);
+  });
+
+  it('a nominee who said no to the team is nominated, not mailed, and spends no allowance', async () => {
+    const owner = await signUp(api, 'nominating-owner');
+    const member = await signUp(api, 'unwilling-nominee');
+    const team = await createTeam(api, owner);
+    const memberId = await addMember(api, team.slug, owner, member, 'ADMIN');
+    const stop = await issueToken(db(), { purpose: 'unsubscribe', email: member.email, teamId: team.id }, new Date());
+    expect(String((await form(stop, 'List-Unsubscribe=One-Click')).body)).toContain('gets no more');
+    await deliverPending();
+    const before = sentTo(member.email).length;
+    // Far past the gap and the hour's three, were they counted.
+    for (let n = 0; n < 5; n++) {
+      expect((await api.call('POST', `/api/teams/${team.slug}/transfer`, { token: owner.token, json: { memberId } })).status).toBe(201);
+      await api.call('DELETE', `/api/teams/${team.slug}/transfer`, { token: owner.token });
+    }
+    await deliverPending();
+    expect(sentTo(member.email)).toHaveLength(before);
   });
 
   it('takes the one-click POST as multipart too; a link that cannot be used changes nothing', async () => {

@@ -111,9 +111,9 @@ export const inviterOf = async (db: Db, claims: Claims, slug: string, emails: re
 
 /**
  * Invites one address as `inviter`, from its first look. If that address already has a pending
- * invite to this team, it is updated (role, expiry, inviter) instead, and nothing is mailed (the
- * resend route mails again): one pending invite per address and team, kept by the pendingInvite
- * claim item. Inviting a current member is refused by a condition on their membership key inside
+ * invite to this team, it is updated instead: a live one's role and inviter, with nothing mailed
+ * (its link and expiry stand; the resend route mails again); an expired one is renewed and mailed.
+ * One pending invite per address and team, kept by the pendingInvite claim item. Inviting a current member is refused by a condition on their membership key inside
  * the same transaction. A new invite's mail allowances (the team's, the sender's, the
  * recipient's) are charged only after every check that needs no transaction, and given back when
  * the transaction is refused: a 409 spends nothing. `idAt`: the millisecond its id is drawn
@@ -136,9 +136,11 @@ const inviteOne = async (
   // member by definition (and a transaction may not check one item twice).
   const { inviteeUuid } = firstLook;
   if (inviteeUuid === actor.userUuid) throw new AppError('already_member');
-  // A new invite takes the mail allowances first. A re-invite (an invite still pending) changes
-  // it and mails nothing: only an explicit resend mails again. Taken or given back below when a
-  // retry finds the other case.
+  // A new invite takes the mail allowances first, and so does an expired one brought back (its
+  // mailed link is dead). A re-invite of a live invite changes its role and inviter and mails
+  // nothing: its link, and the expiry the link carries, stand; only resend mails again. Taken or
+  // given back below when a retry finds the other case.
+  const live = (i: InviteItem) => i.status === 'PENDING' && i.expiresAt > stamp;
   const tokens: BucketToken[] = [];
   const take = async () => {
     if (tokens.length === 0) tokens.push(...(await takeInviteMail(db, t.teamId, actor.userUuid, input.email, now)));
@@ -146,7 +148,7 @@ const inviteOne = async (
   const release = async () => {
     await Promise.all(tokens.splice(0).map((token) => giveBack(db, token)));
   };
-  if (!firstLook.pending) await take();
+  if (!firstLook.pending || !live(firstLook.pending)) await take();
   const notMember = (tx: Tx) =>
     inviteeUuid
       ? [
@@ -167,14 +169,19 @@ const inviteOne = async (
         if (lookAgain) found = await lookUpPending(db, t.teamId, input.email);
         const { claimed, pending } = found;
         if (pending) {
-          // Re-invite: refresh the pending invite the claim points at, and the claim's TTL with it; no mail.
-          await release();
-          written = { ...pending, ...changes, status: 'PENDING' };
-          const renewed = changed({ role: pending.role, expiresAt: pending.expiresAt }, { role: input.role, expiresAt: changes.expiresAt });
+          // Re-invite: update the invite the claim points at (and the claim's TTL with it). A live
+          // one keeps its expiry and gets no mail; an expired one is renewed and mailed again.
+          const revived = !live(pending);
+          if (revived) await take();
+          else await release();
+          const update = revived ? changes : { ...changes, expiresAt: pending.expiresAt, ttl: pendingTtl(new Date(pending.expiresAt)) };
+          written = { ...pending, ...update, status: 'PENDING' };
+          const renewed = changed({ role: pending.role, expiresAt: pending.expiresAt }, { role: input.role, expiresAt: update.expiresAt });
           return write(db, (tx) => [
             named('notMember', ...notMember(tx)),
             named('actorRole', actorStillHolds(tx, me)),
-            named('pending', ...renewPending(tx, pending, changes)),
+            named('pending', ...renewPending(tx, pending, update)),
+            named('mail', ...(revived ? [mailFor(tx, 'invitation', pending.inviteUuid, now)] : [])),
             named(
               'audit',
               audited(tx, { teamId: t.teamId, action: 'invite.created', actor: by, target: inviteTarget(pending), changes: renewed }, now),

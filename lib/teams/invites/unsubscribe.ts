@@ -52,7 +52,11 @@ export const blockFromLink = async (db: Db, token: string, scope: BlockScope, no
                 .update(key)
                 .add({ teams: [teamId] })
                 .set({ updatedAt: isoMillis(now) })
-                .where((a, op) => `${op.notExists(a.teams)} OR ${op.notContains(a.teams, teamId)}`)
+                // Nothing to add under a block of every team, nor for a team blocked already.
+                .where(
+                  (a, op) =>
+                    `(${op.notExists(a.everyone)} OR ${op.ne(a.everyone, true)}) AND (${op.notExists(a.teams)} OR ${op.notContains(a.teams, teamId)})`,
+                )
                 .commit(),
         ),
         named(
