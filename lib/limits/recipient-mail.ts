@@ -3,7 +3,7 @@ import { AppError } from '#lib/core/errors.ts';
 import type { OutboxKind } from '#lib/db/entities/outbox.ts';
 import type { Db } from '#lib/db/service.ts';
 import { accountSubject } from './account-key.ts';
-import { type BucketSettings, type BucketToken, type Take, takeTokens } from './token-bucket.ts';
+import { type BucketSettings, type BucketToken, type Take, giveBack, takeTokens } from './token-bucket.ts';
 
 /**
  * Allowances per recipient (docs/mail.md, "Allowances"), whoever causes the mail: keyed by the
@@ -51,21 +51,34 @@ export const UNSOLICITED_SPENT =
   'This address has been sent as many invitations and nominations as it may get for now, from all senders together; try again later.';
 
 /**
+ * The gap first, then the rest, all or none: of many requests for one address at once, the gap
+ * lets one through at once and answers the others, so the hour's and the day's buckets see one
+ * writer instead of all of them racing on three items (where each could lose a bucket to the
+ * others and give back what it took, and none would pass).
+ */
+const gapThenRest = async (db: Db, gapTakes: Take[], rest: Take[], now: Date): Promise<BucketToken[]> => {
+  const first = await takeTokens(db, gapTakes, now);
+  try {
+    return [...first, ...(await takeTokens(db, rest, now))];
+  } catch (error) {
+    await Promise.all(first.map((token) => giveBack(db, token)));
+    throw error;
+  }
+};
+
+/**
  * Takes the recipient's tokens for an invitation or a nomination to `address`: the gap of its kind,
  * the hour's and the day's. All or none. Throws 429 (with Retry-After and UNSOLICITED_SPENT) or 503.
  */
 export const takeUnsolicitedMail = async (db: Db, kind: UnsolicitedKind, address: string, now: Date): Promise<BucketToken[]> => {
   const subject = accountSubject(address);
-  return takeTokens(
+  const day = config.unsolicitedMailsPerAddressDay;
+  return gapThenRest(
     db,
+    gap(kind, subject),
     [
-      ...gap(kind, subject),
       { scope: 'recipient-unsolicited-hour', subject, settings: hourly(config.unsolicitedMailsPerAddressHour) },
-      {
-        scope: 'recipient-unsolicited-day',
-        subject,
-        settings: { burst: config.unsolicitedMailsPerAddressDay, refill: config.unsolicitedMailsPerAddressDay, refillSeconds: 24 * 3600 },
-      },
+      { scope: 'recipient-unsolicited-day', subject, settings: { burst: day, refill: day, refillSeconds: 24 * 3600 } },
     ],
     now,
   ).catch((error: unknown) => {
@@ -84,5 +97,5 @@ export const takeUnsolicitedMail = async (db: Db, kind: UnsolicitedKind, address
 export const takeAccountMail = (db: Db, kind: AccountKind, address: string, now: Date): Promise<BucketToken[]> => {
   const subject = accountSubject(address);
   const hour: Take[] = kind === 'email_change_notice' ? [] : [{ scope: 'address-mail', subject, settings: ADDRESS_MAIL_LIMITS }];
-  return takeTokens(db, [...gap(kind, subject), ...hour], now);
+  return gapThenRest(db, gap(kind, subject), hour, now);
 };

@@ -16,7 +16,7 @@ import { type AuditActor, type Changes, auditActor, audited } from '#lib/events/
 import { limitTeamMail } from '#lib/limits/mail-allowances.ts';
 import { takeUnsolicitedMail } from '#lib/limits/recipient-mail.ts';
 import { isBlocked } from '#lib/mail/blocks.ts';
-import { allOrNone, giveBack } from '#lib/limits/token-bucket.ts';
+import { giveBack } from '#lib/limits/token-bucket.ts';
 import type { Transfer } from '#lib/wire/responses.ts';
 import type { TransferInput } from '#lib/wire/schemas.ts';
 
@@ -129,8 +129,15 @@ export const createTransfer = async (db: Db, claims: Claims, slug: string, input
   // The team's nomination mail and the nominee's allowance for unasked mail (lib/limits/recipient-mail.ts),
   // unless the nominee said no to the team's mail: then the nomination is made, not mailed, and spends nothing.
   const mailed = !(await isBlocked(db, nomineeUser.email, t.teamId));
+  const recipient = mailed ? await takeUnsolicitedMail(db, 'transfer', nomineeUser.email, now) : [];
   const tokens = mailed
-    ? await allOrNone(db, [limitTeamMail(db, t.teamId, now), takeUnsolicitedMail(db, 'transfer', nomineeUser.email, now)])
+    ? [
+        ...recipient,
+        await limitTeamMail(db, t.teamId, now).catch(async (error: unknown) => {
+          await Promise.all(recipient.map((token) => giveBack(db, token)));
+          throw error;
+        }),
+      ]
     : [];
   try {
     await commit(

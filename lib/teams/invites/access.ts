@@ -32,16 +32,21 @@ export const requireConfirmed = (u: UserItem | null): UserItem => {
 };
 
 /**
- * Takes a token from the team's and the sender's invitation-mail buckets and the recipient's
- * allowance for invitations (lib/limits/recipient-mail.ts), side by side: all or none, nothing
- * sent unless all agree. Throws 429 or 503.
+ * Takes the recipient's allowance for invitations first (lib/limits/recipient-mail.ts: of many
+ * senders at once, its gap lets one through and answers the others at once), then a token from the
+ * team's and the sender's buckets side by side: all or none, nothing sent unless all agree.
+ * Throws 429 or 503.
  */
-export const takeInviteMail = (db: Db, teamId: number, userUuid: string, email: string, now: Date): Promise<BucketToken[]> =>
-  allOrNone(db, [
-    limitTeamMail(db, teamId, now),
-    limitUserInviteMail(db, userUuid, now),
-    takeUnsolicitedMail(db, 'invitation', email, now),
-  ]);
+export const takeInviteMail = async (db: Db, teamId: number, userUuid: string, email: string, now: Date): Promise<BucketToken[]> => {
+  const recipient = await takeUnsolicitedMail(db, 'invitation', email, now);
+  return [
+    ...recipient,
+    ...(await allOrNone(db, [limitTeamMail(db, teamId, now), limitUserInviteMail(db, userUuid, now)]).catch(async (error: unknown) => {
+      await Promise.all(recipient.map((token) => giveBack(db, token)));
+      throw error;
+    })),
+  ];
+};
 
 /**
  * Runs the transaction that writes the invitation's outbox message. Only mail sent counts: when
