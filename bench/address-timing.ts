@@ -9,33 +9,13 @@
  * whether the medians are within 10% of each other.  `npm run bench:address` (ROUNDS=60 by default)
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ensureTable, startDynamoDbLocal } from '#infra/dynamodb-local.ts';
+import { startBenchServer } from './local-server.ts';
+import { summarize } from './stats.ts';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 60);
 // The source network's buckets, far above what the run sends: the run measures the routes, not 429s.
-for (const name of ['RATE_LIMIT_SIGNUP_BURST', 'RATE_LIMIT_SIGNUP_REFILL']) process.env[name] ??= '100000';
-const dynamo = await startDynamoDbLocal();
-process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
-process.env.TABLE_NAME = `bench-${randomUUID()}`;
-process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-bench-'));
-await ensureTable(dynamo.endpoint, process.env.TABLE_NAME);
-const { startLocalServer } = await import('#lib/http/server.ts');
+const { post, close } = await startBenchServer({ RATE_LIMIT_SIGNUP_BURST: '100000', RATE_LIMIT_SIGNUP_REFILL: '100000' });
 const { db } = await import('#lib/db/service.ts');
-const server = await startLocalServer(0);
-
-const post = async (path: string, body: unknown) => {
-  const started = performance.now();
-  const res = await fetch(`${server.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  await res.text();
-  return { ms: performance.now() - started, status: res.status };
-};
 
 /** Each route with the body it takes for an address. */
 const ROUTES: Record<string, (email: string) => [string, unknown]> = {
@@ -44,7 +24,6 @@ const ROUTES: Record<string, (email: string) => [string, unknown]> = {
   'POST /auth/v1/resend': (email) => ['/auth/v1/resend', { type: 'signup', email }],
 };
 
-const pct = (xs: number[], p: number) => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) * p)] as number;
 const statuses = (answers: { status: number }[]) =>
   Object.entries(Object.groupBy(answers, (a) => String(a.status)))
     .map(([status, list]) => `${status} ×${list?.length ?? 0}`)
@@ -83,37 +62,17 @@ try {
       unknownAddresses.push(address);
       unknown.push(await post(...body(address)));
     }
-    const [k, u] = [
-      pct(
-        known.map((a) => a.ms),
-        0.5,
-      ),
-      pct(
-        unknown.map((a) => a.ms),
-        0.5,
-      ),
-    ];
-    const gap = Math.abs(k - u) / Math.min(k, u);
+    const [k, u] = [summarize(known.map((a) => a.ms)), summarize(unknown.map((a) => a.ms))];
+    const gap = Math.abs(k.p50 - u.p50) / Math.min(k.p50, u.p50);
     worst = Math.max(worst, gap);
     console.log(`\n${name}`);
-    console.log(
-      `  registered  ${statuses(known)}; p50 ${k.toFixed(1)} ms, p90 ${pct(
-        known.map((a) => a.ms),
-        0.9,
-      ).toFixed(1)} ms`,
-    );
-    console.log(
-      `  never seen  ${statuses(unknown)}; p50 ${u.toFixed(1)} ms, p90 ${pct(
-        unknown.map((a) => a.ms),
-        0.9,
-      ).toFixed(1)} ms`,
-    );
+    console.log(`  registered  ${statuses(known)}; p50 ${k.p50.toFixed(1)} ms, p90 ${k.p90.toFixed(1)} ms`);
+    console.log(`  never seen  ${statuses(unknown)}; p50 ${u.p50.toFixed(1)} ms, p90 ${u.p90.toFixed(1)} ms`);
     console.log(
       `  outbox messages written: ${await written(mine)} and ${await written(unknownAddresses)}; medians ${(gap * 100).toFixed(1)}% apart`,
     );
   }
   console.log(`\nlargest gap between medians: ${(worst * 100).toFixed(1)}% (${worst <= 0.1 ? 'within' : 'NOT within'} 10%)`);
 } finally {
-  await server.close();
-  dynamo.stop();
+  await close();
 }

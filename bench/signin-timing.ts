@@ -4,34 +4,19 @@
  * `ROUNDS` sign-ins of each kind and prints the medians and p90s.  `npm run bench:signin`
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ensureTable, startDynamoDbLocal } from '#infra/dynamodb-local.ts';
+import { startBenchServer } from './local-server.ts';
+import { summarize } from './stats.ts';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
 // Measure the password path, not the limiter's 429s: limits far above what the run sends.
-for (const name of ['RATE_LIMIT_IP_BURST', 'RATE_LIMIT_IP_REFILL', 'RATE_LIMIT_ACCOUNT_FAILURES', 'RATE_LIMIT_ACCOUNT_HOURLY_FAILURES']) {
-  process.env[name] ??= '5000';
-}
-const dynamo = await startDynamoDbLocal();
-process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
-process.env.TABLE_NAME = `bench-${randomUUID()}`;
-process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'roster-bench-'));
-await ensureTable(dynamo.endpoint, process.env.TABLE_NAME);
-const { startLocalServer } = await import('#lib/http/server.ts');
-const server = await startLocalServer(0);
-
-const post = async (path: string, body: unknown) => {
-  const started = performance.now();
-  const res = await fetch(`${server.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { ms: performance.now() - started, status: res.status, text };
-};
+const { post, close } = await startBenchServer(
+  Object.fromEntries(
+    ['RATE_LIMIT_IP_BURST', 'RATE_LIMIT_IP_REFILL', 'RATE_LIMIT_ACCOUNT_FAILURES', 'RATE_LIMIT_ACCOUNT_HOURLY_FAILURES'].map((n) => [
+      n,
+      '5000',
+    ]),
+  ),
+);
 
 try {
   const email = 'known@example.com';
@@ -49,14 +34,16 @@ try {
     times.unknown.push(b.ms);
     bodies.add(`${a.status} ${a.text}`).add(`${b.status} ${b.text}`);
   }
-  const pct = (xs: number[], p: number) => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) * p)] as number;
-  const row = (name: keyof typeof times) =>
-    `${name.padEnd(8)} p50 ${pct(times[name], 0.5).toFixed(1)} ms  p90 ${pct(times[name], 0.9).toFixed(1)} ms`;
+  const row = (name: keyof typeof times) => {
+    const { p50, p90 } = summarize(times[name]);
+    return `${name.padEnd(8)} p50 ${p50.toFixed(1)} ms  p90 ${p90.toFixed(1)} ms`;
+  };
   console.log(`sign-in, ${ROUNDS} rounds each, interleaved, on ${process.version}`);
   console.log(row('wrong'));
   console.log(row('unknown'));
-  console.log(`median difference ${(pct(times.unknown, 0.5) - pct(times.wrong, 0.5)).toFixed(1)} ms; distinct answers: ${bodies.size}`);
+  console.log(
+    `median difference ${(summarize(times.unknown).p50 - summarize(times.wrong).p50).toFixed(1)} ms; distinct answers: ${bodies.size}`,
+  );
 } finally {
-  await server.close();
-  dynamo.stop();
+  await close();
 }

@@ -166,7 +166,7 @@ export const mailSending = (
   };
   const summary = Fn.join('', [
     `sent with SES as ${mail.from} through ${mail.identity}`,
-    mail.createIdentity ? ' (add the DkimCname outputs of RosterData to its DNS)' : '',
+    mail.createIdentity ? ` (add the DkimCname outputs of ${data.stackName} to its DNS)` : '',
     ', configuration set ',
     configurationSet.configurationSetName,
     ', links to ',

@@ -43,7 +43,6 @@ import { type DeployOptions, deployOptions } from './options.ts';
 export const DATA_STACK_ID = 'RosterData';
 export const STACK_ID = 'Roster';
 
-/** The app: the data stack, and the functions' stack that uses it (infra/app.ts, the tests, the tools). */
 /**
  * A stage's name (`-c stage=NAME`): letters, digits and hyphens, starting with a letter, at most
  * 20, so that `RosterData-<stage>` and every name derived from a stack's name stay within AWS's
@@ -57,7 +56,8 @@ export const stageName = (raw: unknown): string | undefined => {
 };
 
 /**
- * The two stacks of one stage. Every name in them derives from the stack's name (alarms, the
+ * The app: the data stack, and the functions' stack that uses it (infra/app.ts, the tests, the
+ * tools), for one stage. Every name in them derives from the stack's name (alarms, the
  * topic, exports) or is CloudFormation's (table, secret, functions, queues, log groups), so stages
  * deploy side by side in one account and region (docs/operations.md, "Stages"); test/infra/stages.test.ts
  * synthesizes two into one app.

@@ -30,8 +30,12 @@ const KINDS: { name: string; of: (route: Route) => boolean; codes: string[] }[] 
   { name: 'query', of: (r) => requestOf(r.name as keyof typeof OPERATIONS).query !== undefined, codes: ['validation_failed'] },
 ];
 
+/** A run of some files or tests only (`npm test -- test/api/x.test.ts`, `-t name`): it cannot have caused every answer. */
+const filtered = (): boolean =>
+  process.argv.slice(2).some((arg) => /\.test\.ts$/.test(arg) || arg === '-t' || arg.startsWith('--testNamePattern'));
+
 export default function setup() {
-  if (process.env.TEST_STATUS_COVERAGE !== '1') return undefined;
+  if (process.env.TEST_STATUS_COVERAGE !== '1' || filtered()) return undefined;
   const dir = mkdtempSync(join(tmpdir(), 'roster-observed-'));
   process.env.TEST_OBSERVED_DIR = dir;
   return () => {

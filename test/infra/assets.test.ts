@@ -15,9 +15,12 @@ afterAll(() => {
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
 
-/** Synthesizes one function (the sign-in route's, with a shipped file) into a fresh output folder of a fresh parent. */
-const synth = (options: { sourceMaps?: boolean } = {}) => {
-  const outdir = join(mkdtempSync(join(tmpdir(), 'roster-assets-')), 'somewhere', 'cdk.out');
+/**
+ * Synthesizes one function (the sign-in route's, with a shipped file) into a fresh output folder
+ * `depth` folders below a fresh parent: a source map's `sources` are relative to that folder.
+ */
+const synth = (options: { sourceMaps?: boolean } = {}, depth = 1) => {
+  const outdir = join(mkdtempSync(join(tmpdir(), 'roster-assets-')), ...Array.from({ length: depth }, (_, n) => `d${n}`), 'cdk.out');
   folders.push(outdir);
   const app = new App({ outdir });
   const stack = new Stack(app, 'Assets');
@@ -33,16 +36,18 @@ const synth = (options: { sourceMaps?: boolean } = {}) => {
 };
 
 describe('function assets', () => {
-  it('hash the same from two output folders; ship the bundle and its files, no source map', () => {
-    const first = synth();
-    const second = synth();
+  it('hash the same from output folders at different depths; ship the bundle and its files, no source map', () => {
+    const first = synth({}, 1);
+    const second = synth({}, 3);
     expect(second.hash).toBe(first.hash);
     expect(first.files).toEqual(['common-passwords.json', 'index.mjs']);
   }, 120_000);
 
-  it('ship the source map and load it only with sourceMaps', () => {
-    const mapped = synth({ sourceMaps: true });
+  it('ship the source map and load it only with sourceMaps, whose paths then tell the folders apart', () => {
+    const mapped = synth({ sourceMaps: true }, 1);
     expect(mapped.files).toEqual(['common-passwords.json', 'index.mjs', 'index.mjs.map']);
     expect(mapped.environment).toMatchObject({ Variables: { NODE_OPTIONS: '--enable-source-maps' } });
+    // What the default avoids: with maps, another depth is another hash.
+    expect(synth({ sourceMaps: true }, 3).hash).not.toBe(mapped.hash);
   }, 120_000);
 });
