@@ -16,7 +16,7 @@ import type {
   GoTrueUserUpdateInput,
   GoTrueVerifyInput,
 } from '#lib/wire/gotrue.ts';
-import { RefreshBody, SignInBody } from '#lib/wire/schemas.ts';
+import { RefreshBody, SignInBody, text } from '#lib/wire/schemas.ts';
 import { gotrueSession, gotrueUser } from './views.ts';
 
 /**
@@ -27,10 +27,13 @@ import { gotrueSession, gotrueUser } from './views.ts';
 /** A password or address change needs no current password from a session opened at most this long ago (a sign-in, a reset link). */
 export const RECENT_SIGN_IN_MS = 15 * 60_000;
 
+/** A name `data` carries, as Roster keeps names (UserData checked it already: trimmed, bounded). */
+const nameOf = (value: unknown): string | undefined => (value === undefined ? undefined : text(100).parse(value));
+
 /** `data` split into the names Roster keeps as such and the rest (user_metadata). */
 const namesAnd = (data: Record<string, unknown> | undefined) => {
   const { firstName, lastName, ...metadata } = data ?? {};
-  return { firstName: firstName as string | undefined, lastName: lastName as string | undefined, metadata };
+  return { firstName: nameOf(firstName), lastName: nameOf(lastName), metadata };
 };
 
 /**

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyStructuredResultV2 as Result } from 'aws-lambda';
+import { COMMON_PASSWORD_MESSAGE } from '#lib/auth/common-passwords.ts';
 import type { AppError, ErrorCode } from '#lib/core/errors.ts';
 import { currentRequest } from '#lib/core/log.ts';
 import { appErrorOf, jsonResponse } from './errors.ts';
@@ -49,11 +50,18 @@ export const gotrueCodeOf = (route: string, code: ErrorCode): readonly [number, 
   return [status, gotrue];
 };
 
-/** A refused new password: GoTrue's 422 `weak_password`, with why (too short, or among the common ones). */
-const weakPassword = (error: AppError): { reasons: string[] } | undefined => {
+/** The routes that take a new password: only there is a refused password a weak one. */
+const NEW_PASSWORD_ROUTES = new Set(['gotrue-signup', 'gotrue-user-update']);
+
+/**
+ * A refused new password: GoTrue's 422 `weak_password`, with why: too short, or among the common
+ * ones. Any other problem with `password` (missing, not a string, too long) stays 400.
+ */
+const weakPassword = (error: AppError, route: string): { reasons: string[] } | undefined => {
   const problem = error.fields?.password;
-  if (error.code !== 'validation_failed' || problem === undefined) return undefined;
-  return { reasons: [/characters/.test(problem) ? 'length' : 'pwned'] };
+  if (!NEW_PASSWORD_ROUTES.has(route) || error.code !== 'validation_failed' || problem === undefined) return undefined;
+  if (problem === COMMON_PASSWORD_MESSAGE) return { reasons: ['pwned'] };
+  return problem.startsWith('must be at least') ? { reasons: ['length'] } : undefined;
 };
 
 /** The GoTrue-shaped answer to `error` on Supabase-compatible route `route`. */
@@ -61,7 +69,7 @@ export const gotrueErrorResponse = (error: unknown, requestId: string, route: st
   const appError = appErrorOf(error, requestId);
   const record = currentRequest();
   if (record) record.errorCode = appError.code;
-  const weak = weakPassword(appError);
+  const weak = weakPassword(appError, route);
   const own = ROUTE_CODES[route]?.[appError.code];
   const [status, code] = weak ? [422, 'weak_password'] : (own ?? GOTRUE_CODES[appError.code] ?? [appError.status, appError.code]);
   const fields = appError.fields ? Object.entries(appError.fields).map(([field, problem]) => `${field} ${problem}`) : [];

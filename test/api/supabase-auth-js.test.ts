@@ -59,7 +59,7 @@ const mailedToken = async (target: Api, email: string, purpose: 'verification' |
 const signedUp = async (name: string) => {
   const email = freshEmail(name);
   const c = client();
-  const { data, error } = await c.auth.signUp({ email, password: PASSWORD, options: { data: { firstName: 'Ada', lastName: 'Lee' } } });
+  const { data, error } = await c.auth.signUp({ email, password: PASSWORD, options: { data: { firstName: ' Ada ', lastName: 'Lee' } } });
   expect(error).toBeNull();
   return { ...c, email, session: data.session as Session };
 };
@@ -105,6 +105,9 @@ describe('@supabase/auth-js against /auth/v1', () => {
     const { auth, events } = client();
     const wrong = await auth.signInWithPassword({ email, password: 'not the password' });
     expect(wrong.error).toMatchObject({ status: 400, code: 'invalid_credentials' });
+    // An empty password is a bad request, not a weak password: weak_password is for new ones only.
+    const empty = await auth.signInWithPassword({ email, password: '' });
+    expect(empty.error).toMatchObject({ status: 400, code: 'validation_failed' });
     const { data, error } = await auth.signInWithPassword({ email, password: PASSWORD });
     expect(error).toBeNull();
     expect(data.user?.email).toBe(email);
@@ -112,6 +115,7 @@ describe('@supabase/auth-js against /auth/v1', () => {
     const user = await auth.getUser();
     expect(user.error).toBeNull();
     expect(user.data.user).toMatchObject({ email, user_metadata: { firstName: 'Ada' } });
+    // (Names are kept trimmed, as /api/auth/signup keeps them: ' Ada ' was sent.)
     // getClaims checks the RS256 signature with the key set at {url}/.well-known/jwks.json.
     const claims = await auth.getClaims();
     expect(claims.error).toBeNull();
