@@ -5,4 +5,7 @@ import { sha256Hex } from '#lib/core/sha256.ts';
  * normalises it (trimmed, lowercased), hashed, so unknown e-mails count exactly like known ones
  * and limit items hold no e-mail in clear.
  */
-export const accountSubject = (email: string): string => sha256Hex(email.trim().toLowerCase());
+/** An address as sign-up stores and compares it (CONTRACT.md: trimmed, case-insensitive). */
+export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
+
+export const accountSubject = (email: string): string => sha256Hex(normaliseEmail(email));

@@ -143,25 +143,18 @@ const retryAfterOf = (error: unknown): number =>
   error instanceof AppError && error.code === 'rate_limited' ? Number(error.headers?.['Retry-After'] ?? 0) : 0;
 
 /**
- * Tokens taken side by side, in groups: every group's, or none. When one refuses, the tokens the
+ * Tokens taken side by side: all of them, or none. When one refuses, the tokens the
  * others took go back and the refusal with the longest wait is thrown (the request could not pass
  * before then anyway); any other failure (503) wins over a 429.
  */
-export const allOrNone = async (db: Db, groups: readonly Promise<BucketToken | BucketToken[]>[]): Promise<BucketToken[]> => {
+export const allOrNone = async (db: Db, groups: readonly Promise<BucketToken>[]): Promise<BucketToken[]> => {
   const taken = await Promise.allSettled(groups);
-  const tokens = taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value].flat() : []));
+  const tokens = taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
   const refusals = taken.flatMap((t) => (t.status === 'rejected' ? [t.reason as unknown] : []));
   if (refusals.length === 0) return tokens;
   await Promise.all(tokens.map((t) => giveBack(db, t)));
   throw refusals.find((e) => retryAfterOf(e) === 0) ?? refusals.reduce((a, b) => (retryAfterOf(b) > retryAfterOf(a) ? b : a));
 };
-
-/** One bucket to take a token from, for takeTokens. */
-export interface Take {
-  scope: BucketScope;
-  subject: string;
-  settings: BucketSettings;
-}
 
 /** A token from each bucket, all or none (allOrNone). Throws 429 or 503. */
 export const takeTokens = (db: Db, takes: readonly Take[], now: Date): Promise<BucketToken[]> =>

@@ -1,6 +1,7 @@
 import { config } from '#lib/core/config.ts';
 import type { Read } from '#lib/db/batch-read.ts';
 import type { Db } from '#lib/db/service.ts';
+import { normaliseEmail } from '#lib/limits/account-key.ts';
 import { withToken } from './account-mail.ts';
 
 /**
@@ -16,11 +17,8 @@ import { withToken } from './account-mail.ts';
 export const unsubscribeUrl = (token: string, publicUrl: string = config.publicUrl): string =>
   withToken(`${publicUrl.replace(/\/+$/u, '')}/unsubscribe`, token);
 
-/** The normalised address, as sign-up and the suppression item store it. */
-const normalise = (email: string): string => email.trim().toLowerCase();
-
 /** The key of `email`'s block item. */
-export const blockKey = (email: string) => ({ email: normalise(email) });
+export const blockKey = (email: string) => ({ email: normaliseEmail(email) });
 
 /** The block item of `email`, for a BatchGetItem the caller makes anyway. */
 export const blockOf = (db: Db, email: string) => [db.entities.mailBlock, blockKey(email)] as const satisfies Read;

@@ -7,7 +7,7 @@ import { isoMillis } from '#lib/core/time.ts';
 import type { Read } from '#lib/db/batch-read.ts';
 import type { Db } from '#lib/db/service.ts';
 import { isConditionFailure } from '#lib/db/transactions.ts';
-import { accountSubject } from '#lib/limits/account-key.ts';
+import { accountSubject, normaliseEmail } from '#lib/limits/account-key.ts';
 import { Email } from '#lib/wire/schemas.ts';
 
 /**
@@ -17,15 +17,13 @@ import { Email } from '#lib/wire/schemas.ts';
  * mailer sends nothing to a suppressed address, and an invite to one is refused (`suppressedError`).
  */
 
-/** The normalised form every address is stored and compared in (CONTRACT.md: trimmed, case-insensitive). */
-const normalise = (email: string): string => email.trim().toLowerCase();
-
 /** Whether mail to `email` bounced for good or was marked as spam: one GetItem (eventually consistent, half a read unit). */
 export const isSuppressed = async (db: Db, email: string): Promise<boolean> =>
-  (await db.entities.mailSuppression.get({ email: normalise(email) }).go()).data !== null;
+  (await db.entities.mailSuppression.get({ email: normaliseEmail(email) }).go()).data !== null;
 
 /** The suppression item of `email`, for a BatchGetItem the caller makes anyway (lib/teams/invites/create.ts). */
-export const suppressionOf = (db: Db, email: string) => [db.entities.mailSuppression, { email: normalise(email) }] as const satisfies Read;
+export const suppressionOf = (db: Db, email: string) =>
+  [db.entities.mailSuppression, { email: normaliseEmail(email) }] as const satisfies Read;
 
 /**
  * What an invite to a suppressed address answers (422, like any other rule the address breaks), and
@@ -53,7 +51,7 @@ export interface Suppression {
 export const suppress = async (db: Db, { email, reason, detail, at }: Suppression): Promise<void> => {
   try {
     await db.entities.mailSuppression
-      .upsert({ email: normalise(email), reason, detail, at })
+      .upsert({ email: normaliseEmail(email), reason, detail, at })
       .ifNotExists({ since: at })
       .where((a, op) => `${op.notExists(a.at)} OR ${op.lte(a.at, at)}`)
       .go({ response: 'none' });
@@ -176,7 +174,7 @@ export const parseSesEvent = (message: string): SesEvent => {
  * group does not hold the address list. The full address is in the suppression item.
  */
 export const maskAddress = (email: string): { address: string; addressSha256: string } => {
-  const [local = '', domain = ''] = normalise(email).split(/@(?=[^@]*$)/);
+  const [local = '', domain = ''] = normaliseEmail(email).split(/@(?=[^@]*$)/);
   return { address: `${local.slice(0, 1)}…@${domain}`, addressSha256: accountSubject(email) };
 };
 

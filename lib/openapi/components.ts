@@ -29,9 +29,10 @@ import {
   GoTrueSessionSchema,
   GoTrueSettingsSchema,
   GoTrueSignUpAnswerSchema,
+  GoTrueTokenBody,
   GoTrueUserSchema,
 } from '#lib/wire/gotrue.ts';
-import { BulkInviteRow, Email, InviteBody } from '#lib/wire/schemas.ts';
+import { BulkInviteRow, Email, InviteBody, RefreshBody, SignInBody } from '#lib/wire/schemas.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -289,11 +290,18 @@ export const components = (usedCodes: ReadonlySet<ErrorCode>): Record<string, Js
  * Schemas that validate less than they document: a bulk invite's row is checked row by row after
  * the list, but it is an InviteBody all the same, and clients should see its type.
  */
-const DOCUMENTED_AS = new Map<z.ZodMiniType, z.ZodMiniType>([[BulkInviteRow, InviteBody]]);
+const DOCUMENTED_AS = new Map<z.ZodMiniType, z.ZodMiniType>([
+  [BulkInviteRow, InviteBody],
+  // GoTrue's token endpoint takes either grant's members; its use case checks those of the grant asked for.
+  [GoTrueTokenBody, z.union([SignInBody, RefreshBody])],
+]);
 
 /** A request schema inline, with references to the components it uses. */
 export const inline = (schema: z.ZodMiniType, io: 'input' | 'output'): Json => {
+  const documentedAs = DOCUMENTED_AS.get(schema);
+  if (documentedAs) return inline(documentedAs, io);
   const override = (ctx: { zodSchema: unknown; jsonSchema: Json }) => {
+    // A nested one (a bulk row): the validator's says nothing (`{}`), so the documented one goes in its place.
     const documented = DOCUMENTED_AS.get(ctx.zodSchema as z.ZodMiniType);
     if (documented) Object.assign(ctx.jsonSchema, inline(documented, io));
     tidy(ctx);

@@ -244,7 +244,7 @@ const operationOf = (route: Route): Json => {
             required: true,
             content: {
               'application/json': {
-                schema: inline(operation.body ?? request.body, 'input'),
+                schema: inline(request.body, 'input'),
                 ...(operation.example ? { example: operation.example } : {}),
               },
             },

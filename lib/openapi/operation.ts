@@ -41,11 +41,6 @@ export interface Operation {
   errors: readonly ErrorCode[];
   /** A request body to show (the schema says what is allowed). */
   example?: Record<string, unknown>;
-  /**
-   * The body to document where the route's validator is looser than the rule: the GoTrue token
-   * endpoint takes either grant's members, and its use case checks those of the grant asked for.
-   */
-  body?: z.ZodMiniType;
   /** A form body (`application/x-www-form-urlencoded` or `multipart/form-data`), for the pages' POST. */
   form?: z.ZodMiniType;
 }

@@ -1,8 +1,6 @@
-import * as z from 'zod/mini';
 import type { RouteName } from '#lib/http/routes.ts';
 import { GoTrueSessionSchema, GoTrueSettingsSchema, GoTrueSignUpAnswerSchema, GoTrueUserSchema } from '#lib/wire/gotrue.ts';
 import { EmptySchema, JwksSchema } from '#lib/wire/responses.ts';
-import { RefreshBody, SignInBody } from '#lib/wire/schemas.ts';
 import type { Operation } from './operation.ts';
 
 /**
@@ -27,7 +25,6 @@ export const GOTRUE_OPERATIONS = {
     success: { bare: GoTrueSessionSchema },
     errors: ['invalid_credentials', 'unauthorized', 'rate_limited', 'conflict'],
     example: { email: 'ada@example.com', password: 'correct horse battery staple' },
-    body: z.union([SignInBody, RefreshBody]),
   },
   'gotrue-user': {
     tag: 'Supabase-compatible',

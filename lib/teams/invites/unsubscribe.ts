@@ -15,15 +15,16 @@ import { UNUSABLE, unsubscribePage, unsubscribedPage } from '#lib/pages/unsubscr
 
 export type BlockScope = 'team' | 'everyone';
 
-/** What a link's token stands for: the address and the team whose mail carried it; undefined when it cannot be used. */
+/** What a link's token stands for: the address and the team whose mail carried it; undefined when it cannot be used (its team is gone too). */
 export const unsubscribeLink = async (db: Db, token: string, now: Date) => {
   const item = await findToken(db, token, ['unsubscribe'], now).catch((error: unknown) => {
     if (error instanceof AppError && error.code === 'token_expired') return undefined;
     throw error;
   });
   if (item?.teamId === undefined) return undefined;
+  // A team gone sends nothing more, and has no audit log to tell.
   const team = (await db.entities.team.get({ teamId: item.teamId }).go()).data;
-  return { email: item.email, teamId: item.teamId, teamName: team?.name };
+  return team ? { email: item.email, teamId: item.teamId, teamName: team.name } : undefined;
 };
 
 /**
