@@ -748,7 +748,7 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
       status: 200,
       prepare: async () => {
         // It sends to the webhook queue: a local one that only holds what it is sent (the delivery is not measured here).
-        (await import('#infra/local-queue.ts')).startLocalQueue({ receive: false });
+        (await import('#infra/local-queue.ts')).startLocalQueue('webhook', { receive: false });
         const { by, team, endpointId, entryId } = await hookedTeam('replayed');
         const deliveryId = await logAttempt(team.id, endpointId, entryId, 1);
         return repeat({

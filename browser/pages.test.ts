@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/dynamodb-local.ts';
-import type { StreamPoller } from '#infra/stream-poller.ts';
+import type { LocalBackground } from '#infra/local-background.ts';
 import type { LocalServer } from '#lib/http/server.ts';
 import { launchChromium } from '#scripts/docs-screenshot.ts';
 import { type PageVisit, openPage, unclean } from '#scripts/pages-screenshots.ts';
@@ -34,7 +34,7 @@ const shots = mkdtempSync(join(tmpdir(), 'roster-pages-'));
 
 let api: Api;
 let server: LocalServer;
-let poller: StreamPoller;
+let poller: LocalBackground;
 let browser: Browser;
 const visits: PageVisit[] = [];
 
@@ -43,8 +43,8 @@ beforeAll(async () => {
   const { startLocalServer } = await import('#lib/http/server.ts');
   server = await startLocalServer(apiPort);
   api = apiAt(server.url, process.env.TABLE_NAME);
-  const { startStreamPoller } = await import('#infra/stream-poller.ts');
-  poller = await startStreamPoller({
+  const { startLocalBackground } = await import('#infra/local-background.ts');
+  poller = await startLocalBackground({
     endpoint: process.env.DYNAMODB_ENDPOINT as string,
     tableName: process.env.TABLE_NAME as string,
     dataDir: process.env.DATA_DIR as string,

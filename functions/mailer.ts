@@ -1,22 +1,23 @@
-import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { Context, DynamoDBRecord, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { inFlight } from '#lib/core/in-flight.ts';
 import { log } from '#lib/core/log.ts';
 import { timeBudget } from '#lib/core/time-budget.ts';
 import { db } from '#lib/db/service.ts';
 import { newImageOf } from '#lib/db/stream-records.ts';
+import { workOnQueuedRecords } from '#lib/events/queued-records.ts';
+import { MAILER } from '#lib/http/background.ts';
 import { type OutboxRef, outboxRefOf } from '#lib/mail/outbox-ref.ts';
 import { deliver } from '#lib/mail/outbox.ts';
 import { createMailer } from '#lib/mail/transports.ts';
 
 /**
- * The mailer: the table's stream (NEW_IMAGE) calls it with batches of records; each new outbox
- * message is delivered (lib/mail/outbox.ts). No record is ever reported failed: a stream retries a
- * failed record before anything behind it in its shard, so one message that cannot be sent now
- * (its send failed, the database is down, another mailer holds it) would hold up every message
- * after it, for minutes after an outage. Such a message stays PENDING (or SENDING until its lease
- * runs out), and the outbox sweeper (functions/outbox-sweep.ts) delivers it a grace period later.
- * Only a crash or a timeout of the whole invocation makes the stream retry the batch (and, after
- * the last attempt, put it in the dead-letter queue). Locally infra/stream-poller.ts calls it.
+ * The mailer: its work queue (fed by the table stream's reader, lib/events/stream-dispatch.ts) calls
+ * it with new outbox messages' records, each delivered (lib/mail/outbox.ts). A message that was not
+ * settled (the send or the database failed, another mailer's lease holds it, or it went out but
+ * SENT was not recorded) is reported failed and comes back within seconds (lib/events/queued-records.ts),
+ * so a message caught by an outage goes out soon after the recovery: at once if its lease ran out
+ * meanwhile, else when it does. The outbox sweeper (functions/outbox-sweep.ts) delivers whatever
+ * the queue gives up on. Locally infra/local-queue.ts calls it.
  */
 const mailer = createMailer();
 
@@ -42,17 +43,28 @@ export const outboxMessageOf = (record: DynamoDBRecord): OutboxRef | undefined =
   );
 };
 
-export const handler = async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
-  const { deadline } = timeBudget(() => context.getRemainingTimeInMillis());
-  const messages = event.Records.map(outboxMessageOf).filter((m) => m !== undefined);
-  await inFlight(messages, CONCURRENCY, async (message) => {
-    try {
-      const { outcome } = await deliver(db(), mailer, message, new Date(), { deadline });
-      if (outcome === 'leased')
-        log.info('outbox message held by another mailer: left to it and the sweeper', { messageId: message.messageId });
-    } catch (error) {
-      log.error('outbox delivery failed: left to the sweeper', error, { messageId: message.messageId });
-    }
+/** Outcomes that leave the message to be delivered again. */
+const UNSETTLED = new Set(['leased', 'sent-unrecorded']);
+
+export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+  workOnQueuedRecords(MAILER.name, event, async (queued) => {
+    const { deadline } = timeBudget(() => context.getRemainingTimeInMillis());
+    const failed: string[] = [];
+    const messages = queued.flatMap(({ messageId, record }) => {
+      const message = outboxMessageOf(record);
+      return message ? [{ messageId, message }] : [];
+    });
+    await inFlight(messages, CONCURRENCY, async ({ messageId, message }) => {
+      try {
+        const { outcome } = await deliver(db(), mailer, message, new Date(), { deadline });
+        if (UNSETTLED.has(outcome)) {
+          log.info('outbox message not settled: it comes back', { messageId: message.messageId, outcome });
+          failed.push(messageId);
+        }
+      } catch (error) {
+        log.error('outbox delivery failed: it comes back', error, { messageId: message.messageId });
+        failed.push(messageId);
+      }
+    });
+    return failed;
   });
-  return { batchItemFailures: [] };
-};

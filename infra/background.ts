@@ -17,7 +17,21 @@ import { signingKeysPartitionKey } from '#lib/db/entities/keys.ts';
 import { team } from '#lib/db/entities/teams.ts';
 import { webhookDelivery, webhookEndpoint } from '#lib/db/entities/webhooks.ts';
 import { partitionPattern } from '#lib/db/partition-patterns.ts';
-import { INVITE_SWEEP, MAIL_EVENTS, OUTBOX_SWEEP, TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '#lib/http/background.ts';
+import { queueUrlVariable } from '#lib/events/queues.ts';
+import { STREAM_FILTERS } from '#lib/events/stream-filters.ts';
+import {
+  CLEANUP_SWEEP,
+  INVITE_SWEEP,
+  MAILER,
+  MAIL_EVENTS,
+  OUTBOX_SWEEP,
+  STREAM_DISPATCH,
+  TEAM_CLEANUP,
+  WEBHOOK_DELIVERY,
+  WEBHOOK_FANOUT,
+  WORK_QUEUES,
+  type WorkFunction,
+} from '#lib/http/background.ts';
 import { type DynamoAction } from '#lib/http/routes.ts';
 import type { RosterDataStack } from './data-stack.ts';
 import type { Endpoint } from './endpoint.ts';
@@ -25,7 +39,6 @@ import { type WatchedFunction } from './monitoring/metrics.ts';
 import type { Monitoring } from './monitoring/monitoring.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
 import { type DeployOptions } from './options.ts';
-import { STREAM_FILTERS } from './stream-filters.ts';
 
 /**
  * Roster's background functions, each wired to what starts it (the table's stream, a schedule, a
@@ -36,21 +49,6 @@ import { STREAM_FILTERS } from './stream-filters.ts';
 
 /** Secrets Manager rotates the signing keys this often (docs/keys.md); old keys verify until their tokens expire. */
 export const KEY_ROTATION_DAYS = 30;
-
-/** The function the table's stream calls to send outbox e-mails (functions/mailer.ts); not a route. */
-export const MAILER = 'mailer';
-
-/** The mailer's DynamoDB grants: it claims and settles outbox messages, reads the invite, team, inviter or account, and stores each link's token (PutItem). */
-export const MAILER_ACTIONS = ['GetItem', 'UpdateItem', 'PutItem'] as const;
-
-/** How often a failed stream record is retried before it goes to the dead-letter queue. */
-export const MAIL_RETRY_ATTEMPTS = 8;
-
-/** How often a failed team-cleanup run is retried before its record goes to the dead-letter queue. */
-export const CLEANUP_RETRY_ATTEMPTS = 10;
-
-/** How often a webhook fan-out batch that failed is retried (halved each time) before its records go to the dead-letter queue. */
-export const FANOUT_RETRY_ATTEMPTS = 10;
 
 /**
  * The partitions the webhook functions may touch (IAM StringLike patterns of their keys): a team's
@@ -189,29 +187,67 @@ const receiveMailEvents = (host: BackgroundHost, topic: Topic, table: ITable, qu
 };
 
 /**
- * The mailer (functions/mailer.ts) on the table's stream, only for new outbox messages (a filter,
- * so it is not invoked for other writes). Failed records are retried with backoff, halving the
- * batch to isolate a bad one; after the last attempt they go to a dead-letter queue that raises
- * an alarm (the outbox sweeper delivers such messages anyway).
+ * The table stream's one reader (functions/stream-dispatch.ts): filtered to the records that start
+ * background work (lib/events/stream-filters.ts), it sends each to its function's work queue and
+ * may do nothing else (no table access). A batch it could not queue is retried, halved each time,
+ * for as long as the stream keeps its records; then a pointer to them goes to the stream's dead
+ * letters, which `npm run replay` reads back from the stream (docs/operations.md).
  */
-export const deliverMail = (host: BackgroundHost, table: ITable, deadLetters: IQueue, mail: MailSending): void => {
-  const fn = host.backgroundFunction(MAILER, 'stream', { TABLE_NAME: table.tableName, ...mail.environment });
-  fn.allowTable(table, MAILER_ACTIONS, []);
-  mail.allow(fn);
+export const dispatchStream = (host: BackgroundHost, table: ITable, data: RosterDataStack): void => {
+  const fn = host.backgroundFunction(
+    STREAM_DISPATCH.name,
+    'stream',
+    Object.fromEntries(
+      (Object.keys(WORK_QUEUES) as WorkFunction[]).map((name) => [
+        queueUrlVariable(WORK_QUEUES[name].queue),
+        data.workQueues[name].queueUrl,
+      ]),
+    ),
+    STREAM_DISPATCH.timeoutSeconds,
+  );
+  for (const queue of Object.values(data.workQueues)) queue.grantSendMessages(fn);
   fn.addEventSource(
     new DynamoEventSource(table, {
       startingPosition: StartingPosition.TRIM_HORIZON,
-      batchSize: 10,
+      batchSize: STREAM_DISPATCH.batchSize,
       bisectBatchOnError: true,
-      retryAttempts: MAIL_RETRY_ATTEMPTS,
-      maxRecordAge: Duration.hours(6),
+      retryAttempts: STREAM_DISPATCH.retryAttempts,
+      maxRecordAge: Duration.hours(STREAM_DISPATCH.maxRecordAgeHours),
       reportBatchItemFailures: true,
-      onFailure: new SqsDlq(deadLetters),
-      filters: [FilterCriteria.filter(STREAM_FILTERS[MAILER])],
+      onFailure: new SqsDlq(data.streamDeadLetters),
+      filters: Object.values(STREAM_FILTERS).map((pattern) => FilterCriteria.filter(pattern)),
     }),
   );
   acknowledge('streamListing', fn.role ?? fn);
-  host.monitoring.watchStream(fn, MAILER);
+  host.monitoring.watchStream(fn, STREAM_DISPATCH.name);
+};
+
+/** Feeds work function `fn` from its queue: partial batch responses, and at most its maxConcurrency at once. */
+const receiveWork = (fn: Endpoint, data: RosterDataStack, name: WorkFunction): void => {
+  fn.addEventSource(
+    new SqsEventSource(data.workQueues[name], {
+      batchSize: WORK_QUEUES[name].fn.batchSize,
+      reportBatchItemFailures: true,
+      maxConcurrency: WORK_QUEUES[name].fn.maxConcurrency,
+    }),
+  );
+};
+
+/**
+ * The mailer (functions/mailer.ts) on its work queue of new outbox messages. A message not settled
+ * comes back within seconds; after its last receive it goes to the dead letters (the outbox sweeper
+ * delivers such messages anyway).
+ */
+export const deliverMail = (host: BackgroundHost, table: ITable, data: RosterDataStack, mail: MailSending): void => {
+  const fn = host.backgroundFunction(
+    MAILER.name,
+    'queue',
+    { TABLE_NAME: table.tableName, [queueUrlVariable('mail')]: data.workQueues.mailer.queueUrl, ...mail.environment },
+    MAILER.timeoutSeconds,
+  );
+  fn.allowTable(table, MAILER.actions, []);
+  mail.allow(fn);
+  receiveWork(fn, data, 'mailer');
 };
 
 /**
@@ -228,7 +264,7 @@ export const sweepOutbox = (host: BackgroundHost, table: ITable, mail: MailSendi
     OUTBOX_SWEEP.timeoutSeconds,
     OUTBOX_SWEEP.reserveSeconds * 1000,
   );
-  const actions = [...new Set<DynamoAction>([...MAILER_ACTIONS, ...OUTBOX_SWEEP.actions])];
+  const actions = [...new Set<DynamoAction>([...MAILER.actions, ...OUTBOX_SWEEP.actions])];
   fn.allowTable(table, actions, OUTBOX_SWEEP.indexes);
   mail.allow(fn);
   new Rule(host, 'OutboxSweepSchedule', {
@@ -239,43 +275,51 @@ export const sweepOutbox = (host: BackgroundHost, table: ITable, mail: MailSendi
 };
 
 /**
- * The cleanup of deleted teams (functions/team-cleanup.ts, lib/teams/cleanup.ts) on the table's
- * stream, only for the cleanup jobs' INSERT and MODIFY records (each run that ends with work left
- * updates its job, and that MODIFY starts the next run). One job a batch, so a run has the whole
- * timeout for it; its time budget (RESERVE_MS short of the timeout) ends it cleanly first. A run
- * that fails or times out is retried, halving the batch; after the last attempt the record goes to
- * a dead-letter queue that raises an alarm. Its grants: exactly TEAM_CLEANUP.actions on the table
- * and gsi1 (a Query of the team's ended invites).
+ * The cleanup of deleted teams (functions/team-cleanup.ts, lib/teams/cleanup.ts) on its work queue
+ * of the cleanup jobs' INSERT and MODIFY records (each run that ends with work left updates its
+ * job, and that MODIFY starts the next run). Up to TEAM_CLEANUP.batchSize jobs an invocation, side
+ * by side; the time budget (RESERVE_MS short of the timeout) ends a run cleanly first. A run that
+ * fails comes back within seconds; after its last receive its record goes to the dead letters, and
+ * the cleanup sweep starts the job again anyway. Its grants: exactly TEAM_CLEANUP.actions on the
+ * table and gsi1 (a Query of the team's ended invites).
  */
-export const cleanUpTeams = (host: BackgroundHost, table: ITable, deadLetters: IQueue): void => {
+export const cleanUpTeams = (host: BackgroundHost, table: ITable, data: RosterDataStack): void => {
   const fn = host.backgroundFunction(
     TEAM_CLEANUP.name,
-    'stream',
-    { TABLE_NAME: table.tableName },
+    'queue',
+    { TABLE_NAME: table.tableName, [queueUrlVariable('cleanup')]: data.workQueues['team-cleanup'].queueUrl },
     TEAM_CLEANUP.timeoutSeconds,
     TEAM_CLEANUP.reserveSeconds * 1000,
   );
   fn.allowTable(table, TEAM_CLEANUP.actions, TEAM_CLEANUP.indexes);
-  fn.addEventSource(
-    new DynamoEventSource(table, {
-      startingPosition: StartingPosition.TRIM_HORIZON,
-      batchSize: TEAM_CLEANUP.batchSize,
-      bisectBatchOnError: true,
-      retryAttempts: CLEANUP_RETRY_ATTEMPTS,
-      maxRecordAge: Duration.days(1),
-      reportBatchItemFailures: true,
-      onFailure: new SqsDlq(deadLetters),
-      filters: [FilterCriteria.filter(STREAM_FILTERS[TEAM_CLEANUP.name])],
-    }),
-  );
-  acknowledge('streamListing', fn.role ?? fn);
-  host.monitoring.watchStream(fn, TEAM_CLEANUP.name);
+  receiveWork(fn, data, 'team-cleanup');
 };
 
 /**
- * Webhooks (docs/webhooks.md): the fan-out (functions/webhook-fanout.ts) on the table's stream,
- * only for new audit entries, sends one message per subscribed endpoint to the webhook queue; a
- * batch it fails on is retried, halved, then recorded in a dead-letter queue. The delivery
+ * The sweep of cleanup jobs whose run was lost (functions/cleanup-sweep.ts, lib/teams/cleanup-sweep.ts)
+ * on a schedule: it touches each job due, and the touch's record starts its run. No retry: the next
+ * tick goes on. Its grants: Query gsi3, UpdateItem.
+ */
+export const sweepCleanupJobs = (host: BackgroundHost, table: ITable): void => {
+  const fn = host.backgroundFunction(
+    CLEANUP_SWEEP.name,
+    'schedule',
+    { TABLE_NAME: table.tableName },
+    CLEANUP_SWEEP.timeoutSeconds,
+    CLEANUP_SWEEP.reserveSeconds * 1000,
+  );
+  fn.allowTable(table, CLEANUP_SWEEP.actions, CLEANUP_SWEEP.indexes);
+  new Rule(host, 'CleanupSweepSchedule', {
+    description: 'Starts again the team cleanups whose run was lost (docs/data-model.md, "Team deletion")',
+    schedule: Schedule.rate(Duration.minutes(CLEANUP_SWEEP.everyMinutes)),
+    targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
+  });
+};
+
+/**
+ * Webhooks (docs/webhooks.md): the fan-out (functions/webhook-fanout.ts) on its work queue of new
+ * audit entries sends one message per subscribed endpoint to the webhook queue; a batch it fails on
+ * comes back within seconds, and after its last receive goes to the dead letters. The delivery
  * (functions/webhook-delivery.ts) receives the queue's messages, 10 at a time, reports each failed
  * one after setting its visibility to the next retry delay (the event source's grants include
  * ChangeMessageVisibility); the queue moves a message to its dead letters after its last attempt.
@@ -285,26 +329,17 @@ export const cleanUpTeams = (host: BackgroundHost, table: ITable, deadLetters: I
 export const sendWebhooks = (host: BackgroundHost, table: ITable, data: RosterDataStack): void => {
   const fanOut = host.backgroundFunction(
     WEBHOOK_FANOUT.name,
-    'stream',
-    { TABLE_NAME: table.tableName, WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl },
+    'queue',
+    {
+      TABLE_NAME: table.tableName,
+      WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl,
+      [queueUrlVariable('fanout')]: data.workQueues['webhook-fanout'].queueUrl,
+    },
     WEBHOOK_FANOUT.timeoutSeconds,
   );
   fanOut.allowTablePartitions(table, WEBHOOK_FANOUT.actions, [WEBHOOK_PARTITIONS.endpoints]);
   data.webhookQueue.grantSendMessages(fanOut);
-  fanOut.addEventSource(
-    new DynamoEventSource(table, {
-      startingPosition: StartingPosition.TRIM_HORIZON,
-      batchSize: WEBHOOK_FANOUT.batchSize,
-      bisectBatchOnError: true,
-      retryAttempts: FANOUT_RETRY_ATTEMPTS,
-      maxRecordAge: Duration.hours(6),
-      reportBatchItemFailures: true,
-      onFailure: new SqsDlq(data.webhookFanoutDeadLetters),
-      filters: [FilterCriteria.filter(STREAM_FILTERS[WEBHOOK_FANOUT.name])],
-    }),
-  );
-  acknowledge('streamListing', fanOut.role ?? fanOut);
-  host.monitoring.watchStream(fanOut, WEBHOOK_FANOUT.name);
+  receiveWork(fanOut, data, 'webhook-fanout');
 
   const delivery = host.backgroundFunction(
     WEBHOOK_DELIVERY.name,

@@ -12,7 +12,14 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '#lib/db/entities/table.ts';
-import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY } from '#lib/http/background.ts';
+import {
+  WEBHOOK_ATTEMPTS,
+  WEBHOOK_DELIVERY,
+  WORK_QUEUES,
+  WORK_RETENTION_DAYS,
+  type WorkFunction,
+  workVisibilitySeconds,
+} from '#lib/http/background.ts';
 import { MailIdentity } from './mail-identity.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
 import { deployOptions } from './options.ts';
@@ -35,10 +42,20 @@ export class RosterDataStack extends Stack {
   readonly table: Table;
   /** The private signing keys (a JSON keyset, docs/keys.md), rotated from the functions' stack. */
   readonly signingKey: Secret;
-  /** Stream records of new outbox messages the mailer failed on every retry. */
+  /**
+   * The stream's one reader (functions/stream-dispatch.ts) sends each record that starts background
+   * work to the work queue of its function (lib/http/background.ts WORK_QUEUES): new outbox messages
+   * to the mailer's, cleanup jobs to the team cleanup's, audit entries to the webhook fan-out's. A
+   * record that fails comes back after a few seconds; after maxReceives, it moves to the queue's
+   * dead letters. Here, with the other state: what they hold is work still to do.
+   */
+  readonly workQueues: Readonly<Record<WorkFunction, Queue>>;
+  /** The mailer's records that failed every receive (the outbox sweeper sends their mail anyway). */
   readonly mailDeadLetters: Queue;
-  /** Stream records of cleanup jobs that failed every retry. */
+  /** The cleanup jobs' records that failed every receive (the cleanup sweep starts them again). */
   readonly teamCleanupDeadLetters: Queue;
+  /** Where the stream's reader puts what it could not queue after every retry: pointers to the stream's records (kept 24 hours). */
+  readonly streamDeadLetters: Queue;
   /**
    * SES bounce and complaint notifications the mail-events function failed on every retry. Made
    * with any mail settings (an empty queue costs nothing), so that turning SES off removes nothing
@@ -54,7 +71,7 @@ export class RosterDataStack extends Stack {
   readonly webhookQueue: Queue;
   /** Webhook messages that failed every attempt. */
   readonly webhookDeadLetters: Queue;
-  /** Stream records of audit entries the webhook fan-out failed on every retry. */
+  /** Audit entries' records the webhook fan-out failed on every receive. */
   readonly webhookFanoutDeadLetters: Queue;
   /** The SES domain identity, when the stack makes it (`-c sesDomain`). */
   readonly mailIdentity: MailIdentity | undefined;
@@ -98,12 +115,26 @@ export class RosterDataStack extends Stack {
     });
     acknowledge('rotatedFromFunctionStack', this.signingKey);
 
-    this.mailDeadLetters = this.deadLetterQueue('MailDeadLetters');
-    this.teamCleanupDeadLetters = this.deadLetterQueue('TeamCleanupDeadLetters');
+    // A queue's redrive target: cdk-nag sees that, so it needs no acknowledgement.
+    this.mailDeadLetters = this.deadLetterQueue('MailDeadLetters', false);
+    this.teamCleanupDeadLetters = this.deadLetterQueue('TeamCleanupDeadLetters', false);
+    this.webhookFanoutDeadLetters = this.deadLetterQueue('WebhookFanoutDeadLetters', false);
+    this.streamDeadLetters = this.deadLetterQueue('StreamDeadLetters');
     this.mailEventsDeadLetters = this.deadLetterQueue('MailEventsDeadLetters');
-    // The webhook queue's redrive target: cdk-nag sees that, so it needs no acknowledgement.
     this.webhookDeadLetters = this.deadLetterQueue('WebhookDeadLetters', false);
-    this.webhookFanoutDeadLetters = this.deadLetterQueue('WebhookFanoutDeadLetters');
+    const workQueue = (id: string, name: WorkFunction, deadLetters: Queue): Queue =>
+      new Queue(this, id, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        visibilityTimeout: Duration.seconds(workVisibilitySeconds(WORK_QUEUES[name].fn)),
+        retentionPeriod: Duration.days(WORK_RETENTION_DAYS),
+        deadLetterQueue: { queue: deadLetters, maxReceiveCount: WORK_QUEUES[name].maxReceives },
+      });
+    this.workQueues = {
+      mailer: workQueue('MailQueue', 'mailer', this.mailDeadLetters),
+      'team-cleanup': workQueue('CleanupQueue', 'team-cleanup', this.teamCleanupDeadLetters),
+      'webhook-fanout': workQueue('FanoutQueue', 'webhook-fanout', this.webhookFanoutDeadLetters),
+    };
     this.webhookQueue = new Queue(this, 'WebhookQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -118,6 +149,8 @@ export class RosterDataStack extends Stack {
     // export that went away with an import would be removed while the deployed functions' stack
     // still imports it, which CloudFormation refuses (the deploy fails).
     const queues = [
+      ...Object.values(this.workQueues),
+      this.streamDeadLetters,
       this.mailDeadLetters,
       this.teamCleanupDeadLetters,
       this.mailEventsDeadLetters,
@@ -131,7 +164,7 @@ export class RosterDataStack extends Stack {
       this.table.tableStreamArn as string,
       this.signingKey.secretArn,
       ...queues.flatMap((queue) => [queue.queueArn, queue.queueName]),
-      this.webhookQueue.queueUrl,
+      ...[this.webhookQueue, ...Object.values(this.workQueues), this.streamDeadLetters].map((queue) => queue.queueUrl),
     ]) {
       this.exportValue(value);
     }

@@ -30,17 +30,12 @@ const server = await startLocalServer(port, process.env.HOST ?? '127.0.0.1').cat
   process.exit(1);
 });
 console.log(`Roster API on ${server.url} (table ${tableName} at ${endpoint}); Ctrl-C stops it.`);
-// The webhook queue and its delivery function, in this process (infra/local-queue.ts): before the
-// stream pollers, whose webhook fan-out sends to it.
-const { startLocalQueue } = await import('./local-queue.ts');
-const queue = startLocalQueue();
+// The stream's one reader and the queues it feeds (the mailer, the team cleanup and the webhook
+// fan-out), and the webhook queue with its delivery function, as Lambda would run them.
+const { startLocalBackground } = await import('./local-background.ts');
+const background = await startLocalBackground({ endpoint, tableName, dataDir });
 
-// The mailer, the team cleanup and the webhook fan-out, as Lambda would run them: from the table's
-// stream (infra/stream-poller.ts).
-const { startStreamPollers } = await import('./stream-poller.ts');
-const pollers = await startStreamPollers({ endpoint, tableName, dataDir });
-
-// The invite and outbox sweepers, as their schedules would run them (infra/schedules.ts).
+// The invite, outbox and cleanup-job sweepers, as their schedules would run them (infra/schedules.ts).
 const { startSchedules } = await import('./schedules.ts');
 const schedules = startSchedules();
 
@@ -48,10 +43,10 @@ let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;
-  await Promise.all([...schedules.map((s) => s.stop()), ...pollers.map((p) => p.stop())]);
-  // The server first: a replay it is still answering sends to the queue.
+  await Promise.all(schedules.map((s) => s.stop()));
+  // The server first: a replay it is still answering sends to the webhook queue.
   await server.close();
-  await queue.stop();
+  await background.stop();
   dynamo?.stop();
   process.exit(0);
 };

@@ -26,9 +26,11 @@ import {
   LOG_TRANSPORT_NOTICE,
   cleanUpTeams,
   deliverMail,
+  dispatchStream,
   mailSending,
   rotateKeys,
   sendWebhooks,
+  sweepCleanupJobs,
   sweepInvites,
   sweepOutbox,
 } from './background.ts';
@@ -203,23 +205,30 @@ export class RosterStack extends Stack {
     rotateKeys(this, data.signingKey, table);
     const mail = mailSending(this, options, table, data, stage.url);
     this.configurationSet = mail.configurationSet;
-    deliverMail(this, table, data.mailDeadLetters, mail.sending);
+    dispatchStream(this, table, data);
+    deliverMail(this, table, data, mail.sending);
     sweepOutbox(this, table, mail.sending);
-    cleanUpTeams(this, table, data.teamCleanupDeadLetters);
+    cleanUpTeams(this, table, data);
+    sweepCleanupJobs(this, table);
     sweepInvites(this, table);
     sendWebhooks(this, table, data);
 
     this.monitoring.watchApi(api);
     this.monitoring.watchTable(table, Object.keys(INDEXES));
     this.monitoring.watchQueue(
+      'StreamDeadLetters',
+      data.streamDeadLetters,
+      'Stream records could not be queued for their work after 24 hours of retries: replay them while the stream keeps them (docs/operations.md)',
+    );
+    this.monitoring.watchQueue(
       'MailDeadLetters',
       data.mailDeadLetters,
-      'An outbox message failed every retry of the stream: the outbox sweeper sends it again (docs/operations.md)',
+      'An outbox message failed every receive of its queue: the outbox sweeper sends it anyway (docs/operations.md)',
     );
     this.monitoring.watchQueue(
       'TeamCleanupDeadLetters',
       data.teamCleanupDeadLetters,
-      "A deleted team's cleanup failed every retry: its rows remain until it is run again (docs/operations.md)",
+      "A deleted team's cleanup failed every receive of its queue: the cleanup sweep starts it again (docs/operations.md)",
     );
     this.monitoring.watchQueue(
       'MailEventsDeadLetters',
@@ -231,12 +240,15 @@ export class RosterStack extends Stack {
       data.webhookDeadLetters,
       'A webhook message failed all its attempts over 28 hours: its endpoint did not take it (docs/operations.md)',
     );
-    this.monitoring.watchBacklog('WebhookQueue', data.webhookQueue, 'Webhook deliveries are behind');
     this.monitoring.watchQueue(
       'WebhookFanoutDeadLetters',
       data.webhookFanoutDeadLetters,
-      'New audit entries could not be queued for their webhook endpoints: they were not sent (docs/operations.md)',
+      'New audit entries could not be queued for their webhook endpoints after every receive: replay them (docs/operations.md)',
     );
+    this.monitoring.watchBacklog('WebhookQueue', data.webhookQueue, 'Webhook deliveries are behind');
+    this.monitoring.watchBacklog('MailQueue', data.workQueues.mailer, 'Mail is behind');
+    this.monitoring.watchBacklog('CleanupQueue', data.workQueues['team-cleanup'], 'Team cleanups are behind');
+    this.monitoring.watchBacklog('FanoutQueue', data.workQueues['webhook-fanout'], 'Webhook fan-out is behind');
     this.monitoring.watchMail(this.configurationSet?.configurationSetName);
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url });

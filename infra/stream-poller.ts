@@ -1,15 +1,16 @@
 /**
- * Local mode's stand-in for Lambda's DynamoDB stream event sources: one poller per function on the
- * stream (infra/stream-filters.ts: the mailer, functions/mailer.ts, the team cleanup,
- * functions/team-cleanup.ts, and the webhook fan-out, functions/webhook-fanout.ts), each reading DynamoDB Local's stream of the table on its own, like
- * one event-source mapping each, and invoking its handler with the DynamoDBStreamEvent Lambda would
- * send: only the records its filter passes (the others are skipped, as Lambda drops them), and a
- * context whose remaining time counts down from the function's timeout. Per shard, in order,
- * batches of at most 100 records; records the handler reports as failed (batchItemFailures) are
- * retried with exponential backoff, and after the last attempt logged as dead-lettered. The last
- * sequence number handled per shard is kept per function in DATA_DIR (stream-checkpoint.json for
- * the mailer, stream-checkpoint.<function>.json for the others), so a restarted server goes on
- * after it instead of starting over.
+ * Local mode's stand-in for Lambda's DynamoDB stream event source of the stream's one reader
+ * (functions/stream-dispatch.ts, which sends each record to its work queue: infra/local-queue.ts
+ * runs those here). It reads DynamoDB Local's stream of the table and invokes the reader with the
+ * DynamoDBStreamEvent Lambda would send: only the records one of its filters passes
+ * (lib/events/stream-filters.ts; the others are skipped, as Lambda drops them), and a context whose
+ * remaining time counts down from the function's timeout. Per shard, in order, batches of at most
+ * STREAM_DISPATCH.batchSize records; as Lambda does, a batch with a failed record
+ * (batchItemFailures) is retried from that record on, with exponential backoff, and after
+ * STREAM_DISPATCH.retryAttempts retries its records are dead-lettered: logged as an error, and
+ * appended to DATA_DIR/dead-letters/stream-dispatch.jsonl, which `npm run replay -- --local` sends
+ * again. The last sequence number handled per shard is kept in DATA_DIR/stream-checkpoint.json, so
+ * a restarted server goes on after it instead of starting over.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,45 +31,23 @@ import type { Context, AttributeValue as LambdaValue, DynamoDBBatchResponse, Dyn
 import { log } from '#lib/core/log.ts';
 import { STREAM_VIEW_TYPE } from '#lib/db/entities/table.ts';
 import { lambdaContext } from '#lib/http/apigw.ts';
-import { TEAM_CLEANUP, WEBHOOK_FANOUT } from '#lib/http/background.ts';
-import { FUNCTION_DEFAULTS } from '#lib/http/routes.ts';
-import { STREAM_FILTERS, type StreamFunction, passes } from './stream-filters.ts';
+import { consumersOf } from '#lib/events/stream-filters.ts';
+import { STREAM_DISPATCH } from '#lib/http/background.ts';
+import { keepDeadLetters, localDeadLetterFile } from './local-queue.ts';
 
 export type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | undefined>;
-
-/**
- * Each stream function's handler module and timeout, as the stack deploys them, and the most
- * records one event carries when the stack says so (otherwise what one GetRecords returned).
- */
-const FUNCTIONS: Record<StreamFunction, { load: () => Promise<{ handler: StreamHandler }>; timeoutSeconds: number; batchSize?: number }> = {
-  mailer: { load: () => import('#functions/mailer.ts'), timeoutSeconds: FUNCTION_DEFAULTS.timeoutSeconds },
-  'team-cleanup': {
-    load: () => import('#functions/team-cleanup.ts'),
-    timeoutSeconds: TEAM_CLEANUP.timeoutSeconds,
-    batchSize: TEAM_CLEANUP.batchSize,
-  },
-  'webhook-fanout': {
-    load: () => import('#functions/webhook-fanout.ts'),
-    timeoutSeconds: WEBHOOK_FANOUT.timeoutSeconds,
-    batchSize: WEBHOOK_FANOUT.batchSize,
-  },
-};
 
 export interface StreamPollerOptions {
   endpoint: string;
   tableName: string;
   /** Where the checkpoint files live. */
   dataDir: string;
-  /** The function this poller feeds (its filter, handler, timeout and checkpoint). Default: the mailer. */
-  function?: StreamFunction;
-  /** Default: the function's own handler module, loaded once like a warm Lambda. */
+  /** Default: functions/stream-dispatch.ts, loaded once like a warm Lambda. */
   handler?: StreamHandler;
   region?: string;
   /** Pause between polls of a shard that had nothing new. */
   pollMs?: number;
-  /** Records per event (Lambda's BatchSize); at most 100 (GetRecords' limit here). */
-  batchSize?: number;
-  /** Invocations of one record before it is dead-lettered. */
+  /** Invocations of one record before it is dead-lettered; default the deployed retries plus the first. */
   maxAttempts?: number;
   /** First retry delay; it doubles with each retry up to maxDelayMs. */
   baseDelayMs?: number;
@@ -89,8 +68,7 @@ interface Checkpoint {
   shards: Record<string, string | undefined>;
 }
 
-/** The mailer keeps the name it had when it was the only function on the stream. */
-const checkpointFile = (fn: StreamFunction): string => (fn === 'mailer' ? 'stream-checkpoint.json' : `stream-checkpoint.${fn}.json`);
+const CHECKPOINT_FILE = 'stream-checkpoint.json';
 
 const readCheckpoint = (dataDir: string, file: string, streamArn: string): Checkpoint => {
   try {
@@ -161,14 +139,14 @@ const streamArnOf = async (endpoint: string, tableName: string, region: string):
   }
 };
 
-/** Starts polling the table's stream for one function; resolves once the stream is found (the loop runs on). */
+/** Starts polling the table's stream for its reader; resolves once the stream is found (the loop runs on). */
 export const startStreamPoller = async (options: StreamPollerOptions): Promise<StreamPoller> => {
-  const fn = options.function ?? 'mailer';
-  const checkpointName = checkpointFile(fn);
+  const fn = STREAM_DISPATCH.name;
+  const checkpointName = CHECKPOINT_FILE;
   const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
   const pollMs = options.pollMs ?? 200;
-  const batchSize = Math.min(options.batchSize ?? 100, 100);
-  const maxAttempts = options.maxAttempts ?? 8;
+  const batchSize = STREAM_DISPATCH.batchSize;
+  const maxAttempts = options.maxAttempts ?? STREAM_DISPATCH.retryAttempts + 1;
   const baseDelayMs = options.baseDelayMs ?? 500;
   const maxDelayMs = options.maxDelayMs ?? 30_000;
   const describeEveryMs = options.describeEveryMs ?? 5_000;
@@ -188,20 +166,21 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
   const handler = (): Promise<StreamHandler> =>
     options.handler
       ? Promise.resolve(options.handler)
-      : (loaded ??= Promise.all([FUNCTIONS[fn].load(), import('#lib/http/server.ts')]).then(
+      : (loaded ??= Promise.all([import('#functions/stream-dispatch.ts'), import('#lib/http/server.ts')]).then(
           ([module, server]) =>
-            (event: DynamoDBStreamEvent, context: Context) =>
-              server.invocation.run({ functionName: fn }, () => module.handler(event, context)),
+            (event: DynamoDBStreamEvent) =>
+              server.invocation.run({ functionName: fn }, () => module.handler(event)),
         ));
 
-  /** Sequence numbers the handler did not finish; all of them when it threw or answered nonsense. */
+  /** The records to retry: from the first the handler reported failed on, as Lambda resumes a shard; all of them when it threw or answered nonsense. */
   const invoke = async (records: DynamoDBRecord[]): Promise<DynamoDBRecord[]> => {
-    const context = lambdaContext(`roster-${fn}`, FUNCTIONS[fn].timeoutSeconds * 1000, records[0]?.eventID ?? 'stream');
+    const context = lambdaContext(`roster-${fn}`, STREAM_DISPATCH.timeoutSeconds * 1000, records[0]?.eventID ?? 'stream');
     try {
       const result = await (await handler())({ Records: records }, context);
       const ids = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-      if ([...ids].some((id) => !records.some((r) => r.dynamodb?.SequenceNumber === id))) return records;
-      return records.filter((r) => ids.has(r.dynamodb?.SequenceNumber ?? ''));
+      const positions = [...ids].map((id) => records.findIndex((r) => r.dynamodb?.SequenceNumber === id));
+      if (positions.some((i) => i < 0)) return records;
+      return positions.length === 0 ? [] : records.slice(Math.min(...positions));
     } catch (error) {
       log.error('stream handler threw; the whole batch is retried', error, { function: fn, records: records.length });
       return records;
@@ -218,12 +197,15 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
       await pause(Math.min(baseDelayMs * 2 ** (attempt - 1), maxDelayMs));
       if (stopped()) return false;
     }
+    keepDeadLetters(
+      localDeadLetterFile(options.dataDir, fn),
+      pending.map((r) => JSON.stringify(r)),
+    );
     for (const r of pending) {
-      log.error('stream record dead-lettered after the last attempt', new Error('delivery failed'), {
+      log.error('stream record dead-lettered after the last attempt', new Error('not queued'), {
         function: fn,
         sequenceNumber: r.dynamodb?.SequenceNumber,
         eventName: r.eventName,
-        messageId: r.dynamodb?.NewImage?.messageId?.S,
         attempts: maxAttempts,
       });
     }
@@ -286,12 +268,9 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
     }
     const records = (page.Records ?? []).map((r) => toLambdaRecord(r, streamArn, region));
     if (records.length > 0) {
-      // The function sees only what its filter passes; the rest is skipped (and checkpointed) as Lambda does.
-      const passed = records.filter((r) => passes(fn, r));
-      const size = FUNCTIONS[fn].batchSize ?? passed.length;
-      for (let i = 0; i < passed.length; i += size) {
-        if (!(await handleBatch(passed.slice(i, i + size)))) return false;
-      }
+      // The reader sees only what its filters pass; the rest is skipped (and checkpointed) as Lambda does.
+      const passed = records.filter((r) => consumersOf(r).length > 0);
+      if (passed.length > 0 && !(await handleBatch(passed))) return false;
       checkpoint.shards[id] = records.at(-1)?.dynamodb?.SequenceNumber as string;
       writeCheckpoint(options.dataDir, checkpointName, checkpoint);
     }
@@ -334,7 +313,3 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
     },
   };
 };
-
-/** One poller per function on the stream (every entry of STREAM_FILTERS), as the stack deploys them. */
-export const startStreamPollers = async (options: Omit<StreamPollerOptions, 'function' | 'handler'>): Promise<StreamPoller[]> =>
-  Promise.all((Object.keys(STREAM_FILTERS) as StreamFunction[]).map((fn) => startStreamPoller({ ...options, function: fn })));

@@ -36,8 +36,6 @@ export const config = {
   auditRetentionDays: int('AUDIT_RETENTION_DAYS', 365),
   /** Webhook URLs may be http and reach loopback: local use and tests only, never set by the stack (docs/webhooks.md). */
   webhooksAllowPrivateUrls: process.env.WEBHOOKS_ALLOW_PRIVATE_URLS === 'true',
-  /** The SQS queue of webhook messages (set by the stack); unset locally, where infra/local-queue.ts runs one. */
-  webhookQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
   /** How long each delivery attempt stays in an endpoint's delivery log (docs/webhooks.md). */
   webhookDeliveryLogDays: int('WEBHOOK_DELIVERY_LOG_DAYS', 30),
   /** Replays one team may ask for per hour: each may become 8 POSTs (docs/webhooks.md). */
@@ -115,8 +113,8 @@ export const config = {
   smtpSendTimeoutMs: int('SMTP_SEND_TIMEOUT_MS', 15000),
   /** Directory with template overrides (invitation.subject.txt, invitation.txt, invitation.html, declined.*). */
   mailTemplateDir: process.env.MAIL_TEMPLATE_DIR || undefined,
-  /** How long a mailer's claim on an outbox message lasts: longer than one send may take. */
-  outboxLeaseMs: int('OUTBOX_LEASE_MS', 60_000),
+  /** How long a mailer's claim on an outbox message lasts: longer than one send may take (SMTP_SEND_TIMEOUT_MS; SES's three tries of 5 s), and short, so that a message caught by an outage mid-send goes out soon after. */
+  outboxLeaseMs: int('OUTBOX_LEASE_MS', 20_000),
   /** How long an unfinished outbox message is left to the stream before the sweeper delivers it. */
   outboxSweepGraceMs: int('OUTBOX_SWEEP_GRACE_MS', 30_000),
 } as const;

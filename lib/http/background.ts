@@ -6,7 +6,24 @@
 import type { IndexName } from '#lib/db/entities/table.ts';
 import type { DynamoAction } from './routes.ts';
 
-/** The cleanup of deleted teams (lib/teams/cleanup.ts), fed by the table's stream. */
+/**
+ * The one reader of the table's stream (functions/stream-dispatch.ts, lib/events/stream-dispatch.ts):
+ * it sends each record that starts background work to that work's queue (WORK_QUEUES), so DynamoDB
+ * Streams has one reader per shard (it serves at most two without throttling) and one slow consumer
+ * cannot hold up another. No table access: only its queues.
+ */
+export const STREAM_DISPATCH = {
+  name: 'stream-dispatch',
+  timeoutSeconds: 30,
+  /** Records per invocation: at most 10 SendMessageBatch calls per queue. */
+  batchSize: 100,
+  /** Retries of a batch that could not be queued (halved each time) before its pointer goes to the dead letters. */
+  retryAttempts: 10,
+  /** As long as the stream keeps a record: a record is retried for as long as it can be read. */
+  maxRecordAgeHours: 24,
+} as const;
+
+/** The cleanup of deleted teams (lib/teams/cleanup.ts), fed by its work queue. */
 export const TEAM_CLEANUP = {
   name: 'team-cleanup',
   /** Read the job; Query the partition and gsi1; delete in batches; record progress; delete the job. */
@@ -15,8 +32,31 @@ export const TEAM_CLEANUP = {
   timeoutSeconds: 120,
   /** A run starts no new batch with less time than this left: a batch takes well under a second. */
   reserveSeconds: 15,
-  /** Stream records per invocation: one job, so each run has the whole time budget for it. */
-  batchSize: 1,
+  /** Jobs per invocation, run side by side (each team is its own partition), each with the whole time budget. */
+  batchSize: 5,
+  /**
+   * Invocations at once (the least SQS allows): with batchSize, up to 10 teams cleaned up side by
+   * side, within DynamoDB's per-partition limits (one partition a team) and without taking a new
+   * account's concurrency (as low as 10) from the API.
+   */
+  maxConcurrency: 2,
+  /** The sweep of jobs whose run was lost (lib/teams/cleanup-sweep.ts): a job untouched this long is started again. */
+  staleAfterSeconds: 300,
+} as const;
+
+/**
+ * The sweep of cleanup jobs whose work queue lost them (lib/teams/cleanup-sweep.ts), on a schedule:
+ * it touches each job due (not updated for TEAM_CLEANUP.staleAfterSeconds), and the touch's stream
+ * record starts its next run.
+ */
+export const CLEANUP_SWEEP = {
+  name: 'cleanup-sweep',
+  /** Query gsi3 for due jobs; touch each (a conditional UpdateItem). */
+  actions: ['Query', 'UpdateItem'] as const satisfies readonly DynamoAction[],
+  indexes: ['gsi3'] as const satisfies readonly IndexName[],
+  timeoutSeconds: 60,
+  reserveSeconds: 10,
+  everyMinutes: 5,
 } as const;
 
 /** The sweeper of expired invites (lib/teams/invites/sweep.ts), on a schedule. */
@@ -70,9 +110,50 @@ export const WEBHOOK_FANOUT = {
   /** Query each team's webhook partition (its endpoints): that partition only (infra/background.ts WEBHOOK_PARTITIONS). */
   actions: ['Query'] as const satisfies readonly DynamoAction[],
   timeoutSeconds: 60,
-  /** Stream records per invocation: a Query per team and a SendMessageBatch per 10 messages. */
-  batchSize: 100,
+  /** Queued records per invocation (SQS's most): a Query per team and a SendMessageBatch per 10 messages. */
+  batchSize: 10,
+  /** Invocations at once (the least SQS allows). */
+  maxConcurrency: 2,
 } as const;
+
+/** The mailer (functions/mailer.ts), fed by its work queue with new outbox messages. */
+export const MAILER = {
+  name: 'mailer',
+  /** Claim and settle outbox messages; read the invite, team, inviter or account; store each link's token (PutItem). */
+  actions: ['GetItem', 'UpdateItem', 'PutItem'] as const satisfies readonly DynamoAction[],
+  timeoutSeconds: 30,
+  /** Messages per invocation (SQS's most), sent 5 at a time. */
+  batchSize: 10,
+  /** Invocations at once (the least SQS allows); the outbox sweeper sends as well. */
+  maxConcurrency: 2,
+} as const;
+
+/**
+ * The work queues between the stream's reader and the functions that do the work: each function's
+ * descriptor and its queue's name (deployed: `<NAME>_QUEUE_URL`, lib/events/queues.ts). A record
+ * that fails comes back after workRetrySeconds; after maxReceives it goes to the queue's dead
+ * letters, which `npm run replay` moves back (docs/operations.md).
+ */
+export const WORK_QUEUES = {
+  mailer: { fn: MAILER, queue: 'mail', maxReceives: 100 },
+  'team-cleanup': { fn: TEAM_CLEANUP, queue: 'cleanup', maxReceives: 50 },
+  'webhook-fanout': { fn: WEBHOOK_FANOUT, queue: 'fanout', maxReceives: 100 },
+} as const;
+
+export type WorkFunction = keyof typeof WORK_QUEUES;
+
+/** How long a work queue keeps a message: room for an outage of days (its retries span minutes; the sweeps catch the rest). */
+export const WORK_RETENTION_DAYS = 4;
+
+/**
+ * The wait before a failed record comes back: 1, 2, 4, then every 8 seconds. Short, so work caught
+ * by an outage goes on within seconds of the recovery (a mail caught mid-send: its lease, then at
+ * most this); 100 receives cover some 13 minutes of outage, and the sweeps whatever lasts longer.
+ */
+export const workRetrySeconds = (receives: number): number => Math.min(2 ** Math.max(receives - 1, 0), 8);
+
+/** A work queue's visibility timeout: six times its function's timeout, as Lambda advises for a queue it polls. */
+export const workVisibilitySeconds = (fn: { timeoutSeconds: number }): number => fn.timeoutSeconds * 6;
 
 /**
  * The delivery of webhook messages (lib/events/webhooks/dispatch.ts), fed by the webhook queue: one

@@ -1,11 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { inFlight } from '#lib/core/in-flight.ts';
 import { log } from '#lib/core/log.ts';
 import { stepWhile, timeBudget } from '#lib/core/time-budget.ts';
 import { isoMillis } from '#lib/core/time.ts';
 import type { Db } from '#lib/db/service.ts';
 import { newImageOf } from '#lib/db/stream-records.ts';
+import type { QueuedRecord } from '#lib/events/queued-records.ts';
 import { isConditionFailure } from '#lib/db/transactions.ts';
 import { TEAM_CLEANUP } from '#lib/http/background.ts';
 
@@ -161,32 +163,33 @@ const partitionEmpty = async (db: Db, teamId: number): Promise<boolean> => {
 export const cleanupJobOf = (record: DynamoDBRecord): number | undefined =>
   newImageOf(record, 'teamCleanup', ['INSERT', 'MODIFY'])?.number('teamId');
 
+/** When a job untouched from `now` on is started again by the sweep (lib/teams/cleanup-sweep.ts). */
+export const cleanupDueAt = (now: Date): string => isoMillis(new Date(now.getTime() + TEAM_CLEANUP.staleAfterSeconds * 1000));
+
 /**
- * A batch of stream records (the jobs' INSERTs and MODIFYs): each job is worked on until the time
- * left (`remainingMs`, Lambda's getRemainingTimeInMillis) falls under RESERVE_MS. A job finished
- * is deleted; a job with work left gets its progress recorded, and that update's MODIFY record
- * starts the next run. A job that fails is reported by sequence number, so the stream retries it.
+ * A batch of the jobs' queued stream records (INSERTs and MODIFYs): the jobs run side by side (each
+ * team is a partition of its own), each until the time left (`remainingMs`, Lambda's
+ * getRemainingTimeInMillis) falls under RESERVE_MS. A job finished is deleted; a job with work left
+ * gets its progress recorded, and that update's MODIFY record starts the next run. Answers the
+ * message ids of the jobs that failed, so that their queue hands them back.
  */
-export const runCleanupJobs = async (
-  db: Db,
-  records: readonly DynamoDBRecord[],
-  remainingMs: () => number,
-): Promise<DynamoDBBatchResponse> => {
-  const failures: string[] = [];
-  const seen = new Set<number>();
-  for (const record of records) {
+export const runCleanupJobs = async (db: Db, queued: readonly QueuedRecord[], remainingMs: () => number): Promise<string[]> => {
+  const jobs = new Map<number, string>();
+  for (const { messageId, record } of queued) {
     const teamId = cleanupJobOf(record);
     // An INSERT and a MODIFY of one job in the same batch: one run does for both.
-    if (teamId === undefined || seen.has(teamId)) continue;
-    seen.add(teamId);
+    if (teamId !== undefined && !jobs.has(teamId)) jobs.set(teamId, messageId);
+  }
+  const failures: string[] = [];
+  await inFlight([...jobs], jobs.size, async ([teamId, messageId]) => {
     try {
       await runJob(db, teamId, remainingMs);
     } catch (error) {
-      log.error('team cleanup failed, will retry', error, { teamId, sequenceNumber: record.dynamodb?.SequenceNumber });
-      failures.push(record.dynamodb?.SequenceNumber ?? '');
+      log.error('team cleanup failed, will retry', error, { teamId, messageId });
+      failures.push(messageId);
     }
-  }
-  return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+  });
+  return failures;
 };
 
 const runJob = async (db: Db, teamId: number, remainingMs: () => number): Promise<void> => {
@@ -195,7 +198,6 @@ const runJob = async (db: Db, teamId: number, remainingMs: () => number): Promis
   // Finished already (a record delivered again, or the MODIFY of the last progress update).
   if (!job) return;
   const started = Date.now();
-  // A later job of the same batch with no time left only records that it waits (its MODIFY runs it).
   const { mayGoOn } = timeBudget(remainingMs, RESERVE_MS);
   const progress = mayGoOn() ? await cleanUpTeam(db, teamId, mayGoOn) : { done: false, deleted: 0, batches: 0 };
   const fields = { teamId, slug: job.slug, ...progress, ms: Date.now() - started, runs: (job.runs ?? 0) + 1 };
@@ -208,7 +210,7 @@ const runJob = async (db: Db, teamId: number, remainingMs: () => number): Promis
     await teamCleanup
       .patch({ teamId })
       .add({ runs: 1, deleted: progress.deleted })
-      .set({ updatedAt: isoMillis(new Date()) })
+      .set({ updatedAt: isoMillis(new Date()), dueAt: cleanupDueAt(new Date()) })
       .go();
     log.info('team cleanup goes on in the next run', fields);
   } catch (error) {

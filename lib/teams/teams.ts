@@ -5,6 +5,7 @@ import { AppError } from '#lib/core/errors.ts';
 import { newId } from '#lib/core/ids.ts';
 import { Page, type PageRequest } from '#lib/core/pagination.ts';
 import { isoMillis } from '#lib/core/time.ts';
+import { cleanupDueAt } from '#lib/teams/cleanup.ts';
 import type { TeamItem } from '#lib/db/items.ts';
 import { cursorAfter, queryPage } from '#lib/db/pages.ts';
 import type { Db } from '#lib/db/service.ts';
@@ -186,7 +187,12 @@ export const deleteTeam = async (db: Db, claims: Claims, slug: string, now: Date
             .commit(),
         ),
         named('actorRole', actorStillHolds(tx, me)),
-        named('cleanup', tx.teamCleanup.create({ teamId: current.teamId, slug: current.slug, deletedAt: isoMillis(now) }).commit()),
+        named(
+          'cleanup',
+          tx.teamCleanup
+            .create({ teamId: current.teamId, slug: current.slug, deletedAt: isoMillis(now), dueAt: cleanupDueAt(now) })
+            .commit(),
+        ),
         named(
           'audit',
           audited(

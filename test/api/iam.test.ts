@@ -4,9 +4,8 @@ import { hashOpaqueToken } from '#lib/auth/opaque-tokens.ts';
 import { db } from '#lib/db/service.ts';
 import { cursorKeyPartitionKey } from '#lib/db/entities/cursor-key.ts';
 import { KEYS } from '#lib/db/entities/table.ts';
-import { MAILER, MAILER_ACTIONS } from '#infra/background.ts';
 import { ROUTES } from '#lib/http/routes.ts';
-import { TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '#lib/http/background.ts';
+import { MAILER, STREAM_DISPATCH, TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '#lib/http/background.ts';
 import { invocation } from '#lib/http/server.ts';
 import type { UserItem } from '#lib/db/items.ts';
 import { addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
@@ -62,22 +61,17 @@ beforeAll(() => {
 });
 afterAll(() => db().documents.middlewareStack.remove('recordActions'));
 
-// The mailer, the team cleanup and the webhook fan-out run on the table's stream, and the webhook
-// delivery on the local queue, as the local server runs them; their requests count too.
+// The stream's reader, the mailer, the team cleanup and the webhook fan-out on their queues, and the
+// webhook delivery on its own, as the local server runs them; their requests count too.
 let stopPoller: (() => Promise<void> | void) | undefined;
 beforeAll(async () => {
-  const { startLocalQueue } = await import('#infra/local-queue.ts');
-  const queue = startLocalQueue();
-  const { startStreamPollers } = await import('#infra/stream-poller.ts');
-  const pollers = await startStreamPollers({
+  const { startLocalBackground } = await import('#infra/local-background.ts');
+  const background = await startLocalBackground({
     endpoint: process.env.DYNAMODB_ENDPOINT as string,
     tableName: process.env.TABLE_NAME as string,
     dataDir: process.env.DATA_DIR as string,
   });
-  stopPoller = async () => {
-    await Promise.all(pollers.map((p) => p.stop()));
-    await queue.stop();
-  };
+  stopPoller = background.stop;
 });
 afterAll(() => stopPoller?.());
 
@@ -305,11 +299,13 @@ describe('IAM grants cover what every function does', () => {
       }
     }
     // The mailer has sent the scenario's invitations and decline notice by now (poll, bounded).
-    for (let i = 0; i < 100 && !used.get(MAILER)?.has('UpdateItem'); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(used.has(MAILER), 'the mailer was not exercised').toBe(true);
-    for (const action of used.get(MAILER) ?? []) {
-      if (!(MAILER_ACTIONS as readonly string[]).includes(action)) missing.push(`${MAILER}: ${action}`);
+    for (let i = 0; i < 100 && !used.get(MAILER.name)?.has('UpdateItem'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(used.has(MAILER.name), 'the mailer was not exercised').toBe(true);
+    for (const action of used.get(MAILER.name) ?? []) {
+      if (!(MAILER.actions as readonly string[]).includes(action)) missing.push(`${MAILER.name}: ${action}`);
     }
+    // The stream's reader only queues: no table access at all.
+    expect([...(used.get(STREAM_DISPATCH.name) ?? [])]).toEqual([]);
     // The deleted team's cleanup has run to its end (it deletes its job last).
     for (let i = 0; i < 100 && !used.get(TEAM_CLEANUP.name)?.has('DeleteItem'); i++) await new Promise((r) => setTimeout(r, 100));
     expect(used.has(TEAM_CLEANUP.name), 'the team cleanup was not exercised').toBe(true);

@@ -15,7 +15,7 @@ import { type Received, testSmtp } from '../helpers/smtp.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/dynamodb-local.ts';
 import type { Schedule } from '#infra/schedules.ts';
-import type { StreamPoller } from '#infra/stream-poller.ts';
+import type { LocalBackground } from '#infra/local-background.ts';
 import { type Api, apiAt, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
 const PUBLIC_URL = 'https://roster.example.com';
@@ -42,11 +42,11 @@ const mailsTo = async (to: string, count = 1, withinMs = 20_000, about = /./u): 
 };
 
 const api = useApi();
-let poller: StreamPoller;
+let poller: LocalBackground;
 let sweeper: Schedule;
 const startPoller = async () => {
-  const { startStreamPoller } = await import('#infra/stream-poller.ts');
-  poller = await startStreamPoller({
+  const { startLocalBackground } = await import('#infra/local-background.ts');
+  poller = await startLocalBackground({
     endpoint: process.env.DYNAMODB_ENDPOINT as string,
     tableName: process.env.TABLE_NAME as string,
     dataDir: process.env.DATA_DIR as string,

@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/dynamodb-local.ts';
-import type { StreamPoller } from '#infra/stream-poller.ts';
+import type { LocalBackground } from '#infra/local-background.ts';
 import { type Reply, type TestUser, addMember, createTeam, signUp, useApi } from '../helpers/api.ts';
 import { testSmtp } from '../helpers/smtp.ts';
 import { race, sweep } from '../helpers/race.ts';
@@ -30,26 +30,21 @@ const { pausedBeforeFirstWrite } = await import('../helpers/paused.ts');
 
 const api = useApi();
 const { inbox, start: startSmtp, stop: stopSmtp } = testSmtp(() => smtpPort);
-const pollers: StreamPoller[] = [];
+let background: LocalBackground | undefined;
 
 beforeAll(async () => {
   await startSmtp();
-  const { startStreamPoller } = await import('#infra/stream-poller.ts');
-  for (const fn of ['mailer', 'team-cleanup'] as const) {
-    pollers.push(
-      await startStreamPoller({
-        endpoint: process.env.DYNAMODB_ENDPOINT as string,
-        tableName: process.env.TABLE_NAME as string,
-        dataDir: process.env.DATA_DIR as string,
-        function: fn,
-        baseDelayMs: 200,
-        maxDelayMs: 1000,
-      }),
-    );
-  }
+  const { startLocalBackground } = await import('#infra/local-background.ts');
+  background = await startLocalBackground({
+    endpoint: process.env.DYNAMODB_ENDPOINT as string,
+    tableName: process.env.TABLE_NAME as string,
+    dataDir: process.env.DATA_DIR as string,
+    baseDelayMs: 200,
+    maxDelayMs: 1000,
+  });
 });
 afterAll(async () => {
-  await Promise.all(pollers.map((p) => p.stop()));
+  await background?.stop();
   await stopSmtp();
 });
 

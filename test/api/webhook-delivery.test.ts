@@ -11,10 +11,12 @@ import type { ServerResponse } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalQueue } from '#infra/local-queue.ts';
-import type { StreamPoller } from '#infra/stream-poller.ts';
+import type { LocalBackground } from '#infra/local-background.ts';
+import type { DeliveryOrder } from '#lib/events/webhooks/queue.ts';
 import { WEBHOOK_ATTEMPTS } from '#lib/http/background.ts';
 import { DELIVERY_TIMEOUT_MS } from '#lib/events/webhooks/deliver.ts';
 import { type TestUser, addMember, createTeam, signUp, useApi } from '../helpers/api.ts';
+import { queuedEvent } from '../helpers/queued.ts';
 import { type Received, receiver } from '../helpers/receiver.ts';
 
 vi.hoisted(() => {
@@ -23,8 +25,12 @@ vi.hoisted(() => {
 });
 
 const api = useApi();
-let poller: StreamPoller;
+let background: LocalBackground;
+/** The webhook queue: the background's, or the one a test started in its place. */
 let queue: LocalQueue;
+/** Its retries' delays in tenths of a millisecond: the 28-hour schedule in seconds. */
+const WEBHOOK_QUEUE = { timeScale: 1e-4, pollMs: 20 };
+const deadOrders = (): DeliveryOrder[] => queue.deadLetters.map((body) => JSON.parse(body) as DeliveryOrder);
 
 /** What the receiver does with request N of a path (from 0): a status (now or later), or never answer. */
 type Script = (n: number) => number | Promise<number> | 'hang';
@@ -46,19 +52,18 @@ const receivedAt = (p: string) => hook.received.filter((r) => r.url === p);
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => hook.server.listen(0, '127.0.0.1', resolve));
-  const { startLocalQueue } = await import('#infra/local-queue.ts');
-  queue = startLocalQueue({ timeScale: 1e-4, pollMs: 20 });
-  const { startStreamPoller } = await import('#infra/stream-poller.ts');
-  poller = await startStreamPoller({
+  const { startLocalBackground } = await import('#infra/local-background.ts');
+  background = await startLocalBackground({
     endpoint: process.env.DYNAMODB_ENDPOINT as string,
     tableName: process.env.TABLE_NAME as string,
     dataDir: process.env.DATA_DIR as string,
-    function: 'webhook-fanout',
     pollMs: 50,
+    queues: { webhook: WEBHOOK_QUEUE, fanout: { pollMs: 20 } },
   });
+  queue = background.queue('webhook');
 });
 afterAll(async () => {
-  await poller.stop();
+  await background.stop();
   await queue.stop();
   hook.server.closeAllConnections();
   await new Promise((resolve) => hook.server.close(resolve));
@@ -183,7 +188,7 @@ describe('webhook delivery', () => {
       const p = path(() => 503);
       const { owner, team, endpoint } = await setUp(p, ['invite.created']);
       await invite(owner, team.slug);
-      await until('the dead letter', () => queue.deadLetters.some((d) => d.endpointId === endpoint.id));
+      await until('the dead letter', () => deadOrders().some((d) => d.endpointId === endpoint.id));
       expect(receivedAt(p)).toHaveLength(WEBHOOK_ATTEMPTS);
       const log = (await deliveries(owner, team.slug, endpoint.id, '?limit=100')).body.data as {
         attempt: number;
@@ -236,7 +241,7 @@ describe('webhook delivery', () => {
     });
     await until('the queue drained', () => queue.size() === 0);
     expect(receivedAt(p)).toHaveLength(1);
-    expect(queue.deadLetters.some((d) => d.endpointId === endpoint.id)).toBe(false);
+    expect(deadOrders().some((d) => d.endpointId === endpoint.id)).toBe(false);
   });
 
   it('sends a deleted team its team.deleted event with the slug null (the old one in changes)', { timeout: 60_000 }, async () => {
@@ -280,7 +285,7 @@ describe('webhook delivery', () => {
     expect(replayed.status).toBe(200);
   });
 
-  it('fails the fan-out invocation when the queue cannot take its messages (the stream retries it), and queues them once it can', async () => {
+  it('hands the fan-out batch back when the webhook queue cannot take its messages, and queues them once it can', async () => {
     const p = path(() => 204);
     const { owner, team, endpoint } = await setUp(p, ['team.updated']);
     const { handler } = await import('#functions/webhook-fanout.ts');
@@ -298,9 +303,10 @@ describe('webhook delivery', () => {
       },
     };
     await queue.stop();
-    await expect(handler({ Records: [record] })).rejects.toThrow(/no webhook queue/);
-    queue = (await import('#infra/local-queue.ts')).startLocalQueue({ timeScale: 1e-4, pollMs: 20 });
-    expect(await handler({ Records: [record] })).toEqual({ batchItemFailures: [] });
+    const refused = queuedEvent([record]);
+    expect(await handler(refused)).toEqual({ batchItemFailures: [{ itemIdentifier: refused.Records[0]?.messageId }] });
+    queue = (await import('#infra/local-queue.ts')).startLocalQueue('webhook', WEBHOOK_QUEUE);
+    expect(await handler(queuedEvent([record], 2))).toEqual({ batchItemFailures: [] });
     // Queued: its delivery finds no such entry in the audit log, and drops it unsent.
     await until('the queue drained', () => queue.size() === 0);
     expect(receivedAt(p)).toHaveLength(0);

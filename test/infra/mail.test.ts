@@ -1,8 +1,8 @@
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { DKIM_OUTPUTS } from '#infra/mail-identity.ts';
-import { LOG_TRANSPORT_NOTICE, MAILER } from '#infra/background.ts';
-import { MAIL_EVENTS, OUTBOX_SWEEP } from '#lib/http/background.ts';
+import { LOG_TRANSPORT_NOTICE } from '#infra/background.ts';
+import { MAILER, MAIL_EVENTS, OUTBOX_SWEEP } from '#lib/http/background.ts';
 import { actionsOf, type Resource, type Synthesized, synth } from './template.ts';
 
 /**
@@ -12,7 +12,7 @@ import { actionsOf, type Resource, type Synthesized, synth } from './template.ts
  * through an SNS topic to the mail-events function, and the senders may send through the identity
  * and that configuration set only.
  */
-const SENDERS = [MAILER, OUTBOX_SWEEP.name];
+const SENDERS = [MAILER.name, OUTBOX_SWEEP.name];
 
 /** An SES ARN in this account and region, as the template writes it: `arn:…:ses:…:<resource>` and a Ref after it, if any. */
 const sesArn = (resource: string, ref?: { Ref: string }) => ({

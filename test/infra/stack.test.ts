@@ -11,22 +11,25 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BUILTINS, ESBUILD, type Endpoint } from '#infra/endpoint.ts';
 import { STACK_ID } from '#infra/stack.ts';
 import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, FUNCTION_STACKS, LIVE_ALIAS, functionStackOf } from '#infra/api-settings.ts';
-import {
-  CLEANUP_RETRY_ATTEMPTS,
-  FANOUT_RETRY_ATTEMPTS,
-  WEBHOOK_PARTITIONS,
-  KEY_ROTATION,
-  KEY_ROTATION_DAYS,
-  MAILER,
-  MAILER_ACTIONS,
-  MAIL_RETRY_ATTEMPTS,
-} from '#infra/background.ts';
+import { WEBHOOK_PARTITIONS, KEY_ROTATION, KEY_ROTATION_DAYS } from '#infra/background.ts';
 import { DEFAULT_OPTIONS } from '#infra/options.ts';
 import { CURSOR_KEY_ITEM, cursorKey, cursorKeyPartitionKey } from '#lib/db/entities/cursor-key.ts';
 import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '#lib/db/entities/keys.ts';
 import { INDEXES, KEYS, createTableInput, TTL_ATTRIBUTE } from '#lib/db/entities/table.ts';
 import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '#lib/http/routes.ts';
-import { INVITE_SWEEP, OUTBOX_SWEEP, TEAM_CLEANUP, WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '#lib/http/background.ts';
+import {
+  CLEANUP_SWEEP,
+  INVITE_SWEEP,
+  MAILER,
+  OUTBOX_SWEEP,
+  STREAM_DISPATCH,
+  TEAM_CLEANUP,
+  WEBHOOK_ATTEMPTS,
+  WEBHOOK_DELIVERY,
+  WEBHOOK_FANOUT,
+  WORK_QUEUES,
+  workVisibilitySeconds,
+} from '#lib/http/background.ts';
 import { RESERVE_MS as SWEEP_RESERVE_MS } from '#lib/teams/invites/sweep.ts';
 import { RESERVE_MS } from '#lib/teams/cleanup.ts';
 import { RESERVE_MS as OUTBOX_RESERVE_MS } from '#lib/mail/outbox-sweep.ts';
@@ -60,8 +63,10 @@ const allNames = [...routeNames, FALLBACK];
 /** The background functions of a default deploy (log transport); the SES events' function comes with SES (mail.test.ts). */
 const backgroundNames = [
   KEY_ROTATION,
-  MAILER,
+  STREAM_DISPATCH.name,
+  MAILER.name,
   TEAM_CLEANUP.name,
+  CLEANUP_SWEEP.name,
   INVITE_SWEEP.name,
   OUTBOX_SWEEP.name,
   WEBHOOK_FANOUT.name,
@@ -70,6 +75,9 @@ const backgroundNames = [
 const everyFunction = [...allNames, ...backgroundNames];
 /** The functions that are not behind the gateway and have timeouts of their own. */
 const ownTimeouts: Record<string, number> = {
+  [STREAM_DISPATCH.name]: STREAM_DISPATCH.timeoutSeconds,
+  [MAILER.name]: MAILER.timeoutSeconds,
+  [CLEANUP_SWEEP.name]: CLEANUP_SWEEP.timeoutSeconds,
   [TEAM_CLEANUP.name]: TEAM_CLEANUP.timeoutSeconds,
   [INVITE_SWEEP.name]: INVITE_SWEEP.timeoutSeconds,
   [OUTBOX_SWEEP.name]: OUTBOX_SWEEP.timeoutSeconds,
@@ -122,8 +130,12 @@ describe('two stacks', () => {
         .map(([id]) => id.replace(/[0-9A-F]{8}$/, ''))
         .sort(),
     ).toEqual([
+      'CleanupQueue',
+      'FanoutQueue',
       'MailDeadLetters',
       'MailEventsDeadLetters',
+      'MailQueue',
+      'StreamDeadLetters',
       'TeamCleanupDeadLetters',
       'WebhookDeadLetters',
       'WebhookFanoutDeadLetters',
@@ -134,20 +146,21 @@ describe('two stacks', () => {
     }
   });
 
-  it("exports only stable values, whatever the functions' stack imports: the table's name, ARN and stream ARN, the secret's ARN, the queues' ARNs and names, the webhook queue's URL", () => {
+  it("exports only stable values, whatever the functions' stack imports: the table's name, ARN and stream ARN, the secret's ARN, the queues' ARNs and names, the URLs of the queues functions send to", () => {
     const exported = Object.values(dataJson.Outputs)
       .filter((o) => o.Export)
       .map((o) => describeResource(o.Value));
+    const sentTo = ['WebhookQueue', 'MailQueue', 'CleanupQueue', 'FanoutQueue', 'StreamDeadLetters'];
     const queues = [
+      ...sentTo,
       'MailDeadLetters',
       'MailEventsDeadLetters',
       'TeamCleanupDeadLetters',
-      'WebhookQueue',
       'WebhookDeadLetters',
       'WebhookFanoutDeadLetters',
     ].flatMap((id) => [`queue:${id}`, `queueName:${id}`]);
     expect(exported.sort()).toEqual(
-      [...queues, 'queueUrl:WebhookQueue', 'secret', 'stream', 'table', JSON.stringify({ Ref: tableId })].sort(),
+      [...queues, ...sentTo.map((id) => `queueUrl:${id}`), 'secret', 'stream', 'table', JSON.stringify({ Ref: tableId })].sort(),
     );
     // The functions' stack imports them (synth() fails on an import of anything else).
     expect(JSON.stringify(built.rawJson)).toContain('"Fn::ImportValue"');
@@ -411,7 +424,7 @@ describe('functions', () => {
       SourceArn: { Ref: secretId },
       SourceAccount: { Ref: 'AWS::AccountId' },
     });
-    const forSweepers = [INVITE_SWEEP.name, OUTBOX_SWEEP.name].map((name) => {
+    const forSweepers = [INVITE_SWEEP.name, OUTBOX_SWEEP.name, CLEANUP_SWEEP.name].map((name) => {
       const target = { 'Fn::GetAtt': [logicalId(name), 'Arn'] };
       const [permission, ...others] = permissions.filter((p) => same(p.FunctionName, target));
       expect(others).toEqual([]);
@@ -620,10 +633,10 @@ describe('least privilege (K1)', () => {
     const logGroup = (functionOf(name).Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
     expect(logs.map((s) => s.Resource)).toEqual([{ 'Fn::GetAtt': [logGroup, 'Arn'] }]);
     const services = new Set(statements.flatMap(actionsOf).map((a) => a.split(':')[0]));
-    // The stream functions feed their dead-letter queues, the webhook functions (and the replay
+    // The stream's reader feeds the work queues and its dead letters, the work functions set their messages' visibility, the webhook functions (and the replay
     // route) the webhook queue; with the log transport nothing may use SES (mail.test.ts: with SES,
     // the mailer and the outbox sweeper may).
-    const queued = [MAILER, TEAM_CLEANUP.name, WEBHOOK_FANOUT.name, WEBHOOK_DELIVERY.name, 'webhooks-replay'];
+    const queued = [STREAM_DISPATCH.name, MAILER.name, TEAM_CLEANUP.name, WEBHOOK_FANOUT.name, WEBHOOK_DELIVERY.name, 'webhooks-replay'];
     const allowed = queued.includes(name) ? ['dynamodb', 'logs', 'sqs'] : ['dynamodb', 'logs', 'secretsmanager'];
     expect([...services].every((s) => allowed.includes(s as string))).toBe(true);
   });
@@ -667,7 +680,7 @@ describe('table (K2)', () => {
   });
 });
 
-/** The stream mapping that invokes the function `name`. */
+/** The event-source mapping that invokes the function `name`. */
 const mappingOf = (name: string): Resource => {
   const found = ofType('AWS::Lambda::EventSourceMapping').filter(
     ([, m]) => JSON.stringify(m.Properties.FunctionName) === JSON.stringify({ Ref: logicalId(name) }),
@@ -675,86 +688,154 @@ const mappingOf = (name: string): Resource => {
   expect(found).toHaveLength(1);
   return (found[0] as [string, Resource])[1];
 };
+const queueId = (id: string) => Object.keys(dataResources).find((key) => key.replace(/[0-9A-F]{8}$/, '') === id) as string;
+const onStream = (m: Resource) => JSON.stringify(m.Properties.EventSourceArn).includes('StreamArn');
+/** What a function that receives from a queue may call on it (CDK's SqsEventSource grant). */
+const RECEIVE = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+const SEND = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+const STREAM_READ = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
+const sqsOf = (name: string) => ({
+  actions: statementsOf(name)
+    .flatMap(actionsOf)
+    .filter((a) => a.startsWith('sqs:'))
+    .sort(),
+  resources: resourcesOf(statementsOf(name).filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')))),
+});
+const WORK_QUEUE_IDS = { mailer: 'MailQueue', 'team-cleanup': 'CleanupQueue', 'webhook-fanout': 'FanoutQueue' } as const;
+const DEAD_LETTER_IDS = {
+  mailer: 'MailDeadLetters',
+  'team-cleanup': 'TeamCleanupDeadLetters',
+  'webhook-fanout': 'WebhookFanoutDeadLetters',
+} as const;
 
-describe('mailer (outbox)', () => {
-  const mapping = mappingOf(MAILER);
+describe("the table stream's one reader", () => {
+  const mapping = mappingOf(STREAM_DISPATCH.name);
 
-  it('reads only new outbox messages from the stream, retrying with bisection, then a dead-letter queue', () => {
-    expect(mapping.Properties.FunctionName).toEqual({ Ref: logicalId(MAILER) });
-    expect(mapping.Properties.BisectBatchOnFunctionError).toBe(true);
-    expect(mapping.Properties.MaximumRetryAttempts).toBe(MAIL_RETRY_ATTEMPTS);
-    expect(mapping.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
-    expect(JSON.stringify(mapping.Properties.DestinationConfig)).toContain('MailDeadLetters');
-    const pattern = JSON.parse((mapping.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters[0]?.Pattern as string);
-    expect(pattern).toEqual({ eventName: ['INSERT'], dynamodb: { NewImage: { __edb_e__: { S: ['outboxMessage'] } } } });
+  it('is the only function on the stream: one event-source mapping, so no shard has a second reader', () => {
+    expect(ofType('AWS::Lambda::EventSourceMapping').filter(([, m]) => onStream(m))).toHaveLength(1);
+    expect(onStream(mapping)).toBe(true);
   });
 
-  it('may read and update the table, read the stream and feed its queue; with the log transport, no SES', () => {
-    const statements = statementsOf(MAILER);
+  it('is invoked only for the records that start work, retried with bisection while the stream keeps them, then its dead letters', () => {
+    expect(mapping.Properties).toMatchObject({
+      BatchSize: STREAM_DISPATCH.batchSize,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: STREAM_DISPATCH.retryAttempts,
+      MaximumRecordAgeInSeconds: STREAM_DISPATCH.maxRecordAgeHours * 3600,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      StartingPosition: 'TRIM_HORIZON',
+    });
+    expect(JSON.stringify(mapping.Properties.DestinationConfig)).toContain('StreamDeadLetters');
+    const patterns = (mapping.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters.map(
+      (f) => JSON.parse(f.Pattern) as unknown,
+    );
+    expect(patterns).toEqual([
+      { eventName: ['INSERT'], dynamodb: { NewImage: { __edb_e__: { S: ['outboxMessage'] } } } },
+      { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { __edb_e__: { S: ['teamCleanup'] } } } },
+      { eventName: ['INSERT'], dynamodb: { NewImage: { __edb_e__: { S: ['auditEntry'] } } } },
+    ]);
+  });
+
+  it('reads the stream and sends to the work queues and its dead letters: no table access', () => {
+    const actions = statementsOf(STREAM_DISPATCH.name)
+      .flatMap(actionsOf)
+      .filter((a) => !a.startsWith('logs:'));
+    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(STREAM_READ);
+    expect(sqsOf(STREAM_DISPATCH.name).resources).toEqual([
+      'queue:CleanupQueue',
+      'queue:FanoutQueue',
+      'queue:MailQueue',
+      'queue:StreamDeadLetters',
+    ]);
+    expect(new Set(sqsOf(STREAM_DISPATCH.name).actions)).toEqual(new Set(SEND));
+    expect(variables(STREAM_DISPATCH.name)).toEqual({
+      MAIL_QUEUE_URL: { Ref: queueId('MailQueue') },
+      CLEANUP_QUEUE_URL: { Ref: queueId('CleanupQueue') },
+      FANOUT_QUEUE_URL: { Ref: queueId('FanoutQueue') },
+    });
+  });
+});
+
+describe('the work queues', () => {
+  it.each(Object.keys(WORK_QUEUES) as (keyof typeof WORK_QUEUES)[])(
+    '%s: its queue hides a message six timeouts, keeps it 4 days, moves it to its dead letters after its last receive; its function receives it at its batch size and concurrency, and may not read the stream',
+    (name) => {
+      const { fn, maxReceives } = WORK_QUEUES[name];
+      expect(dataResources[queueId(WORK_QUEUE_IDS[name])]?.Properties).toMatchObject({
+        VisibilityTimeout: workVisibilitySeconds(fn),
+        MessageRetentionPeriod: 4 * 86_400,
+        SqsManagedSseEnabled: true,
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [queueId(DEAD_LETTER_IDS[name]), 'Arn'] }, maxReceiveCount: maxReceives },
+      });
+      const mapping = mappingOf(fn.name);
+      expect(JSON.stringify(mapping.Properties.EventSourceArn)).toContain(WORK_QUEUE_IDS[name]);
+      expect(mapping.Properties).toMatchObject({
+        BatchSize: fn.batchSize,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: fn.maxConcurrency },
+      });
+      const actions = statementsOf(fn.name).flatMap(actionsOf);
+      expect(actions.filter((a) => STREAM_READ.includes(a))).toEqual([]);
+      expect(resourcesOf(statementsOf(fn.name).filter((st) => actionsOf(st).includes('sqs:ReceiveMessage')))).toEqual([
+        `queue:${WORK_QUEUE_IDS[name]}`,
+      ]);
+      expect(variables(fn.name)).toMatchObject({
+        [`${WORK_QUEUES[name].queue.toUpperCase()}_QUEUE_URL`]: { Ref: queueId(WORK_QUEUE_IDS[name]) },
+      });
+    },
+  );
+});
+
+describe('mailer (outbox)', () => {
+  it('may read and update the table and receive from its queue; with the log transport, no SES', () => {
+    const statements = statementsOf(MAILER.name);
     const actions = statements
       .flatMap(actionsOf)
       .filter((a) => !a.startsWith('logs:'))
       .sort();
-    expect(actions).toEqual(
-      [
-        'dynamodb:DescribeStream',
-        'dynamodb:GetItem',
-        'dynamodb:GetRecords',
-        'dynamodb:GetShardIterator',
-        'dynamodb:ListStreams',
-        'dynamodb:PutItem',
-        'dynamodb:UpdateItem',
-        'sqs:GetQueueAttributes',
-        'sqs:GetQueueUrl',
-        'sqs:SendMessage',
-      ].sort(),
-    );
-    expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('dynamodb:GetRecords')))).toEqual(['stream']);
-    expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('sqs:SendMessage')))).toEqual(['queue:MailDeadLetters']);
-    expect(variables(MAILER)).toEqual({ TABLE_NAME: { Ref: tableId }, MAIL_TRANSPORT: 'log', PUBLIC_URL: json.Outputs.ApiUrl?.Value });
+    expect(actions).toEqual([...MAILER.actions.map((a) => `dynamodb:${a}`), ...RECEIVE].sort());
+    expect(variables(MAILER.name)).toEqual({
+      TABLE_NAME: { Ref: tableId },
+      MAIL_QUEUE_URL: { Ref: queueId('MailQueue') },
+      MAIL_TRANSPORT: 'log',
+      PUBLIC_URL: json.Outputs.ApiUrl?.Value,
+    });
   });
 });
 
 describe('team cleanup', () => {
-  const mapping = mappingOf(TEAM_CLEANUP.name);
-
-  it("reads only the cleanup jobs' INSERT and MODIFY records, one a batch, retrying with bisection, then a dead-letter queue", () => {
-    expect(ofType('AWS::Lambda::EventSourceMapping')).toHaveLength(4);
-    expect(mapping.Properties).toMatchObject({
-      BatchSize: TEAM_CLEANUP.batchSize,
-      BisectBatchOnFunctionError: true,
-      MaximumRetryAttempts: CLEANUP_RETRY_ATTEMPTS,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-      StartingPosition: 'TRIM_HORIZON',
-    });
-    expect(JSON.stringify(mapping.Properties.DestinationConfig)).toContain('TeamCleanupDeadLetters');
-    const pattern = JSON.parse((mapping.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters[0]?.Pattern as string);
-    expect(pattern).toEqual({ eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { __edb_e__: { S: ['teamCleanup'] } } } });
-  });
-
   it("has a timeout that leaves its time budget a reserve, beyond the API functions' 29 s", () => {
     const timeout = functionOf(TEAM_CLEANUP.name).Properties.Timeout as number;
     expect(timeout).toBe(TEAM_CLEANUP.timeoutSeconds);
     expect(timeout * 1000).toBeGreaterThanOrEqual(4 * RESERVE_MS);
   });
 
-  it('may use exactly its actions on the table and gsi1, read the stream and feed its queue, nothing else', () => {
+  it('may use exactly its actions on the table and gsi1 and receive from its queue, nothing else', () => {
     const statements = statementsOf(TEAM_CLEANUP.name);
     const actions = statements
       .flatMap(actionsOf)
       .filter((a) => !a.startsWith('logs:'))
       .sort();
-    const stream = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
-    const queue = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
-    expect(actions).toEqual([...TEAM_CLEANUP.actions.map((a) => `dynamodb:${a}`), ...stream, ...queue].sort());
+    expect(actions).toEqual([...TEAM_CLEANUP.actions.map((a) => `dynamodb:${a}`), ...RECEIVE].sort());
     const onTable = statements.filter((s) => actionsOf(s).includes('dynamodb:BatchWriteItem'));
     expect(resourcesOf(onTable)).toEqual(['table', 'table/index/gsi1']);
-    expect(variables(TEAM_CLEANUP.name)).toEqual({ TABLE_NAME: { Ref: tableId } });
+    expect(variables(TEAM_CLEANUP.name)).toEqual({ TABLE_NAME: { Ref: tableId }, CLEANUP_QUEUE_URL: { Ref: queueId('CleanupQueue') } });
+  });
+
+  it('is swept every 5 minutes by a function that may only Query gsi3 and update the table', () => {
+    const actions = statementsOf(CLEANUP_SWEEP.name)
+      .flatMap(actionsOf)
+      .filter((a) => !a.startsWith('logs:'))
+      .sort();
+    expect(actions).toEqual(CLEANUP_SWEEP.actions.map((a) => `dynamodb:${a}`).sort());
+    const rules = ofType('AWS::Events::Rule').filter(([, r]) =>
+      JSON.stringify(r.Properties.Targets).includes(logicalId(CLEANUP_SWEEP.name)),
+    );
+    expect(rules.map(([, r]) => r.Properties.ScheduleExpression)).toEqual([`rate(${CLEANUP_SWEEP.everyMinutes} minutes)`]);
   });
 });
 
 describe('webhooks', () => {
-  const queueId = (id: string) => Object.keys(dataResources).find((key) => key.replace(/[0-9A-F]{8}$/, '') === id) as string;
   const webhookQueue = queueId('WebhookQueue');
 
   it('keeps messages 4 days, hidden 180 s while an attempt runs, and moves one to its dead letters after the 8th receive', () => {
@@ -768,20 +849,6 @@ describe('webhooks', () => {
     expect(WEBHOOK_DELIVERY.visibilitySeconds).toBeGreaterThanOrEqual(6 * WEBHOOK_DELIVERY.timeoutSeconds);
   });
 
-  it('fans out only new audit entries from the stream, retrying with bisection, then a dead-letter queue', () => {
-    const mapping = mappingOf(WEBHOOK_FANOUT.name);
-    expect(mapping.Properties).toMatchObject({
-      BatchSize: WEBHOOK_FANOUT.batchSize,
-      BisectBatchOnFunctionError: true,
-      MaximumRetryAttempts: FANOUT_RETRY_ATTEMPTS,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-      StartingPosition: 'TRIM_HORIZON',
-    });
-    expect(JSON.stringify(mapping.Properties.DestinationConfig)).toContain('WebhookFanoutDeadLetters');
-    const pattern = JSON.parse((mapping.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters[0]?.Pattern as string);
-    expect(pattern).toEqual({ eventName: ['INSERT'], dynamodb: { NewImage: { __edb_e__: { S: ['auditEntry'] } } } });
-  });
-
   it('delivers 10 messages an invocation, reports each failed one, and runs at most 2 invocations at once', () => {
     const mapping = mappingOf(WEBHOOK_DELIVERY.name);
     expect(mapping.Properties).toMatchObject({
@@ -793,31 +860,18 @@ describe('webhooks', () => {
   });
 
   it('grants each its table actions and exactly its queue calls', () => {
-    const sqs = (name: string) => ({
-      actions: statementsOf(name)
-        .flatMap(actionsOf)
-        .filter((a) => a.startsWith('sqs:'))
-        .sort(),
-      resources: resourcesOf(statementsOf(name).filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')))),
+    expect(sqsOf(WEBHOOK_FANOUT.name)).toEqual({
+      actions: [...RECEIVE, ...SEND].sort(),
+      resources: ['queue:FanoutQueue', 'queue:WebhookQueue'],
     });
-    const send = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
-    expect(sqs(WEBHOOK_FANOUT.name)).toEqual({
-      actions: [...send, ...send].sort(),
-      resources: ['queue:WebhookFanoutDeadLetters', 'queue:WebhookQueue'],
-    });
-    expect(sqs('webhooks-replay')).toEqual({ actions: send, resources: ['queue:WebhookQueue'] });
-    expect(sqs(WEBHOOK_DELIVERY.name)).toEqual({
-      actions: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'],
-      resources: ['queue:WebhookQueue'],
-    });
+    expect(sqsOf('webhooks-replay')).toEqual({ actions: SEND, resources: ['queue:WebhookQueue'] });
+    expect(sqsOf(WEBHOOK_DELIVERY.name)).toEqual({ actions: RECEIVE, resources: ['queue:WebhookQueue'] });
     for (const fn of [WEBHOOK_FANOUT, WEBHOOK_DELIVERY]) {
       const table = statementsOf(fn.name)
         .flatMap(actionsOf)
-        .filter(
-          (a) => a.startsWith('dynamodb:') && !['DescribeStream', 'GetRecords', 'GetShardIterator', 'ListStreams'].includes(a.slice(9)),
-        );
+        .filter((a) => a.startsWith('dynamodb:'));
       expect(table.sort()).toEqual(fn.actions.map((a) => `dynamodb:${a}`).sort());
-      expect(variables(fn.name)).toEqual({ TABLE_NAME: { Ref: tableId }, WEBHOOK_QUEUE_URL: { Ref: webhookQueue } });
+      expect(variables(fn.name)).toMatchObject({ TABLE_NAME: { Ref: tableId }, WEBHOOK_QUEUE_URL: { Ref: webhookQueue } });
     }
     expect(variables('webhooks-replay')).toMatchObject({ WEBHOOK_QUEUE_URL: { Ref: webhookQueue } });
   });
@@ -905,12 +959,13 @@ describe('outbox sweeper', () => {
       .flatMap(actionsOf)
       .filter((a) => !a.startsWith('logs:'))
       .sort();
-    expect(actions).toEqual([...new Set([...MAILER_ACTIONS, ...OUTBOX_SWEEP.actions])].map((a) => `dynamodb:${a}`).sort());
+    expect(actions).toEqual([...new Set([...MAILER.actions, ...OUTBOX_SWEEP.actions])].map((a) => `dynamodb:${a}`).sort());
     expect(resourcesOf(statements.filter((s) => actionsOf(s).includes('dynamodb:Query')))).toEqual([
       'table',
       ...OUTBOX_SWEEP.indexes.map((i) => `table/index/${i}`),
     ]);
-    expect(variables(OUTBOX_SWEEP.name)).toEqual(variables(MAILER));
+    const mailSettings = Object.entries(variables(MAILER.name)).filter(([key]) => key !== 'MAIL_QUEUE_URL');
+    expect(variables(OUTBOX_SWEEP.name)).toEqual(Object.fromEntries(mailSettings));
   });
 });
 
@@ -1026,7 +1081,7 @@ describe('a restored table (-c tableName, -c tableStreamArn)', () => {
     ],
   };
 
-  it("moves every function, its grants and the three stream mappings to it, and no longer imports the data stack's table", () => {
+  it("moves every function, its grants and the stream's one mapping to it, and no longer imports the data stack's table", () => {
     for (const name of [...restored.stack.endpoints.keys(), ...restored.stack.background.keys()]) {
       const env = restored.variables(name);
       if ('TABLE_NAME' in env) expect(env.TABLE_NAME, name).toBe('roster-restored');
@@ -1039,8 +1094,8 @@ describe('a restored table (-c tableName, -c tableStreamArn)', () => {
     }
     const mappings = restored
       .ofType('AWS::Lambda::EventSourceMapping')
-      .filter(([, m]) => !JSON.stringify(m.Properties.EventSourceArn).includes('WebhookQueue'));
-    expect(mappings).toHaveLength(3);
+      .filter(([, m]) => !JSON.stringify(m.Properties.EventSourceArn).includes('Queue'));
+    expect(mappings).toHaveLength(1);
     for (const [, mapping] of mappings) expect(mapping.Properties.EventSourceArn).toBe(STREAM);
     expect(JSON.stringify(restored.rawJson)).not.toMatch(/ImportValue":"RosterData:ExportsOutput(Ref|FnGetAtt)Table/);
     // The secret and the queues still come from the data stack, which keeps the old table.
@@ -1066,19 +1121,16 @@ describe('monitoring and outputs', () => {
     }
   });
 
-  it("watches every dead-letter queue, the stream functions' iterator age, the API and the table with each index", () => {
+  it("watches every queue, the stream reader's iterator age, the API and the table with each index", () => {
     for (const [queueId] of dataOfType('AWS::SQS::Queue')) expect(alarmsOn(queueId).length, queueId).toBeGreaterThan(0);
     // The webhook queue holds messages up to 28 hours by design (an endpoint that is down): its
     // alarm is on a backlog of first attempts, an hour old.
     const [backlog, ...others] = alarmsOn(Object.keys(dataResources).find((id) => id.startsWith('WebhookQueue')) as string);
     expect(others).toEqual([]);
     expect(backlog).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 3600, EvaluationPeriods: 3 });
-    for (const name of [MAILER, TEAM_CLEANUP.name, WEBHOOK_FANOUT.name]) {
-      expect(
-        alarmsOn(logicalId(name)).some((a) => JSON.stringify(a).includes('IteratorAge')),
-        name,
-      ).toBe(true);
-    }
+    expect(alarms.filter((a) => JSON.stringify(a).includes('IteratorAge')).map((a) => JSON.stringify(a.Dimensions))).toEqual([
+      JSON.stringify([{ Name: 'FunctionName', Value: { Ref: logicalId(STREAM_DISPATCH.name) } }]),
+    ]);
     expect(alarmsOn(only('AWS::ApiGatewayV2::Api')[0]).length).toBeGreaterThan(0);
     for (const index of Object.keys(INDEXES)) expect(alarmsOn(index).length, index).toBeGreaterThan(0);
   });

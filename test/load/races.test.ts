@@ -13,7 +13,7 @@ import { claimsOf } from '#lib/auth/session-items.ts';
 import { db } from '#lib/db/service.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { acceptInvite } from '#lib/teams/invites/my-invites.ts';
-import type { StreamPoller } from '#infra/stream-poller.ts';
+import type { LocalBackground } from '#infra/local-background.ts';
 import { pausedBeforeFirstWrite } from '../helpers/paused.ts';
 import { bulkWriter } from '#bench/bulk-write.ts';
 import { inviteItems, storedUser } from '#bench/items.ts';
@@ -257,17 +257,16 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
   let m: TestUser;
   let e: TestUser;
 
-  let cleanup: StreamPoller;
+  let cleanup: LocalBackground;
 
   beforeAll(async () => {
     [p, q, m, e] = await Promise.all([signUp(api, 'p'), signUp(api, 'q'), signUp(api, 'm'), signUp(api, 'e')]);
-    // The team cleanup, on the table's stream as in local mode (the mailer is not needed here).
-    const { startStreamPoller } = await import('#infra/stream-poller.ts');
-    cleanup = await startStreamPoller({
+    // The team cleanup (and the other background work), from the table's stream as in local mode.
+    const { startLocalBackground } = await import('#infra/local-background.ts');
+    cleanup = await startLocalBackground({
       endpoint: process.env.DYNAMODB_ENDPOINT as string,
       tableName: config.tableName,
       dataDir: process.env.DATA_DIR as string,
-      function: 'team-cleanup',
     });
   });
 

@@ -9,11 +9,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bulkWriter } from '#bench/bulk-write.ts';
 import { SYNTHETIC, inviteItems, membershipItem, storedUser, syntheticUuid } from '#bench/items.ts';
-import type { StreamPoller } from '#infra/stream-poller.ts';
+import type { LocalBackground } from '#infra/local-background.ts';
 import { config } from '#lib/core/config.ts';
 import { createDocumentClient } from '#lib/db/client.ts';
 import { createDb, db } from '#lib/db/service.ts';
-import { lambdaContext } from '#lib/http/apigw.ts';
 import { RESERVE_MS, runCleanupJobs } from '#lib/teams/cleanup.ts';
 import { isoMillis } from '#lib/core/time.ts';
 import { type Reply, type TestUser, addMember, createTeam, signUp, useApi } from '../helpers/api.ts';
@@ -77,13 +76,13 @@ describe('team deletion with its cleanup on the stream', () => {
   let owner: TestUser;
   let invitee: TestUser;
   let other: TestUser;
-  let poller: StreamPoller | undefined;
+  let background: LocalBackground | undefined;
 
   beforeAll(async () => {
     [owner, invitee, other] = await Promise.all([signUp(api, 'owner'), signUp(api, 'invitee'), signUp(api, 'other')]);
   });
   afterAll(async () => {
-    await poller?.stop();
+    await background?.stop();
     documents.destroy();
   });
 
@@ -166,15 +165,15 @@ describe('team deletion with its cleanup on the stream', () => {
 
       // A run whose time runs out: it stops with work left and records its progress on the job.
       const deadline = Date.now() + RESERVE_MS + 1_000;
-      const cut = await runCleanupJobs(db(), [insertRecord(team.id)], () => deadline - Date.now());
-      expect(cut.batchItemFailures).toEqual([]);
+      const cut = await runCleanupJobs(db(), [{ messageId: 'cut', record: insertRecord(team.id) }], () => deadline - Date.now());
+      expect(cut).toEqual([]);
       const afterCut = await job(team.id);
       expect(afterCut).toMatchObject({ runs: 1, deleted: expect.any(Number), updatedAt: expect.any(String) });
       const leftAfterCut = await leftInPartition(team.id);
       expect(leftAfterCut).toBeGreaterThan(0);
       expect(leftAfterCut).toBeLessThan(MEMBERS + PENDING + 2);
 
-      // A run that crashes mid-way (its BatchWriteItems fail after three): reported to the stream for a retry.
+      // A run that crashes mid-way (its BatchWriteItems fail after three): reported to its queue for a retry.
       const failing = createDocumentClient();
       let writes = 0;
       failing.middlewareStack.add(
@@ -184,28 +183,35 @@ describe('team deletion with its cleanup on the stream', () => {
         },
         { step: 'initialize', name: 'crashAfterThreeWrites' },
       );
-      const crashed = await runCleanupJobs(createDb(failing, config.tableName), [insertRecord(team.id)], () => 60_000);
+      const crashed = await runCleanupJobs(
+        createDb(failing, config.tableName),
+        [{ messageId: 'crashed', record: insertRecord(team.id) }],
+        () => 60_000,
+      );
       failing.destroy();
-      expect(crashed.batchItemFailures).toEqual([{ itemIdentifier: '100' }]);
+      expect(crashed).toEqual(['crashed']);
       expect((await job(team.id))?.runs).toBe(1);
       const leftHalfway = await leftInPartition(team.id);
       expect(leftHalfway).toBeGreaterThan(0);
       expect(leftHalfway).toBeLessThan(leftAfterCut);
       await expectInviteGone(uuid, 'half-way');
 
-      // Now the stream delivers the job's records (its INSERT, then the cut run's MODIFY), as Lambda would.
+      // Now the stream's reader queues the job's records (its INSERT, then the cut run's MODIFY), and its queue runs them, as deployed.
       const invocations: number[] = [];
       const { handler } = await import('#functions/team-cleanup.ts');
-      const { startStreamPoller } = await import('#infra/stream-poller.ts');
+      const { startLocalBackground } = await import('#infra/local-background.ts');
       const drainStart = Date.now();
-      poller = await startStreamPoller({
+      background = await startLocalBackground({
         endpoint: process.env.DYNAMODB_ENDPOINT as string,
         tableName: config.tableName,
         dataDir: process.env.DATA_DIR as string,
-        function: 'team-cleanup',
-        handler: (event) => {
-          invocations.push(event.Records.length);
-          return handler(event, lambdaContext('roster-team-cleanup', 120_000, 'test'));
+        queues: {
+          cleanup: {
+            handler: (event, context) => {
+              invocations.push(event.Records.length);
+              return handler(event, context);
+            },
+          },
         },
       });
       // Patient: DynamoDB Local on two shared cores reads its stream far slower than DynamoDB.
@@ -225,7 +231,7 @@ describe('team deletion with its cleanup on the stream', () => {
       await annotate(
         `${MEMBERS} members + ${PENDING + 2} invites seeded in ${seedMs} ms; DELETE answered in ${deleteMs} ms; ` +
           `cut-short run left ${leftAfterCut} of the partition's ${MEMBERS + PENDING + 2} items (job progress: ${afterCut?.deleted} deleted), crashed run left ${leftHalfway}; ` +
-          `the stream drained the rest in ${drainMs} ms over ${invocations.length} invocation(s) of ${invocations.join(', ')} record(s)`,
+          `the queue drained the rest in ${drainMs} ms over ${invocations.length} invocation(s) of ${invocations.join(', ')} record(s)`,
       );
     },
   );

@@ -8,7 +8,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERY, WEBHOOK_RETRY_DELAYS_SECONDS } from '#lib/http/background.ts';
 import { retryDelaySeconds } from '#lib/events/webhooks/dispatch.ts';
-import { type DeliveryOrder, DeliveryOrderSchema, sqsWebhookQueue } from '#lib/events/webhooks/queue.ts';
+import { sqsQueue } from '#lib/events/queues.ts';
+import { type DeliveryOrder, DeliveryOrderSchema, ordersOn } from '#lib/events/webhooks/queue.ts';
 
 const URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/RosterData-WebhookQueue';
 const order = (n: number): DeliveryOrder => ({
@@ -23,7 +24,7 @@ describe('the SQS webhook queue', () => {
     const sqs = mockClient(client);
     sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
     const orders = Array.from({ length: 23 }, (_, i) => order(i));
-    await sqsWebhookQueue(URL, client).send(orders);
+    await ordersOn(sqsQueue(URL, client)).send(orders);
     const calls = sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input);
     expect(calls.map((c) => c.Entries?.length)).toEqual([10, 10, 3]);
     expect(calls.every((c) => c.QueueUrl === URL)).toBe(true);
@@ -38,14 +39,14 @@ describe('the SQS webhook queue', () => {
     mockClient(client)
       .on(SendMessageBatchCommand)
       .resolves({ Successful: [], Failed: [{ Id: '1', Code: 'InternalError', SenderFault: false }] });
-    await expect(sqsWebhookQueue(URL, client).send([order(1), order(2)])).rejects.toThrow(/refused 1 messages: InternalError/);
+    await expect(ordersOn(sqsQueue(URL, client)).send([order(1), order(2)])).rejects.toThrow(/refused 1 messages: InternalError/);
   });
 
   it('sets a failed message visible again after the delay: ChangeMessageVisibility', async () => {
     const client = new SQSClient({ region: 'eu-west-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } });
     const sqs = mockClient(client);
     sqs.on(ChangeMessageVisibilityCommand).resolves({});
-    await sqsWebhookQueue(URL, client).retryAfter('receipt-1', 300);
+    await ordersOn(sqsQueue(URL, client)).retryAfter('receipt-1', 300);
     expect(sqs.commandCalls(ChangeMessageVisibilityCommand).map((c) => c.args[0].input)).toEqual([
       { QueueUrl: URL, ReceiptHandle: 'receipt-1', VisibilityTimeout: 300 },
     ]);

@@ -99,9 +99,17 @@ export const teamCleanup = (config?: EntityConfiguration) =>
         /** Items deleted so far, over all runs. */
         deleted: { type: 'number' },
         updatedAt: { type: 'string' },
+        /**
+         * gsi3's sort key (ISO 8601): when the cleanup sweep (lib/teams/cleanup-sweep.ts) starts the
+         * job again unless a run touched it first (each run sets it anew). A new job's is given at
+         * its creation; jobs written before gsi3 held them have none and are not swept.
+         */
+        dueAt: { type: 'string' },
       },
       indexes: {
         primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: [] } },
+        /** Every job, by when it is due: one partition, as jobs are few and short-lived. */
+        byDue: { index: 'gsi3', pk: { field: INDEXES.gsi3.pk, composite: [] }, sk: { field: INDEXES.gsi3.sk, composite: ['dueAt'] } },
       },
     },
     config,

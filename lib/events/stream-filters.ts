@@ -1,9 +1,12 @@
 import type { DynamoDBRecord } from 'aws-lambda';
+import type { WorkFunction } from '#lib/http/background.ts';
 
 /**
- * The event-source filter of each function on the table's stream, as Lambda's filter-pattern JSON
- * (what CDK's FilterCriteria.filter serialises): the stack deploys these, and the local stream
- * poller passes each function only the records its pattern matches.
+ * Which stream records start which background work, as Lambda's filter-pattern JSON (what CDK's
+ * FilterCriteria.filter serialises): the stack puts all three on the stream reader's event source
+ * (so it is invoked for nothing else), the reader (lib/events/stream-dispatch.ts) sends each record
+ * to the work queue of every pattern it matches, and the local stream poller passes the reader
+ * only the records one of them matches.
  */
 export type FilterPattern = { readonly [key: string]: readonly string[] | FilterPattern };
 
@@ -14,9 +17,7 @@ export const STREAM_FILTERS = {
   'team-cleanup': { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { __edb_e__: { S: ['teamCleanup'] } } } },
   /** New audit entries, each sent to the team's subscribed webhook endpoints (functions/webhook-fanout.ts). */
   'webhook-fanout': { eventName: ['INSERT'], dynamodb: { NewImage: { __edb_e__: { S: ['auditEntry'] } } } },
-} as const satisfies Record<string, FilterPattern>;
-
-export type StreamFunction = keyof typeof STREAM_FILTERS;
+} as const satisfies Record<WorkFunction, FilterPattern>;
 
 /**
  * Lambda's matching for the patterns used here: every key of the pattern must be present; an array
@@ -30,4 +31,6 @@ export const matchesFilter = (pattern: FilterPattern, value: unknown): boolean =
     return Array.isArray(rule) ? rule.includes(field as string) : matchesFilter(rule as FilterPattern, field);
   });
 
-export const passes = (name: StreamFunction, record: DynamoDBRecord): boolean => matchesFilter(STREAM_FILTERS[name], record);
+/** The work functions whose pattern `record` matches. */
+export const consumersOf = (record: DynamoDBRecord): WorkFunction[] =>
+  (Object.keys(STREAM_FILTERS) as WorkFunction[]).filter((fn) => matchesFilter(STREAM_FILTERS[fn], record));

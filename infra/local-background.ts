@@ -1,0 +1,40 @@
+import { QUEUE_NAMES } from '#lib/events/queues.ts';
+import { type LocalQueue, type LocalQueueOptions, startLocalQueues } from './local-queue.ts';
+import { type StreamPoller, type StreamPollerOptions, startStreamPoller } from './stream-poller.ts';
+
+/**
+ * Local mode's background, in the deployed shape: every queue with its function (infra/local-queue.ts),
+ * then the stream's one reader (infra/stream-poller.ts), which sends to the work queues. `npm start`
+ * and the tests that need the mail, the cleanups or the webhooks start it.
+ */
+export interface LocalBackground {
+  readonly poller: StreamPoller;
+  readonly queues: readonly LocalQueue[];
+  /** The queue `name` (for a test that waits until it drains, or reads its dead letters). */
+  queue: (name: LocalQueue['name']) => LocalQueue;
+  /** The reader first, so nothing is sent to a stopped queue; then the queues, each after its batches under way. */
+  stop: () => Promise<void>;
+}
+
+export const startLocalBackground = async (
+  options: StreamPollerOptions & { queues?: Partial<Record<LocalQueue['name'], LocalQueueOptions>> },
+): Promise<LocalBackground> => {
+  const { queues: queueOptions, ...pollerOptions } = options;
+  // Each queue keeps its dead letters beside the stream's, for `npm run replay -- --local`.
+  const queues = startLocalQueues(
+    Object.fromEntries(QUEUE_NAMES.map((name) => [name, { dataDir: options.dataDir, ...queueOptions?.[name] }])),
+  );
+  const poller = await startStreamPoller(pollerOptions).catch(async (error: unknown) => {
+    await Promise.all(queues.map((q) => q.stop()));
+    throw error;
+  });
+  return {
+    poller,
+    queues,
+    queue: (name) => queues.find((q) => q.name === name) as LocalQueue,
+    stop: async () => {
+      await poller.stop();
+      await Promise.all(queues.map((q) => q.stop()));
+    },
+  };
+};
