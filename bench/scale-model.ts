@@ -6,7 +6,7 @@
  * fails when the two differ, when a route has no bound or no measurement, and
  * test/load/scale.test.ts fails when the code's units drift from the measured ones.
  */
-import type { RouteName } from '#lib/http/routes.ts';
+import { FUNCTION_DEFAULTS, type RouteName } from '#lib/http/routes.ts';
 import type { CapacityRow } from './capacity.ts';
 import type { LoadRow } from './load.ts';
 
@@ -23,6 +23,34 @@ export const LIMITS = {
   accountConcurrency: 1000,
   newAccountConcurrency: 10,
 } as const;
+
+/**
+ * List prices per call's parts (us-east-1, 2026, no free tier), for the cost of a million calls:
+ * an HTTP API request, a Lambda request and its arm64 GB-seconds at the functions' memory, DynamoDB
+ * on-demand read and write request units, and the request line's log ingestion (about 1 KB).
+ */
+export const PRICES = {
+  apiRequest: 1.0 / 1e6,
+  lambdaRequest: 0.2 / 1e6,
+  lambdaGbSecond: 0.0000133334,
+  readUnit: 0.125 / 1e6,
+  writeUnit: 0.625 / 1e6,
+  logGb: 0.5,
+  logLineKb: 1,
+} as const;
+
+/** What a million calls cost, in dollars, at `ms` of Lambda time (billed by the millisecond) and the units of one call. */
+export const costPerMillion = ({ rcu, wcu }: { rcu: number; wcu: number }, ms: number): number => {
+  const gbSeconds = (Math.max(Math.ceil(ms), 1) / 1000) * (FUNCTION_DEFAULTS.memoryMb / 1024);
+  const perCall =
+    PRICES.apiRequest +
+    PRICES.lambdaRequest +
+    gbSeconds * PRICES.lambdaGbSecond +
+    rcu * PRICES.readUnit +
+    wcu * PRICES.writeUnit +
+    (PRICES.logLineKb / 1024 / 1024) * PRICES.logGb;
+  return perCall * 1e6;
+};
 
 /** The one key a route's calls concentrate on, and the units one call spends there. */
 export interface Bound {
@@ -150,6 +178,8 @@ export interface ModelRow {
   perTable: number | null;
   lambdaDefault: number | null;
   lambdaNewAccount: number | null;
+  /** Dollars per million such calls (costPerMillion), when its time was measured. */
+  cost: number | null;
 }
 
 /** The model's rows: one per measured call, in the capacity part's order. */
@@ -175,13 +205,14 @@ export const modelRows = (capacity: readonly CapacityRow[], load: readonly LoadR
       perTable: keyRate(row, LIMITS.tableRcu, LIMITS.tableWcu),
       lambdaDefault: lambdaMs === null ? null : lambdaRate(lambdaMs, LIMITS.accountConcurrency),
       lambdaNewAccount: lambdaMs === null ? null : lambdaRate(lambdaMs, LIMITS.newAccountConcurrency),
+      cost: lambdaMs === null ? null : costPerMillion(row, lambdaMs),
     };
   });
 
 /** The markdown table docs/scale.md carries between its markers. */
 export const renderModel = (rows: readonly ModelRow[]): string => {
   const header =
-    '| route | requests | RCU | WCU | Lambda ms | bound by | per | calls/s per key | calls/s per table | calls/s, 1,000 instances | calls/s, 10 instances |';
+    '| route | requests | RCU | WCU | Lambda ms | bound by | per | calls/s per key | calls/s per table | calls/s, 1,000 instances | calls/s, 10 instances | $ per million calls |';
   const lines = rows.map((r) =>
     [
       r.label,
@@ -195,6 +226,7 @@ export const renderModel = (rows: readonly ModelRow[]): string => {
       round(r.perTable),
       round(r.lambdaDefault),
       round(r.lambdaNewAccount),
+      r.cost === null ? '—' : `$${r.cost.toFixed(2)}`,
     ].join(' | '),
   );
   return [

@@ -4,7 +4,7 @@ import { log } from '#lib/core/log.ts';
 import { timeBudget } from '#lib/core/time-budget.ts';
 import { db } from '#lib/db/service.ts';
 import { newImageOf } from '#lib/db/stream-records.ts';
-import { workOnQueuedRecords } from '#lib/events/queued-records.ts';
+import { type WorkFailure, workOnQueuedRecords } from '#lib/events/queued-records.ts';
 import { MAILER } from '#lib/http/background.ts';
 import { type OutboxRef, outboxRefOf } from '#lib/mail/outbox-ref.ts';
 import { deliver } from '#lib/mail/outbox.ts';
@@ -49,7 +49,7 @@ const UNSETTLED = new Set(['leased', 'sent-unrecorded']);
 export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
   workOnQueuedRecords(MAILER.name, event, async (queued) => {
     const { deadline } = timeBudget(() => context.getRemainingTimeInMillis());
-    const failed: string[] = [];
+    const failed: WorkFailure[] = [];
     const messages = queued.flatMap(({ messageId, record }) => {
       const message = outboxMessageOf(record);
       return message ? [{ messageId, message }] : [];
@@ -59,11 +59,11 @@ export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResp
         const { outcome } = await deliver(db(), mailer, message, new Date(), { deadline });
         if (UNSETTLED.has(outcome)) {
           log.info('outbox message not settled: it comes back', { messageId: message.messageId, outcome });
-          failed.push(messageId);
+          failed.push({ messageId });
         }
       } catch (error) {
         log.error('outbox delivery failed: it comes back', error, { messageId: message.messageId });
-        failed.push(messageId);
+        failed.push({ messageId, error });
       }
     });
     return failed;

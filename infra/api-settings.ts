@@ -17,9 +17,9 @@ export const DEPLOYMENT_CONFIG = LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTE
 /**
  * The nested stacks of the functions' stack that hold the API functions, by id, each with the route
  * groups it holds (infra/monitoring/metrics.ts routeGroup, the dashboard's rows). CloudFormation takes 500
- * resources per stack: each API function is 7 in its nested stack (function, role, log group,
- * version, alias, two alarms; 8 with gradual deploys, its CodeDeploy group) and its route 3 in the
- * parent (route, integration, permission). A route of a group not listed here fails the synth.
+ * resources per stack: each API function is 5 in its nested stack (function, role, log group,
+ * version, alias; with gradual deploys 7: its health alarm and CodeDeploy group, and one 5xx alarm
+ * per route group) and its route 3 in the parent (route, integration, permission). A route of a group not listed here fails the synth.
  */
 export const FUNCTION_STACKS = {
   Auth: ['auth'],

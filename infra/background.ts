@@ -1,6 +1,6 @@
 import type { Stack } from 'aws-cdk-lib';
 import { Duration, Fn } from 'aws-cdk-lib';
-import { type ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -193,7 +193,7 @@ const receiveMailEvents = (host: BackgroundHost, topic: Topic, table: ITable, qu
  * for as long as the stream keeps its records; then a pointer to them goes to the stream's dead
  * letters, which `npm run replay` reads back from the stream (docs/operations.md).
  */
-export const dispatchStream = (host: BackgroundHost, table: ITable, data: RosterDataStack): void => {
+export const dispatchStream = (host: BackgroundHost, table: ITable, streamArn: string, data: RosterDataStack): void => {
   const fn = host.backgroundFunction(
     STREAM_DISPATCH.name,
     'stream',
@@ -206,8 +206,9 @@ export const dispatchStream = (host: BackgroundHost, table: ITable, data: Roster
     STREAM_DISPATCH.timeoutSeconds,
   );
   for (const queue of Object.values(data.workQueues)) queue.grantSendMessages(fn);
+  const stream = Table.fromTableAttributes(host, 'TableStream', { tableName: table.tableName, tableStreamArn: streamArn });
   fn.addEventSource(
-    new DynamoEventSource(table, {
+    new DynamoEventSource(stream, {
       startingPosition: StartingPosition.TRIM_HORIZON,
       batchSize: STREAM_DISPATCH.batchSize,
       bisectBatchOnError: true,

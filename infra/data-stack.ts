@@ -10,6 +10,7 @@ import {
 } from 'aws-cdk-lib/aws-dynamodb';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
 import { ATTRIBUTE_DEFINITIONS, INDEXES, KEYS, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '#lib/db/entities/table.ts';
 import {
@@ -38,6 +39,9 @@ const attribute = (name: string): Attribute => {
  * do) and, with `-c sesDomain`, the SES domain identity (its DKIM records are in the domain's DNS).
  * Nothing here refers to the functions' stack; that one imports these by ARN and name.
  */
+/** The SSM parameter that holds the table's stream ARN, for the data stack named `stackName`. */
+export const streamArnParameter = (stackName: string): string => `/${stackName}/table-stream-arn`;
+
 export class RosterDataStack extends Stack {
   readonly table: Table;
   /** The private signing keys (a JSON keyset, docs/keys.md), rotated from the functions' stack. */
@@ -164,10 +168,19 @@ export class RosterDataStack extends Stack {
       this.table.tableStreamArn as string,
       this.signingKey.secretArn,
       ...queues.flatMap((queue) => [queue.queueArn, queue.queueName]),
-      ...[this.webhookQueue, ...Object.values(this.workQueues), this.streamDeadLetters].map((queue) => queue.queueUrl),
+      ...[this.webhookQueue, ...Object.values(this.workQueues)].map((queue) => queue.queueUrl),
     ]) {
       this.exportValue(value);
     }
+
+    // The stream's ARN, read by the functions' stack when it deploys rather than imported: an export
+    // cannot change while imported, so a stream made anew (turned off and on, another view type)
+    // would block both stacks. The export above stays one release, for stacks that still import it.
+    new StringParameter(this, 'TableStreamArn', {
+      parameterName: streamArnParameter(this.stackName),
+      stringValue: this.table.tableStreamArn as string,
+      description: "The Roster table's stream: its reader's event source (the functions' stack)",
+    });
 
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
   }

@@ -189,11 +189,11 @@ export const startLocalQueue = (name: QueueName, options: LocalQueueOptions = {}
     deadLetters,
     size: () => messages.size,
     pending: () => [...messages.values()].map((m) => m.body),
-    async send(bodies) {
+    async send(bodies, delaySeconds = 0) {
       const now = Date.now();
       for (const body of bodies) {
         const id = randomUUID();
-        messages.set(id, { id, body, sentAt: now, receives: 0, visibleAt: now });
+        messages.set(id, { id, body, sentAt: now, receives: 0, visibleAt: now + waitMs(delaySeconds) });
       }
     },
     async retryAfter(receiptHandle, seconds) {

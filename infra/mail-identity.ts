@@ -1,4 +1,4 @@
-import { CfnOutput, Fn } from 'aws-cdk-lib';
+import { CfnOutput, Fn, RemovalPolicy } from 'aws-cdk-lib';
 import { DkimIdentity, EasyDkimSigningKeyLength, EmailIdentity, Identity } from 'aws-cdk-lib/aws-ses';
 import { Construct } from 'constructs';
 
@@ -10,6 +10,9 @@ export const DKIM_OUTPUTS = ['DkimCname1', 'DkimCname2', 'DkimCname3'] as const;
  * the signing keys and names three CNAME records, output here as `<name> CNAME <value>`, which the
  * operator adds to the domain's DNS. SES verifies the domain (and starts signing) once it sees them.
  * It lives in the data stack: the records stay valid however often the functions' stack is replaced.
+ * Retained when it leaves the template (SES turned off): the data stack deploys before the
+ * functions' stack, whose mailer would otherwise send through a deleted identity until it is
+ * updated; the operator deletes it once no function sends (docs/operations.md, "Turning SES off").
  */
 export class MailIdentity extends Construct {
   readonly identity: EmailIdentity;
@@ -20,6 +23,7 @@ export class MailIdentity extends Construct {
       identity: Identity.domain(domain),
       dkimIdentity: DkimIdentity.easyDkim(EasyDkimSigningKeyLength.RSA_2048_BIT),
     });
+    this.identity.applyRemovalPolicy(RemovalPolicy.RETAIN);
     this.identity.dkimRecords.forEach((record, i) => {
       new CfnOutput(scope, DKIM_OUTPUTS[i] as string, {
         description: `DNS record ${i + 1} of 3 to add for ${domain} (Easy DKIM): SES verifies the domain once all three resolve`,

@@ -56,6 +56,15 @@ export interface DeployOptions {
   sourceMaps: boolean;
   /** Subscribed to the alarm topic by e-mail; none: the topic has no subscriber until one is added. */
   alarmEmail: string | undefined;
+  /**
+   * Alarms of every function's own that page (`-c functionAlarms=true`). Off by default: the
+   * service's alarms page once per outage, these once per function (about $0.20 a month each).
+   */
+  functionAlarms: boolean;
+  /** A CloudWatch dashboard (`-c dashboard=true`). Off by default: $3 a month past an account's first three. */
+  dashboard: boolean;
+  /** An AWS Budgets monthly cost budget for the account, in USD, that notifies the alarm topic (`-c monthlyBudget=50`). */
+  monthlyBudget: number | undefined;
   mail: MailOptions;
   /**
    * A table the functions use instead of the data stack's: one restored from point-in-time recovery
@@ -84,6 +93,9 @@ export const DEFAULT_OPTIONS: DeployOptions = {
   compileCache: false,
   sourceMaps: false,
   alarmEmail: undefined,
+  functionAlarms: false,
+  dashboard: false,
+  monthlyBudget: undefined,
   mail: { transport: 'log', publicUrl: undefined },
   table: undefined,
   issuer: undefined,
@@ -97,6 +109,15 @@ const positiveInt = (key: string, raw: unknown, fallback: number): number => {
   if (raw === undefined) return fallback;
   const value = typeof raw === 'number' ? raw : Number(String(raw).trim());
   if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`context ${key} must be a positive integer, not ${JSON.stringify(raw)}`);
+  return value;
+};
+
+/** A positive amount of US dollars with at most two decimals, or undefined when the key is not set. */
+const dollars = (key: string, raw: unknown): number | undefined => {
+  if (raw === undefined) return undefined;
+  const value = typeof raw === 'number' ? raw : Number(String(raw).trim());
+  if (!Number.isFinite(value) || value <= 0 || Math.abs(value * 100 - Math.round(value * 100)) > 1e-9)
+    throw new Error(`context ${key} must be a positive amount of US dollars such as 50 or 12.50, not ${JSON.stringify(raw)}`);
   return value;
 };
 
@@ -222,6 +243,9 @@ export const deployOptions = (node: Node): DeployOptions => ({
   compileCache: flag('compileCache', node.tryGetContext('compileCache'), DEFAULT_OPTIONS.compileCache),
   sourceMaps: flag('sourceMaps', node.tryGetContext('sourceMaps'), DEFAULT_OPTIONS.sourceMaps),
   alarmEmail: alarmEmail(node.tryGetContext('alarmEmail')),
+  functionAlarms: flag('functionAlarms', node.tryGetContext('functionAlarms'), DEFAULT_OPTIONS.functionAlarms),
+  dashboard: flag('dashboard', node.tryGetContext('dashboard'), DEFAULT_OPTIONS.dashboard),
+  monthlyBudget: dollars('monthlyBudget', node.tryGetContext('monthlyBudget')),
   mail: mailOptions(node),
   table: restoredTable(node),
   issuer: httpsUrl('issuer', node.tryGetContext('issuer')),

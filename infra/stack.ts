@@ -4,6 +4,7 @@ import { type CfnStage, HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LambdaApplication, LambdaDeploymentGroup } from 'aws-cdk-lib/aws-codedeploy';
 import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alias } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
@@ -34,7 +35,7 @@ import {
   sweepInvites,
   sweepOutbox,
 } from './background.ts';
-import { RosterDataStack } from './data-stack.ts';
+import { RosterDataStack, streamArnParameter } from './data-stack.ts';
 import { Endpoint, LOG_RETENTION } from './endpoint.ts';
 import { type WatchedFunction } from './monitoring/metrics.ts';
 import { Monitoring } from './monitoring/monitoring.ts';
@@ -95,8 +96,8 @@ export interface RosterStackProps extends StackProps {
 /**
  * Roster's functions: one per route of lib/http/routes.ts behind an HTTP API (each on a `live`
  * alias that CodeDeploy moves gradually), the fallback on the default route, the background
- * functions (mailer, team cleanup, invite and outbox sweepers, SES events, key rotation) and the
- * monitoring. The state they use lives in the data stack (infra/data-stack.ts).
+ * functions (the stream's reader, mailer, team cleanup, webhooks, the sweepers, SES events, key
+ * rotation) and the monitoring. The state they use lives in the data stack (infra/data-stack.ts).
  *
  * The API functions, with their versions, aliases, CodeDeploy groups and alarms, live in nested
  * stacks (FUNCTION_STACKS), so that routes can be added past CloudFormation's 500 resources per
@@ -134,7 +135,13 @@ export class RosterStack extends Stack {
       ? Table.fromTableAttributes(this, 'RestoredTable', { ...options.table, globalIndexes: Object.keys(INDEXES) })
       : data.table;
     this.table = table;
-    this.monitoring = new Monitoring(this, 'Monitoring', { alarmEmail: options.alarmEmail });
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      alarmEmail: options.alarmEmail,
+      rollbackAlarms: options.gradualDeploy,
+      functionAlarms: options.functionAlarms,
+      dashboard: options.dashboard,
+      monthlyBudget: options.monthlyBudget,
+    });
 
     // Unknown paths and methods reach our fallback, so they get our 404/405 envelope, not the gateway's.
     const deployments = this.deployments(options);
@@ -205,7 +212,9 @@ export class RosterStack extends Stack {
     rotateKeys(this, data.signingKey, table);
     const mail = mailSending(this, options, table, data, stage.url);
     this.configurationSet = mail.configurationSet;
-    dispatchStream(this, table, data);
+    // The stream's ARN as the data stack publishes it (read at deploy, not imported), or the restored table's.
+    const streamArn = options.table?.tableStreamArn ?? StringParameter.valueForStringParameter(this, streamArnParameter(data.stackName));
+    dispatchStream(this, table, streamArn, data);
     deliverMail(this, table, data, mail.sending);
     sweepOutbox(this, table, mail.sending);
     cleanUpTeams(this, table, data);

@@ -1,16 +1,19 @@
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import { type AlarmSpec, FIVE_MINUTES, MIN_RATE_REQUESTS, ONE_MINUTE, filledRate, rateLimitedShare } from './metrics.ts';
+import { REQUEST_METRICS } from '#lib/core/metric-names.ts';
+import { type AlarmSpec, AVAILABILITY_SLO_PERCENT, FIVE_MINUTES, LATENCY_SLO_MS, MIN_RATE_REQUESTS, emf, filledRate } from './metrics.ts';
 
-/** The API's 5xx and 429 rates. */
+/**
+ * What a caller of the API feels, from API Gateway's own metrics (free, and they include what no
+ * function sees: Lambda throttles, integration timeouts, a bundle that fails to load) and the one
+ * API-wide RateLimited series. Silent: the `api` composite alarm pages for them.
+ */
 export const apiAlarms = (api: IHttpApi): AlarmSpec[] => [
   {
-    id: 'api-5xx-rate',
-    section: 'api-5xx-rate',
-    summary: `At least 1% of the API's answers in 5 minutes were 5xx (periods under ${MIN_RATE_REQUESTS} requests are not rated).`,
-    // The gateway's own count: it includes what no function metric sees (Lambda throttles,
-    // integration timeouts). The contract allows no 500 and 503 only while DynamoDB is down.
+    id: 'api-availability',
+    section: 'api-availability',
+    summary: `At least ${AVAILABILITY_SLO_PERCENT}% of the API's answers in 5 minutes were 5xx (periods under ${MIN_RATE_REQUESTS} requests are not rated).`,
+    // The contract allows no 500, and 503 only while DynamoDB is down.
     metric: new MathExpression({
       expression: filledRate('errors', 'requests'),
       usingMetrics: {
@@ -20,59 +23,32 @@ export const apiAlarms = (api: IHttpApi): AlarmSpec[] => [
       label: '5xx (% of requests)',
       period: FIVE_MINUTES,
     }),
-    threshold: 1,
+    threshold: AVAILABILITY_SLO_PERCENT,
     evaluationPeriods: 1,
     // FILL and IF give every period a value; were there none, no requests means no errors.
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+  },
+  {
+    id: 'api-latency',
+    section: 'api-latency',
+    summary: `The API's p99 latency reached ${LATENCY_SLO_MS} ms in each of 3 consecutive 5-minute periods.`,
+    // Three periods in a row: at low traffic p99 is the slowest request, and one cold start is no outage.
+    metric: api.metricLatency({ statistic: 'p99', period: FIVE_MINUTES }),
+    threshold: LATENCY_SLO_MS,
+    evaluationPeriods: 3,
+    // API Gateway publishes latency only for answered requests: none, nothing slow.
     treatMissingData: TreatMissingData.NOT_BREACHING,
   },
   {
     id: 'api-429-rate',
     section: 'api-429-rate',
     summary: "At least 10% of the API's requests were answered 429 rate_limited in each of 3 consecutive 5-minute periods.",
-    metric: rateLimitedShare(FIVE_MINUTES),
-    // Rate limiting is the limiter working: page only when it is broad and lasts 15 minutes.
-    // A share, not a percentage: the query is the alarm's only metric (no math around it).
+    // Each request publishes RateLimited once, 1 or 0, without dimensions: its average is the share.
+    // Rate limiting is the limiter working: only a broad share that lasts 15 minutes counts.
+    metric: emf(REQUEST_METRICS.rateLimited, undefined, { statistic: 'Average', period: FIVE_MINUTES }),
     threshold: 0.1,
     evaluationPeriods: 3,
     // No requests, no rate-limited answers.
-    treatMissingData: TreatMissingData.NOT_BREACHING,
-  },
-];
-
-/** Lambda across the account and region: throttles, and concurrency against the quota. */
-export const accountAlarms = (): AlarmSpec[] => [
-  {
-    id: 'lambda-concurrency',
-    section: 'lambda-concurrency',
-    summary: 'Lambda concurrency claimed in this account and region reached 80% of the quota in 3 of the last 5 minutes.',
-    // ClaimedAccountConcurrency is what Lambda compares with the quota (running unreserved
-    // invocations plus every reservation); SERVICE_QUOTA reads the applied quota, so the alarm
-    // follows a raised quota. On a fresh account (quota 10) it pages from 8 concurrent
-    // invocations: such an account cannot serve production traffic (npm run preflight says so).
-    metric: new MathExpression({
-      expression: '100 * FILL(claimed, 0) / SERVICE_QUOTA(concurrent)',
-      usingMetrics: {
-        claimed: LambdaFunction.metricAll('ClaimedAccountConcurrency', { statistic: 'Maximum', period: ONE_MINUTE }),
-        concurrent: LambdaFunction.metricAllConcurrentExecutions({ statistic: 'Maximum', period: ONE_MINUTE }),
-      },
-      label: 'Claimed concurrency (% of quota)',
-      period: ONE_MINUTE,
-    }),
-    threshold: 80,
-    evaluationPeriods: 5,
-    datapointsToAlarm: 3,
-    // Lambda reports nothing while nothing runs: nowhere near the quota.
-    treatMissingData: TreatMissingData.NOT_BREACHING,
-  },
-  {
-    id: 'lambda-throttles',
-    section: 'lambda-throttles',
-    summary: 'Lambda throttled invocations in this account and region (any function) in 2 of the last 3 five-minute periods.',
-    metric: LambdaFunction.metricAllThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),
-    // Other workloads share the pool: page when throttling lasts, each Roster function has its own alarm.
-    threshold: 1,
-    evaluationPeriods: 3,
-    datapointsToAlarm: 2,
     treatMissingData: TreatMissingData.NOT_BREACHING,
   },
 ];

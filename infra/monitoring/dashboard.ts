@@ -1,10 +1,10 @@
 import { Duration, type Stack } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
-  type Alarm,
   AlarmStatusWidget,
   Column,
   GraphWidget,
+  type IAlarm,
   type IMetric,
   type IWidget,
   MathExpression,
@@ -23,7 +23,6 @@ import {
   type WatchedQueue,
   type WatchedStream,
   emf,
-  rateLimitedShare,
   routeGroup,
 } from './metrics.ts';
 import { RUNBOOK } from './runbook.ts';
@@ -31,12 +30,13 @@ import { RUNBOOK } from './runbook.ts';
 /** The dashboard's order of route groups; others follow in the order they were watched. */
 const GROUP_ORDER = ['auth', 'teams', 'members', 'invites', 'my-invites', 'docs'];
 
-/** Everything the Monitoring construct was asked to watch: the dashboard shows each. */
+/** Everything the Monitoring construct was asked to watch: the dashboard (`-c dashboard=true`) shows each. */
 export interface Watched {
-  /** The alarms that are not per function: shown at the top. */
-  readonly serviceAlarms: readonly Alarm[];
+  /** The alarms that notify: shown at the top. */
+  readonly alarms: readonly IAlarm[];
   readonly functions: readonly WatchedFunction[];
-  readonly queues: readonly WatchedQueue[];
+  readonly deadLetters: readonly WatchedQueue[];
+  readonly backlogs: readonly WatchedQueue[];
   readonly streams: readonly WatchedStream[];
   readonly api: IHttpApi | undefined;
   readonly table: { table: ITable; indexNames: readonly string[] } | undefined;
@@ -44,7 +44,11 @@ export interface Watched {
   readonly mail: { configurationSet: boolean } | undefined;
 }
 
-/** The dashboard: one row per section, only for what was watched. */
+/**
+ * The dashboard: one row per section, only for what was watched. Built from the metrics Lambda,
+ * API Gateway, DynamoDB and SQS publish for free and the few Roster publishes (a dashboard costs
+ * per dashboard, not per metric).
+ */
 export const dashboardBody = (stack: Stack, w: Watched): string => {
   const rows: Row[] = [
     new Row(
@@ -53,13 +57,13 @@ export const dashboardBody = (stack: Stack, w: Watched): string => {
         height: 2,
         markdown:
           `# ${stack.stackName}\n` +
-          `Golden signals per route group, then the table, background work and domain events. Every alarm names its section of ${RUNBOOK}. ` +
+          `The API, then each route group, the table, background work and domain events. Every alarm names its section of ${RUNBOOK}. ` +
           'Built by infra/monitoring/: console edits are lost on the next deploy.',
       }),
     ),
   ];
-  if (w.serviceAlarms.length)
-    rows.push(new Row(new AlarmStatusWidget({ title: 'Service alarms', alarms: [...w.serviceAlarms], width: 24, height: 3 })));
+  if (w.alarms.length)
+    rows.push(new Row(new AlarmStatusWidget({ title: 'Alarms that notify', alarms: [...w.alarms], width: 24, height: 3 })));
   rows.push(new Row(...overviewWidgets(w)));
   const groups = new Map<string, WatchedFunction[]>();
   for (const watched of w.functions.filter((f) => f.kind === 'api')) {
@@ -70,7 +74,8 @@ export const dashboardBody = (stack: Stack, w: Watched): string => {
   for (const [group, fns] of [...groups].sort(([a], [b]) => rank(a) - rank(b))) rows.push(new Row(...groupWidgets(group, fns)));
   if (w.table) rows.push(new Row(...tableWidgets(w.table.table, w.table.indexNames)));
   const background = w.functions.filter((f) => f.kind !== 'api');
-  if (background.length || w.streams.length || w.queues.length) rows.push(new Row(...backgroundWidgets(w, background)));
+  if (background.length || w.streams.length || w.deadLetters.length || w.backlogs.length)
+    rows.push(new Row(...backgroundWidgets(w, background)));
   rows.push(new Row(...eventWidgets(w)));
   const column = new Column(...rows);
   column.position(0, 0);
@@ -120,7 +125,7 @@ const overviewWidgets = (w: Watched): IWidget[] => {
           period: ONE_MINUTE,
         }),
       ],
-      [rateLimitedShare(ONE_MINUTE)],
+      [emf(REQUEST_METRICS.rateLimited, undefined, { statistic: 'Average', period: ONE_MINUTE, label: '429 share (0-1, right)' })],
     ),
     graph('API latency (ms)', [
       api.metricLatency({ statistic: 'p50', period: ONE_MINUTE, label: 'p50' }),
@@ -131,7 +136,7 @@ const overviewWidgets = (w: Watched): IWidget[] => {
   ];
 };
 
-/** Stream and scheduled functions, their streams and dead-letter queues. */
+/** Stream, queue and scheduled functions, the stream's readers, the work and dead-letter queues. */
 const backgroundWidgets = (w: Watched, background: readonly WatchedFunction[]): IWidget[] => {
   const period = FIVE_MINUTES;
   return [
@@ -148,16 +153,16 @@ const backgroundWidgets = (w: Watched, background: readonly WatchedFunction[]): 
       background.map(({ name, fn }) => fn.metricDuration({ statistic: 'p99', period, label: name })),
     ),
     graph(
-      'Stream iterator age (ms)',
+      'Stream iterator age (ms) and work queues (oldest, s)',
       w.streams.map(({ name, fn }) => fn.metric('IteratorAge', { statistic: 'Maximum', period: ONE_MINUTE, label: name })),
+      w.backlogs.map(({ id, queue }) =>
+        queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period, label: `${id} oldest (s, right)` }),
+      ),
     ),
     graph(
       'Dead-letter queues',
-      w.queues.map(({ id, queue }) =>
+      w.deadLetters.map(({ id, queue }) =>
         queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: `${id} messages` }),
-      ),
-      w.queues.map(({ id, queue }) =>
-        queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period, label: `${id} oldest (s, right)` }),
       ),
     ),
   ];
@@ -216,35 +221,32 @@ const eventWidgets = (w: Watched): IWidget[] => {
       ),
     );
   }
-  widgets.push(
-    graph('Transaction conflicts / 5 min', [count(EVENT_METRICS.transactionConflicts, 'cancelled by a conflict (caught by the code)')]),
-  );
   return widgets;
 };
 
 const graph = (title: string, left: IMetric[], right: IMetric[] = []): GraphWidget =>
   new GraphWidget({ title, left, right, width: 6, height: 6, ...(right.length ? { rightYAxis: { min: 0 } } : {}), leftYAxis: { min: 0 } });
 
-/** Rate, errors, latency and saturation of one route group's functions, from the EMF request metrics. */
+/** Rate, errors, latency and saturation of one route group: Lambda's metrics per function, the group's published 5xx. */
 const groupWidgets = (group: string, fns: readonly WatchedFunction[]): IWidget[] => {
-  const per = (metricName: string, statistic: string, suffix = ''): Metric[] =>
-    fns.map(({ name }) => emf(metricName, name, { statistic, period: ONE_MINUTE, label: `${name}${suffix}` }));
+  const period = ONE_MINUTE;
   return [
-    graph(`${group}: requests / min`, per(REQUEST_METRICS.requests, 'Sum')),
-    graph(`${group}: 5xx and 429 answers / min`, [
-      ...per(REQUEST_METRICS.serverErrors, 'Sum', ' 5xx'),
-      ...per(REQUEST_METRICS.rateLimited, 'Sum', ' 429'),
+    graph(
+      `${group}: requests / min`,
+      fns.map(({ name, fn }) => fn.metricInvocations({ statistic: 'Sum', period, label: name })),
+    ),
+    graph(`${group}: 5xx answers and crashes / min`, [
+      emf(REQUEST_METRICS.serverErrors, group, { statistic: 'Sum', period, label: `${group} 5xx answered` }),
+      ...fns.map(({ name, fn }) => fn.metricErrors({ statistic: 'Sum', period, label: `${name} crashed` })),
     ]),
     graph(`${group}: latency p50 / p99 (ms)`, [
-      ...per(REQUEST_METRICS.duration, 'p50', ' p50'),
-      ...per(REQUEST_METRICS.duration, 'p99', ' p99'),
+      ...fns.map(({ name, fn }) => fn.metricDuration({ statistic: 'p50', period, label: `${name} p50` })),
+      ...fns.map(({ name, fn }) => fn.metricDuration({ statistic: 'p99', period, label: `${name} p99` })),
     ]),
     graph(
       `${group}: Lambda throttles / concurrency`,
-      fns.map(({ name, fn }) => fn.metricThrottles({ statistic: 'Sum', period: ONE_MINUTE, label: `${name} throttles` })),
-      fns.map(({ name, fn }) =>
-        fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period: ONE_MINUTE, label: `${name} concurrency (right)` }),
-      ),
+      fns.map(({ name, fn }) => fn.metricThrottles({ statistic: 'Sum', period, label: `${name} throttles` })),
+      fns.map(({ name, fn }) => fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period, label: `${name} concurrency (right)` })),
     ),
   ];
 };

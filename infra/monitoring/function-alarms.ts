@@ -1,68 +1,60 @@
 import { MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { REQUEST_METRICS } from '#lib/core/metric-names.ts';
-import { type AlarmSpec, FIVE_MINUTES, ONE_MINUTE, type WatchedFunction, durationThresholdMs, emf, filledSum } from './metrics.ts';
+import { type AlarmSpec, FIVE_MINUTES, ONE_MINUTE, type WatchedFunction, durationThresholdMs, emf } from './metrics.ts';
 
 /**
- * One function's alarms: its failures (an API function's 5xx, answered or crashed; a background
- * function's errors) and its p99 duration. A gradual deploy rolls back on both.
+ * Per-function alarms: made only for a gradual deploy (silent: what CodeDeploy rolls a canary back
+ * on, and inputs of the `api` composite alarm) or with `-c functionAlarms=true` (each pages).
  */
-export const functionAlarms = (watched: WatchedFunction): [failures: AlarmSpec, slow: AlarmSpec] => {
+
+/**
+ * One function failing or slow: Lambda's Errors (what the handler never answered: a timeout, out of
+ * memory, a bundle that fails to load; a background function's thrown failure) or its p99
+ * Duration (Lambda's own, which includes the invocations that time out). One alarm, not two: the
+ * composite's rule names each input, and CloudWatch takes 10,240 characters of rule.
+ */
+export const functionAlarm = (watched: WatchedFunction): AlarmSpec => {
   const { name, fn, kind } = watched;
-  const retried = kind === 'stream' || kind === 'queue' || kind === 'schedule';
-  const failures: AlarmSpec =
-    kind === 'api'
-      ? {
-          id: `${name}-5xx`,
-          section: 'function-5xx',
-          summary: `The ${name} function answered 5xx, or crashed before answering, in 2 of the last 5 minutes.`,
-          // Its Lambda Errors never counts an answered error (Middy's onError makes each one a
-          // response): those are the EMF ServerErrors it emits per request. Errors still counts
-          // what the handler never answered: timeouts, out of memory, a bundle that fails to load.
-          metric: new MathExpression({
-            expression: filledSum(['answered', 'crashed']),
-            usingMetrics: {
-              answered: emf(REQUEST_METRICS.serverErrors, name, { statistic: 'Sum', period: ONE_MINUTE }),
-              crashed: fn.metricErrors({ statistic: 'Sum', period: ONE_MINUTE }),
-            },
-            label: `${name} 5xx and crashes`,
-            period: ONE_MINUTE,
-          }),
-          // One-minute periods so a canary (minutes long) sees it; two minutes of five, so a lone
-          // 503 during a DynamoDB blip does not page, a failing route does.
-          threshold: 1,
-          evaluationPeriods: 5,
-          datapointsToAlarm: 2,
-          // FILL gives every period a value; were there none, no requests means no errors.
-          treatMissingData: TreatMissingData.NOT_BREACHING,
-        }
-      : {
-          id: `${name}-errors`,
-          section: 'function-errors',
-          summary: `The ${name} function failed${retried ? ' in 2 of the last 3 five-minute periods' : ''}.`,
-          // Background functions throw on failure, so Lambda's Errors counts them.
-          metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
-          threshold: 1,
-          // A stream batch or a queue message is retried and a sweeper's next tick catches up: page
-          // on repeated failure. A rotation or a bounce notification that fails is lost: page at once.
-          ...(retried ? { evaluationPeriods: 3, datapointsToAlarm: 2 } : { evaluationPeriods: 1 }),
-          // No invocations, no errors.
-          treatMissingData: TreatMissingData.NOT_BREACHING,
-        };
-  // No throttle alarm per function: `lambda-throttles` watches every function of the account and
-  // region at once (a throttled API function also shows in `api-5xx-rate`), and the dashboard
-  // shows throttles per function. One alarm per function cost 45 of CloudFormation's 500 resources.
-  const thresholdMs = durationThresholdMs(watched);
-  const slow: AlarmSpec = {
-    id: `${name}-duration`,
-    section: 'function-duration',
-    summary: `The ${name} function's p99 duration reached ${Math.round(thresholdMs)} ms (timeout ${watched.timeout.toMilliseconds()} ms).`,
-    // Lambda's own Duration, not the EMF one: it includes the invocations that time out.
-    metric: fn.metricDuration({ statistic: 'p99', period: kind === 'api' ? ONE_MINUTE : FIVE_MINUTES }),
-    threshold: thresholdMs,
-    // API: 3 of 5 minutes (a canary sees it; one slow cold minute does not page). Background: 2 of 3 five-minute periods.
-    ...(kind === 'api' ? { evaluationPeriods: 5, datapointsToAlarm: 3 } : { evaluationPeriods: 3, datapointsToAlarm: 2 }),
-    // No invocations, nothing slow.
+  const api = kind === 'api';
+  // API: one-minute periods, so a five-minute canary sees it. Background: five-minute periods, as
+  // a stream batch or queue message is retried and a sweeper's next tick catches up.
+  const period = api ? ONE_MINUTE : FIVE_MINUTES;
+  const thresholdMs = Math.round(durationThresholdMs(watched));
+  return {
+    id: `${name}-health`,
+    section: 'function-health',
+    summary: `The ${name} function failed (Lambda Errors) or its p99 duration reached ${thresholdMs} ms (timeout ${watched.timeout.toMilliseconds()} ms), in 2 of the last 5 ${api ? 'minutes' : 'five-minute periods'}.`,
+    metric: new MathExpression({
+      expression: `IF(FILL(errors, 0) >= 1, 1, IF(FILL(p99, 0) >= ${thresholdMs}, 1, 0))`,
+      usingMetrics: {
+        errors: fn.metricErrors({ statistic: 'Sum', period }),
+        p99: fn.metricDuration({ statistic: 'p99', period }),
+      },
+      label: `${name} failing or slow`,
+      period,
+    }),
+    threshold: 1,
+    // Two of five: a lone cold minute does not count, a failing version does.
+    evaluationPeriods: 5,
+    datapointsToAlarm: 2,
+    // FILL and IF give every period a value; were there none, no invocations means nothing failed.
     treatMissingData: TreatMissingData.NOT_BREACHING,
   };
-  return [failures, slow];
 };
+
+/**
+ * A route group's answered 5xx, which no Lambda metric counts (Middy makes every error an answer):
+ * the EMF ServerErrors the group's functions publish. A canary of any function of the group rolls
+ * back on it.
+ */
+export const routeGroupAlarm = (group: string): AlarmSpec => ({
+  id: `${group}-5xx`,
+  section: 'route-group-5xx',
+  summary: `The ${group} routes answered 5xx in 2 of the last 5 minutes.`,
+  metric: emf(REQUEST_METRICS.serverErrors, group, { statistic: 'Sum', period: ONE_MINUTE }),
+  threshold: 1,
+  evaluationPeriods: 5,
+  datapointsToAlarm: 2,
+  // Published with every answer of the group (0 or 1): none, no requests and no errors.
+  treatMissingData: TreatMissingData.NOT_BREACHING,
+});

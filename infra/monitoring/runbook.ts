@@ -6,35 +6,25 @@ export const RUNBOOK = 'docs/operations.md';
  * which every alarm of that kind carries in its description (CloudWatch sends it in the e-mail).
  */
 export const RUNBOOK_SECTIONS = {
-  'function-5xx':
-    "Read the function's log group for error lines (error code, stack) since the alarm; a gradual deploy rolls itself back, otherwise roll back or fix the cause (DynamoDB alarms first).",
-  'function-errors':
-    "Read the function's log group for the failed invocations; stream functions retry and then dead-letter, the sweepers catch up on the next tick once the cause is fixed.",
-  'function-duration':
-    'p99 duration is near the timeout: check DynamoDB latency and throttles, then the slow requests in the log group; timeouts turn into 5xx or retries.',
-  'lambda-concurrency':
-    'The region\'s Lambda concurrency is nearly used up: request a higher "Concurrent executions" quota (Service Quotas, L-B99A9384) or find the function that surged.',
-  'lambda-throttles':
-    "Some function in this account and region is throttled: find it (throttles per function on the dashboard), then compare account concurrency with the quota and the function's reserved concurrency; raise the quota or the reservation.",
-  'api-5xx-rate':
-    "Find the route group with 5xx on the dashboard, then its function's 5xx alarm and log group; 503 unavailable mostly means DynamoDB trouble.",
+  api: "Callers see errors, slow answers or refusals: the alarm's reason names the alarm that fired (api-availability, api-latency, api-429-rate, or a function's health); read that section. It stays silent while table-errors is in ALARM.",
+  'api-availability':
+    "At least 1% of the API's answers are 5xx: find the route group (Logs Insights: status >= 500 by Function, errorCode); 503 unavailable mostly means DynamoDB trouble, a 500 a bug (roll back).",
+  'api-latency':
+    "The API's p99 latency is past its 3 s objective: find the slow routes (Logs Insights: pct(Duration, 99) by Function), then check DynamoDB latency and throttles.",
   'api-429-rate':
     'Many answers are 429 rate_limited: an attack on the credential routes (the limits work; an HTTP API takes no WAF directly: put CloudFront with AWS WAF in front) or limits too tight for real traffic (docs/scale.md).',
-  'table-throttles':
-    "DynamoDB throttled requests: a hot partition or the on-demand table's throughput ceiling; see throttles by operation on the dashboard.",
-  'index-throttles': 'A global secondary index is throttled, which also throttles writes to the table: look for a hot index key.',
-  'table-system-errors':
-    'DynamoDB answered 5xx: check the AWS Health Dashboard for the region; the SDK retries, the API answers 503 meanwhile.',
-  'transaction-conflicts':
-    'Many write transactions conflict on the same items (contention): find the route with the most TransactionConflicts and its hot item.',
+  'function-health':
+    'The function crashed, timed out or is near its timeout: read its log group since the alarm; a gradual deploy rolls a canary back by itself, otherwise roll back or fix the cause (DynamoDB first).',
+  'route-group-5xx':
+    "The route group's functions answered 5xx: a canary of the group is rolled back by CodeDeploy; read the group's log groups for level ERROR lines.",
+  'table-errors':
+    'DynamoDB answers system errors or throttles the table: check the AWS Health Dashboard for the region (system errors) or a hot key (throttles); the API answers 503 and the background work retries meanwhile.',
   'stream-iterator-age':
-    'A stream function is falling behind or stuck on a record: read its log group, fix the cause; records that fail every retry go to its dead-letter queue.',
+    "The table stream's reader is falling behind or stuck on a record: read its log group, fix the cause; records that fail every retry go to the stream's dead letters, replayed by npm run replay.",
   'dead-letters':
-    "Records failed every retry and wait in a dead-letter queue. They point into the table's stream, which keeps records 24 hours: fix the cause, then redrive (mail: npm run outbox:redrive).",
-  'dead-letter-age':
-    'A dead-letter record has waited 12 hours: its stream record expires at 24 hours, after which it cannot be redriven from the stream.',
-  'webhook-backlog':
-    "Webhook messages wait over an hour for their first attempts: deliveries fall behind (receivers that hang take 10 s each). Read the webhook-delivery log group; raise the queue mapping's MaximumConcurrency if the account allows.",
+    'Messages failed every retry and wait in a dead-letter queue: fix the cause, then replay or redrive them (each queue has its step in the runbook); stream records expire from the stream after 24 hours.',
+  backlog:
+    "Work waits over an hour in a work queue (mail, team cleanup, webhook fan-out or delivery): read the consuming function's log group for failures or slow calls; raise the mapping's MaximumConcurrency if the account allows.",
   'ses-bounce-rate':
     "The account's SES bounce rate reached the level where SES reviews the account: stop sending to bad addresses (suppression list), check invite sources.",
   'ses-complaint-rate':

@@ -12,8 +12,8 @@ export const QUEUE_NAMES = ['webhook', 'mail', 'cleanup', 'fanout'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 export interface Queue {
-  /** Enqueues the bodies; throws when any of them was not taken. */
-  send(bodies: readonly string[]): Promise<void>;
+  /** Enqueues the bodies, received no sooner than `delaySeconds` from now (at most 900); throws when any of them was not taken. */
+  send(bodies: readonly string[], delaySeconds?: number): Promise<void>;
   /** A received message that failed comes back after `seconds` (its visibility timeout). */
   retryAfter(receiptHandle: string, seconds: number): Promise<void>;
 }
@@ -26,13 +26,20 @@ const SQS_BATCH = 10;
 
 /** The deployed queue: SendMessageBatch and ChangeMessageVisibility on `queueUrl`. */
 export const sqsQueue = (queueUrl: string, client = new SQSClient({ region: config.region })): Queue => ({
-  async send(bodies) {
+  async send(bodies, delaySeconds) {
     const batches: string[][] = [];
     for (let i = 0; i < bodies.length; i += SQS_BATCH) batches.push(bodies.slice(i, i + SQS_BATCH));
     await Promise.all(
       batches.map(async (batch) => {
         const result = await client.send(
-          new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: batch.map((body, i) => ({ Id: String(i), MessageBody: body })) }),
+          new SendMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: batch.map((body, i) => ({
+              Id: String(i),
+              MessageBody: body,
+              ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}),
+            })),
+          }),
         );
         const failed = result.Failed ?? [];
         if (failed.length > 0)

@@ -152,6 +152,17 @@ export const WORK_RETENTION_DAYS = 4;
  */
 export const workRetrySeconds = (receives: number): number => Math.min(2 ** Math.max(receives - 1, 0), 8);
 
+/**
+ * After this many receives, a record whose work failed for a reason that passes (the database or a
+ * queue unreachable or throttling, a mail not settled yet) is queued again as a new message, due in
+ * WORK_REQUEUE_SECONDS, instead of using up its receives: so an outage of any length sends nothing
+ * to the dead letters, and only a record that keeps failing for another reason (a bug) gets there.
+ */
+export const WORK_REQUEUE_AFTER = 50;
+
+/** How long a record queued again by WORK_REQUEUE_AFTER waits (SQS allows at most 900 s). */
+export const WORK_REQUEUE_SECONDS = 300;
+
 /** A work queue's visibility timeout: six times its function's timeout, as Lambda advises for a queue it polls. */
 export const workVisibilitySeconds = (fn: { timeoutSeconds: number }): number => fn.timeoutSeconds * 6;
 

@@ -34,7 +34,7 @@ const TRANSIENT = new Set([
 ]);
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
-const isTransient = (error: unknown): boolean => {
+export const isTransient = (error: unknown): boolean => {
   for (let e = error; e instanceof Error; e = e.cause) {
     if (TRANSIENT.has(e.name) || NETWORK.has((e as NodeJS.ErrnoException).code ?? '')) return true;
   }

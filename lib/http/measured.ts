@@ -3,7 +3,7 @@
  */
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
 import { type RequestRecord, withinRequest, writeLine } from '#lib/core/log.ts';
-import { FUNCTION_DIMENSION, REQUEST_METRICS } from '#lib/core/metric-names.ts';
+import { FUNCTION_FIELD, REQUEST_METRICS, ROUTE_GROUP_DIMENSION, routeGroup } from '#lib/core/metric-names.ts';
 import { emfDocument, isDuration } from '#lib/core/metrics.ts';
 import { requestIdOf } from './errors.ts';
 
@@ -21,7 +21,7 @@ interface Outcome {
   ms: number;
 }
 
-/** The request line: the request's fields, and its metrics under dimension Function = `name`. */
+/** The request line: the request's fields (`Function` = `name`), its 5xx published per route group, its 429 for the whole API. */
 const writeRequestLine = (name: string, path: string, event: Event, record: RequestRecord, { status, coldStart, ms }: Outcome): void => {
   const { userId, team, errorCode, dynamodb } = record;
   const values = {
@@ -35,6 +35,7 @@ const writeRequestLine = (name: string, path: string, event: Event, record: Requ
   };
   const fields = {
     message: 'request',
+    [FUNCTION_FIELD]: name,
     requestId: record.requestId,
     awsRequestId: record.awsRequestId,
     method: event.requestContext.http.method,
@@ -45,7 +46,10 @@ const writeRequestLine = (name: string, path: string, event: Event, record: Requ
     ...(team ? { team } : {}),
     ...(errorCode ? { errorCode } : {}),
   };
-  writeLine('INFO', emfDocument(values, { dimensions: { [FUNCTION_DIMENSION]: name }, events: eventValues(record.events), fields }));
+  writeLine(
+    'INFO',
+    emfDocument(values, { dimensions: { [ROUTE_GROUP_DIMENSION]: routeGroup(name) }, events: eventValues(record.events), fields }),
+  );
 };
 
 // A process serves one function on Lambda; the local server runs them all in one, each loaded once.

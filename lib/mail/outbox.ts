@@ -1,7 +1,7 @@
 /**
- * Delivery of one outbox message (docs/mail.md, "Outbox"). The table's stream hands each new
- * message to the mailer function, and the outbox sweeper (./outbox-sweep.ts) hands over those the
- * stream left behind; either may do so more than once, and at the same time, so the message's own
+ * Delivery of one outbox message (docs/mail.md, "Outbox"). The table's stream (through its reader
+ * and the mail queue, docs/background.md) hands each new message to the mailer function, and the
+ * outbox sweeper (./outbox-sweep.ts) hands over those left behind; either may do so more than once, and at the same time, so the message's own
  * status decides who sends:
  *
  * - read: the invite, its team and inviter (or the account) as they are now, and whether the

@@ -7,7 +7,7 @@ import { stepWhile, timeBudget } from '#lib/core/time-budget.ts';
 import { isoMillis } from '#lib/core/time.ts';
 import type { Db } from '#lib/db/service.ts';
 import { newImageOf } from '#lib/db/stream-records.ts';
-import type { QueuedRecord } from '#lib/events/queued-records.ts';
+import type { QueuedRecord, WorkFailure } from '#lib/events/queued-records.ts';
 import { isConditionFailure } from '#lib/db/transactions.ts';
 import { TEAM_CLEANUP } from '#lib/http/background.ts';
 
@@ -171,22 +171,22 @@ export const cleanupDueAt = (now: Date): string => isoMillis(new Date(now.getTim
  * team is a partition of its own), each until the time left (`remainingMs`, Lambda's
  * getRemainingTimeInMillis) falls under RESERVE_MS. A job finished is deleted; a job with work left
  * gets its progress recorded, and that update's MODIFY record starts the next run. Answers the
- * message ids of the jobs that failed, so that their queue hands them back.
+ * jobs that failed and why, so that their queue hands them back.
  */
-export const runCleanupJobs = async (db: Db, queued: readonly QueuedRecord[], remainingMs: () => number): Promise<string[]> => {
+export const runCleanupJobs = async (db: Db, queued: readonly QueuedRecord[], remainingMs: () => number): Promise<WorkFailure[]> => {
   const jobs = new Map<number, string>();
   for (const { messageId, record } of queued) {
     const teamId = cleanupJobOf(record);
     // An INSERT and a MODIFY of one job in the same batch: one run does for both.
     if (teamId !== undefined && !jobs.has(teamId)) jobs.set(teamId, messageId);
   }
-  const failures: string[] = [];
+  const failures: WorkFailure[] = [];
   await inFlight([...jobs], jobs.size, async ([teamId, messageId]) => {
     try {
       await runJob(db, teamId, remainingMs);
     } catch (error) {
       log.error('team cleanup failed, will retry', error, { teamId, messageId });
-      failures.push(messageId);
+      failures.push({ messageId, error });
     }
   });
   return failures;

@@ -6,7 +6,14 @@
  * receive them from the function.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EVENT_METRICS, FUNCTION_DIMENSION, METRIC_NAMESPACE, REQUEST_METRICS } from '#lib/core/metric-names.ts';
+import {
+  EVENT_METRICS,
+  FUNCTION_FIELD,
+  METRIC_NAMESPACE,
+  REQUEST_METRICS,
+  ROUTE_GROUP_DIMENSION,
+  routeGroup,
+} from '#lib/core/metric-names.ts';
 import { type Reply, type TestUser, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 
 // Read by lib/core/config.ts when the handlers first load, after this: a rotated refresh token is
@@ -94,7 +101,8 @@ const requestLine = (lines: Line[], reply: Reply, route: { name: string; method:
   expect(line).toMatchObject({
     level: 'INFO',
     requestId: reply.headers.get('x-request-id'),
-    [FUNCTION_DIMENSION]: route.name,
+    [FUNCTION_FIELD]: route.name,
+    [ROUTE_GROUP_DIMENSION]: routeGroup(route.name),
     method: route.method,
     path: route.path,
     status: reply.status,
@@ -108,17 +116,22 @@ const requestLine = (lines: Line[], reply: Reply, route: { name: string; method:
   expect(line.coldStart).toBeTypeOf('boolean');
   expect(line[REQUEST_METRICS.duration]).toBeGreaterThan(0);
   expect(line.errorCode).toBe(reply.status >= 400 ? reply.body.error.code : undefined);
-  // The request metrics under Function, the events (if any) without dimensions.
+  // 5xx per route group; the 429 share and the events (if any) without dimensions; the rest are fields.
   const [scoped, ...rest] = line._aws?.CloudWatchMetrics ?? [];
-  expect(scoped?.Dimensions).toEqual([[FUNCTION_DIMENSION]]);
-  expect(scoped?.Metrics.map((m) => m.Name).sort()).toEqual(Object.values(REQUEST_METRICS).sort());
-  expect(rest.every((d) => d.Dimensions.length === 1 && d.Dimensions[0]?.length === 0)).toBe(true);
+  expect(scoped?.Dimensions).toEqual([[ROUTE_GROUP_DIMENSION]]);
+  expect(scoped?.Metrics.map((m) => m.Name)).toEqual([REQUEST_METRICS.serverErrors]);
+  expect(rest).toHaveLength(1);
+  expect(rest[0]?.Dimensions).toEqual([[]]);
+  expect(rest[0]?.Metrics.map((m) => m.Name)).toContain(REQUEST_METRICS.rateLimited);
   return line;
 };
 
 /** The domain events a request line carries, by name. */
 const eventsOf = (line: Line): Record<string, unknown> => {
-  const names = (line._aws?.CloudWatchMetrics.slice(1) ?? []).flatMap((d) => d.Metrics.map((m) => m.Name));
+  const requestMetrics: readonly string[] = Object.values(REQUEST_METRICS);
+  const names = (line._aws?.CloudWatchMetrics.slice(1) ?? [])
+    .flatMap((d) => d.Metrics.map((m) => m.Name))
+    .filter((name) => !requestMetrics.includes(name));
   return Object.fromEntries(names.map((name) => [name, line[name]]));
 };
 
@@ -310,9 +323,7 @@ describe('one request line per API request', () => {
     expect(new Set(lines.map((line) => line.requestId))).toEqual(new Set(replies.map((r) => r.headers.get('x-request-id'))));
     // docs/data-model.md (test/api/requests.test.ts): one BatchGetItem for the user, two for a team.
     for (const line of lines) {
-      expect(line[REQUEST_METRICS.dynamodbRequests], String(line[FUNCTION_DIMENSION])).toBe(
-        line[FUNCTION_DIMENSION] === 'auth-user' ? 1 : 2,
-      );
+      expect(line[REQUEST_METRICS.dynamodbRequests], String(line[FUNCTION_FIELD])).toBe(line[FUNCTION_FIELD] === 'auth-user' ? 1 : 2);
     }
   });
 

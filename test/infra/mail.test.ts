@@ -73,6 +73,8 @@ describe('with -c sesDomain (the stack creates the identity)', () => {
     expect(identities).toHaveLength(1);
     const [identityId, identity] = identities[0] as [string, Resource];
     expect(identity.Properties).toEqual({ EmailIdentity: 'example.com', DkimSigningAttributes: { NextSigningKeyLength: 'RSA_2048_BIT' } });
+    // Turning SES off must not delete it under a mailer that still sends through it (the data stack deploys first).
+    expect([identity.DeletionPolicy, identity.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
     DKIM_OUTPUTS.forEach((name, i) => {
       expect(dataJson.Outputs[name]?.Value, name).toEqual({
         'Fn::Join': [
@@ -167,11 +169,11 @@ describe('with -c sesDomain (the stack creates the identity)', () => {
     },
   );
 
-  it('watches the mail-events function and its dead-letter queue, and SES reputation', () => {
+  it("watches the mail-events function's dead-letter queue and SES reputation (the function itself with -c functionAlarms=true)", () => {
     const alarms = JSON.stringify(ofType('AWS::CloudWatch::Alarm'));
-    expect(alarms).toContain(`"${logicalId(MAIL_EVENTS.name)}"`);
     expect(alarms).toContain(`"${queueOf(built, 'MailEventsDeadLetters')}"`);
     expect(alarms).toContain('Reputation.BounceRate');
+    expect(alarms).not.toContain(`"${logicalId(MAIL_EVENTS.name)}"`);
   });
 
   it('says in the Mail output how mail goes, where the DNS records are, and that a new account is in the SES sandbox', () => {

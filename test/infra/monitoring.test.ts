@@ -5,15 +5,23 @@ import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { deployOptions } from '#infra/options.ts';
 import { describe, expect, it } from 'vitest';
-import { Monitoring, type MonitoringProps } from '#infra/monitoring/monitoring.ts';
-import { DURATION_SHARE, TABLE_OPERATIONS, type WatchedFunction, routeGroup } from '#infra/monitoring/metrics.ts';
+import {
+  MAX_ALARM_RULE,
+  Monitoring,
+  type MonitoringProps,
+  SUPPRESSOR_EXTENSION_SECONDS,
+  SUPPRESSOR_WAIT_SECONDS,
+} from '#infra/monitoring/monitoring.ts';
+import { DURATION_SHARE, LATENCY_SLO_MS, MAX_ALARM_METRICS, type WatchedFunction, routeGroup } from '#infra/monitoring/metrics.ts';
 import { RUNBOOK, RUNBOOK_SECTIONS } from '#infra/monitoring/runbook.ts';
-import { FUNCTION_DIMENSION, METRIC_NAMESPACE, REQUEST_METRICS } from '#lib/core/metric-names.ts';
+import { SYSTEM_ERROR_OPERATIONS } from '#infra/monitoring/table-alarms.ts';
+import { METRIC_NAMESPACE, REQUEST_METRICS, ROUTE_GROUP_DIMENSION } from '#lib/core/metric-names.ts';
 
 /**
- * The monitoring construct on a small stack of its own: a table with two indexes, plain inline
- * functions (no bundling), an HTTP API and a dead-letter queue.
+ * The monitoring construct on a small stack of its own: a table, plain inline functions (no
+ * bundling), an HTTP API, dead-letter and work queues.
  */
 interface Resource {
   Type: string;
@@ -22,16 +30,21 @@ interface Resource {
 interface MetricQuery {
   Id: string;
   Expression?: string;
-  MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions?: { Name: string; Value: unknown }[] }; Stat: string };
+  MetricStat?: {
+    Metric: { Namespace: string; MetricName: string; Dimensions?: { Name: string; Value: unknown }[] };
+    Stat: string;
+    Period: number;
+  };
 }
 interface AlarmProps {
   AlarmName: string;
   AlarmDescription: string;
-  AlarmActions: unknown[];
-  OKActions: unknown[];
+  AlarmActions?: unknown[];
+  OKActions?: unknown[];
   Namespace?: string;
   MetricName?: string;
   Dimensions?: { Name: string; Value: unknown }[];
+  Statistic?: string;
   ExtendedStatistic?: string;
   Metrics?: MetricQuery[];
   Threshold: number;
@@ -39,11 +52,25 @@ interface AlarmProps {
   DatapointsToAlarm: number;
   TreatMissingData: string;
 }
+interface CompositeProps {
+  AlarmName: string;
+  AlarmRule: unknown;
+  AlarmActions: unknown[];
+  OKActions: unknown[];
+  ActionsSuppressor?: unknown;
+  ActionsSuppressorWaitPeriod?: number;
+  ActionsSuppressorExtensionPeriod?: number;
+}
 
 const API = ['teams-create', 'teams-list', 'auth-signin', 'jwks', 'my-invites-list'];
-const INDEXES = ['gsi1', 'gsi2'];
 
-const build = (props: MonitoringProps, mail: { configurationSet: string | undefined }) => {
+interface BuildOptions {
+  props?: Omit<MonitoringProps, 'alarmEmail'> & { alarmEmail?: string };
+  mail?: string;
+  deadLetters?: number;
+}
+
+const build = ({ props = {}, mail, deadLetters = 2 }: BuildOptions = {}) => {
   const app = new App();
   const stack = new Stack(app, 'Test');
   const table = new Table(stack, 'Table', {
@@ -52,9 +79,6 @@ const build = (props: MonitoringProps, mail: { configurationSet: string | undefi
     billingMode: BillingMode.PAY_PER_REQUEST,
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
   });
-  for (const indexName of INDEXES) {
-    table.addGlobalSecondaryIndex({ indexName, partitionKey: { name: `${indexName}pk`, type: AttributeType.STRING } });
-  }
   const fn = (id: string, timeout: Duration): LambdaFunction =>
     new LambdaFunction(stack, id, {
       runtime: Runtime.NODEJS_24_X,
@@ -62,13 +86,13 @@ const build = (props: MonitoringProps, mail: { configurationSet: string | undefi
       code: Code.fromInline('exports.handler = async () => ({});'),
       timeout,
     });
+  const queue = (id: string): Queue => new Queue(stack, id, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
   const api = new HttpApi(stack, 'Api');
-  const queue = new Queue(stack, 'MailDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
 
   const monitoring = new Monitoring(stack, 'Monitoring', props);
   const watched: WatchedFunction[] = [
     ...API.map((name) => ({ name, fn: fn(name, Duration.seconds(10)), timeout: Duration.seconds(10), kind: 'api' as const })),
-    { name: 'mailer', fn: fn('mailer', Duration.seconds(10)), timeout: Duration.seconds(10), kind: 'stream' },
+    { name: 'stream-dispatch', fn: fn('stream-dispatch', Duration.seconds(30)), timeout: Duration.seconds(30), kind: 'stream' },
     {
       name: 'invite-sweep',
       fn: fn('invite-sweep', Duration.seconds(60)),
@@ -77,47 +101,46 @@ const build = (props: MonitoringProps, mail: { configurationSet: string | undefi
       kind: 'schedule',
     },
     { name: 'keys-rotate', fn: fn('keys-rotate', Duration.seconds(30)), timeout: Duration.seconds(30), kind: 'rotation' },
-    { name: 'mail-events', fn: fn('mail-events', Duration.seconds(30)), timeout: Duration.seconds(30), kind: 'sns' },
   ];
-  const rollback = new Map(watched.map((w) => [w.name, monitoring.watchFunction(w)]));
+  const returned = new Map(watched.map((w) => [w.name, monitoring.watchFunction(w)]));
   monitoring.watchApi(api);
-  monitoring.watchTable(table, INDEXES);
-  monitoring.watchQueue('mail-dead-letters', queue, 'An e-mail could not be delivered after every retry');
-  monitoring.watchBacklog(
-    'webhooks',
-    new Queue(stack, 'Webhooks', { encryption: QueueEncryption.SQS_MANAGED }),
-    'Webhook deliveries are behind',
-  );
-  const mailer = watched.find((w) => w.name === 'mailer');
-  if (mailer) monitoring.watchStream(mailer.fn, 'mailer');
-  monitoring.watchMail(mail.configurationSet);
+  monitoring.watchTable(table, ['gsi1']);
+  for (let i = 0; i < deadLetters; i += 1) monitoring.watchQueue(`DeadLetters${i}`, queue(`DeadLetters${i}`), `Dead letters number ${i}`);
+  monitoring.watchBacklog('MailQueue', queue('MailQueue'), 'Mail is behind');
+  monitoring.watchBacklog('WebhookQueue', queue('WebhookQueue'), 'Webhook deliveries are behind');
+  const dispatch = watched.find((w) => w.name === 'stream-dispatch');
+  if (dispatch) monitoring.watchStream(dispatch.fn, 'stream-dispatch');
+  monitoring.watchMail(mail);
 
   const json = Template.fromStack(stack).toJSON() as { Resources: Record<string, Resource> };
   const ofType = (type: string): [string, Resource][] => Object.entries(json.Resources).filter(([, r]) => r.Type === type);
   const alarms = ofType('AWS::CloudWatch::Alarm').map(([, r]) => r.Properties as unknown as AlarmProps);
+  const composites = ofType('AWS::CloudWatch::CompositeAlarm').map(([, r]) => r.Properties as unknown as CompositeProps);
   const alarm = (id: string): AlarmProps => {
     const found = alarms.find((a) => a.AlarmName === `Test-${id}`);
     if (!found) throw new Error(`no alarm ${id}`);
     return found;
   };
+  const idOf = (id: string): string => {
+    const found = ofType('AWS::CloudWatch::Alarm').find(([, r]) => r.Properties.AlarmName === `Test-${id}`);
+    if (!found) throw new Error(`no alarm ${id}`);
+    return found[0];
+  };
   const logicalId = (name: string): string => stack.getLogicalId(watched.find((w) => w.name === name)?.fn.node.defaultChild as never);
-  return { app, stack, monitoring, json, ofType, alarms, alarm, rollback, logicalId };
+  return { app, stack, json, ofType, alarms, composites, alarm, idOf, logicalId, returned };
 };
 
-const withEmail = build({ alarmEmail: 'ops@example.com' }, { configurationSet: 'roster-mail' });
-const without = build({}, { configurationSet: undefined });
-const [topicId] = withEmail.ofType('AWS::SNS::Topic')[0] ?? [];
+const defaults = build({ props: { alarmEmail: 'ops@example.com' } });
+const [topicId] = defaults.ofType('AWS::SNS::Topic')[0] ?? [];
 
-/** Every `Ref` of a metric's dimensions, as the logical ids it names. */
-const refs = (dimensions: { Value: unknown }[] | undefined): string[] =>
-  (dimensions ?? []).flatMap((d) =>
-    typeof d.Value === 'object' && d.Value && 'Ref' in d.Value ? [String((d.Value as { Ref: unknown }).Ref)] : [],
-  );
+const notifying = (alarms: readonly { AlarmName: string; AlarmActions?: unknown[] }[]): string[] =>
+  alarms.filter((a) => (a.AlarmActions ?? []).length > 0).map((a) => a.AlarmName.replace(/^Test-/, ''));
 
 /** The dashboard body with each CloudFormation token replaced by a placeholder, parsed. */
 const dashboardOf = (json: { Resources: Record<string, Resource> }) => {
   const [dashboard] = Object.values(json.Resources).filter((r) => r.Type === 'AWS::CloudWatch::Dashboard');
-  const body = dashboard?.Properties.DashboardBody as string | { 'Fn::Join': [string, unknown[]] };
+  if (!dashboard) return undefined;
+  const body = dashboard.Properties.DashboardBody as string | { 'Fn::Join': [string, unknown[]] };
   const text = typeof body === 'string' ? body : body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('');
   return {
     text,
@@ -127,29 +150,37 @@ const dashboardOf = (json: { Resources: Record<string, Resource> }) => {
   };
 };
 
+/** A composite alarm's rule with each alarm reference as the logical id it names. */
+const ruleOf = (composite: CompositeProps): string => {
+  const rule = composite.AlarmRule as string | { 'Fn::Join': [string, unknown[]] };
+  if (typeof rule === 'string') return rule;
+  return rule['Fn::Join'][1]
+    .map((part) => (typeof part === 'string' ? part : ((part as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0] ?? '?')))
+    .join('');
+};
+
 describe('the alarm topic', () => {
-  it("is every alarm's action, on ALARM and on OK", () => {
-    for (const { alarms } of [withEmail, without]) {
-      expect(alarms.length).toBeGreaterThan(30);
-      for (const a of alarms) {
-        expect(a.AlarmActions, a.AlarmName).toEqual([{ Ref: topicId }]);
-        expect(a.OKActions, a.AlarmName).toEqual([{ Ref: topicId }]);
-      }
+  it('is the action of every alarm that notifies, on ALARM and on OK', () => {
+    for (const a of [...defaults.alarms, ...defaults.composites].filter((x) => (x.AlarmActions ?? []).length > 0)) {
+      expect(a.AlarmActions, a.AlarmName).toEqual([{ Ref: topicId }]);
+      expect(a.OKActions, a.AlarmName).toEqual([{ Ref: topicId }]);
     }
   });
 
   it("is encrypted with a rotated key only this account's alarms may use, allows only SSL, and lets only those alarms publish", () => {
-    const [, topic] = withEmail.ofType('AWS::SNS::Topic')[0] ?? [];
+    const [, topic] = defaults.ofType('AWS::SNS::Topic')[0] ?? [];
     expect(topic?.Properties.KmsMasterKeyId).toBeDefined();
-    const [, key] = withEmail.ofType('AWS::KMS::Key')[0] ?? [];
+    const [, key] = defaults.ofType('AWS::KMS::Key')[0] ?? [];
     expect(key?.Properties.EnableKeyRotation).toBe(true);
-    // CloudWatch may use the key only for this account's alarms (no confused deputy).
     const keyStatements = (key?.Properties.KeyPolicy as { Statement: { Principal: unknown; Condition?: Record<string, unknown> }[] })
       .Statement;
-    const forAlarms = keyStatements.find((s) => JSON.stringify(s.Principal).includes('cloudwatch.amazonaws.com'));
-    expect(Object.keys(forAlarms?.Condition ?? {}).sort()).toEqual(['ArnLike', 'StringEquals']);
-    expect(JSON.stringify(forAlarms?.Condition)).toContain('AWS::AccountId');
-    const [, policy] = withEmail.ofType('AWS::SNS::TopicPolicy')[0] ?? [];
+    const forAlarms = keyStatements.filter(
+      (s) => JSON.stringify(s.Principal).includes('.amazonaws.com') && !JSON.stringify(s.Principal).includes('iam'),
+    );
+    expect(forAlarms.map((s) => JSON.stringify(s.Principal))).toEqual(['{"Service":"cloudwatch.amazonaws.com"}']);
+    expect(Object.keys(forAlarms[0]?.Condition ?? {}).sort()).toEqual(['ArnLike', 'StringEquals']);
+    expect(JSON.stringify(forAlarms[0]?.Condition)).toContain('AWS::AccountId');
+    const [, policy] = defaults.ofType('AWS::SNS::TopicPolicy')[0] ?? [];
     const statements = (
       policy?.Properties.PolicyDocument as {
         Statement: { Effect: string; Principal: unknown; Condition: Record<string, Record<string, unknown>> }[];
@@ -162,112 +193,206 @@ describe('the alarm topic', () => {
   });
 
   it('gets an e-mail subscription only with alarmEmail', () => {
-    const subscriptions = withEmail.ofType('AWS::SNS::Subscription').map(([, s]) => s.Properties);
+    const subscriptions = defaults.ofType('AWS::SNS::Subscription').map(([, s]) => s.Properties);
     expect(subscriptions).toEqual([{ Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: { Ref: topicId } }]);
-    expect(without.ofType('AWS::SNS::Subscription')).toEqual([]);
+    expect(build().ofType('AWS::SNS::Subscription')).toEqual([]);
   });
 });
 
-describe('every alarm', () => {
-  const { alarms } = withEmail;
-
-  it('has a stable unique name and a description ending with its runbook section', () => {
-    expect(new Set(alarms.map((a) => a.AlarmName)).size).toBe(alarms.length);
-    for (const a of alarms) {
-      const match = new RegExp(`Runbook: ${RUNBOOK}#([a-z0-9-]+)$`).exec(a.AlarmDescription);
-      expect(match?.[1], a.AlarmName).toBeDefined();
-      const section = match?.[1] as keyof typeof RUNBOOK_SECTIONS;
-      expect(Object.keys(RUNBOOK_SECTIONS), a.AlarmName).toContain(section);
-      expect(a.AlarmDescription).toContain(RUNBOOK_SECTIONS[section]);
-      expect(a.AlarmDescription.length).toBeLessThanOrEqual(1024);
-    }
-    // Each runbook section is used by some alarm, so the runbook has no section for nothing.
-    const used = new Set(alarms.map((a) => /#([a-z0-9-]+)$/.exec(a.AlarmDescription)?.[1]));
-    for (const section of Object.keys(RUNBOOK_SECTIONS)) expect(used, section).toContain(section);
-  });
-
-  it('wraps in FILL each metric its expressions add or divide (SERVICE_QUOTA reads the quota, not data)', () => {
-    const expressions = alarms.flatMap((a) =>
-      (a.Metrics ?? []).filter((m) => m.Expression && !m.Expression.startsWith('SELECT')).map((m) => ({ a, m })),
+describe('by default', () => {
+  it('pages on the API, the table and background work: five alarms, none per function or per queue', () => {
+    expect(notifying([...defaults.alarms, ...defaults.composites]).sort()).toEqual(
+      ['api', 'backlog', 'dead-letters', 'stream-iterator-age', 'table-errors'].sort(),
     );
-    expect(expressions.length).toBeGreaterThan(API.length);
-    for (const { a, m } of expressions) {
-      const ids = (a.Metrics ?? []).filter((q) => q.MetricStat).map((q) => q.Id);
-      let rest = m.Expression ?? '';
-      for (const id of ids) rest = rest.replaceAll(`FILL(${id}, 0)`, '').replaceAll(`SERVICE_QUOTA(${id})`, '');
-      for (const id of ids) expect(rest, `${a.AlarmName}: ${m.Expression}`).not.toMatch(new RegExp(`\\b${id}\\b`));
-      expect(m.Expression, a.AlarmName).toContain('FILL(');
-    }
-    // The table's sums: one metric per operation, each filled.
-    const throttles = withEmail.alarm('table-throttles');
-    expect(
-      throttles.Metrics?.filter((q) => q.MetricStat)
-        .map((q) => q.MetricStat?.Metric.Dimensions?.find((d) => d.Name === 'Operation')?.Value)
-        .sort(),
-    ).toEqual([...TABLE_OPERATIONS].sort());
-    expect(TABLE_OPERATIONS).toContain('TransactWriteItems');
-    expect(TABLE_OPERATIONS).not.toContain('ConditionCheckItem');
+    expect(defaults.alarms.map((a) => a.AlarmName.replace(/^Test-/, '')).sort()).toEqual(
+      ['api-429-rate', 'api-availability', 'api-latency', 'backlog', 'dead-letters', 'stream-iterator-age', 'table-errors'].sort(),
+    );
+    for (const [name, returned] of defaults.returned) expect(returned, name).toEqual([]);
   });
 
-  it('reads at most 10 metrics', () => {
-    for (const a of alarms) expect((a.Metrics ?? []).filter((q) => q.MetricStat).length, a.AlarmName).toBeLessThanOrEqual(10);
+  it('has no dashboard, no budget and no SES alarms (the log transport sends nothing)', () => {
+    expect(defaults.ofType('AWS::CloudWatch::Dashboard')).toEqual([]);
+    expect(defaults.ofType('AWS::Budgets::Budget')).toEqual([]);
+    expect(JSON.stringify(defaults.alarms)).not.toContain('AWS/SES');
   });
 });
 
-describe('function alarms', () => {
-  const { alarm, alarms, logicalId, rollback } = withEmail;
+describe('the api alarm', () => {
+  const [composite] = defaults.composites;
+  const rule = composite ? ruleOf(composite) : '';
 
-  it('watch an API function through its EMF ServerErrors (and crashes), never through Errors alone', () => {
+  it('pages when the API is unavailable, slow or refusing, silenced while the table fails', () => {
+    expect(composite?.AlarmName).toBe('Test-api');
+    for (const id of ['api-availability', 'api-latency', 'api-429-rate']) {
+      expect(rule).toContain(`ALARM("${defaults.idOf(id)}")`);
+      expect(defaults.alarm(id).AlarmActions ?? []).toEqual([]);
+    }
+    expect(rule.split(' OR ')).toHaveLength(3);
+    expect(composite?.ActionsSuppressor).toEqual({ 'Fn::GetAtt': [defaults.idOf('table-errors'), 'Arn'] });
+    expect(composite).toMatchObject({
+      ActionsSuppressorWaitPeriod: SUPPRESSOR_WAIT_SECONDS,
+      ActionsSuppressorExtensionPeriod: SUPPRESSOR_EXTENSION_SECONDS,
+    });
+  });
+
+  it("reads API Gateway's own 5xx, count and latency against the objectives, and the API-wide RateLimited share", () => {
+    const availability = defaults.alarm('api-availability');
+    expect(availability.Metrics?.flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric.MetricName] : [])).sort()).toEqual(['5xx', 'Count']);
+    expect(availability.Threshold).toBe(1);
+    expect(defaults.alarm('api-latency')).toMatchObject({
+      Namespace: 'AWS/ApiGateway',
+      MetricName: 'Latency',
+      ExtendedStatistic: 'p99',
+      Threshold: LATENCY_SLO_MS,
+    });
+    expect(defaults.alarm('api-429-rate')).toMatchObject({
+      Namespace: METRIC_NAMESPACE,
+      MetricName: REQUEST_METRICS.rateLimited,
+      Statistic: 'Average',
+      Threshold: 0.1,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+    });
+    expect(defaults.alarm('api-429-rate').Dimensions).toBeUndefined();
+  });
+});
+
+describe('the table alarm', () => {
+  it('sums the system errors of the reads every request makes and the table throttle events, in one-minute periods', () => {
+    const a = defaults.alarm('table-errors');
+    const stats = (a.Metrics ?? []).flatMap((q) => (q.MetricStat ? [q.MetricStat] : []));
+    expect(stats.map((s) => s.Metric.MetricName).sort()).toEqual(
+      ['ReadThrottleEvents', 'WriteThrottleEvents', ...SYSTEM_ERROR_OPERATIONS.map(() => 'SystemErrors')].sort(),
+    );
+    expect(
+      stats
+        .filter((s) => s.Metric.MetricName === 'SystemErrors')
+        .map((s) => s.Metric.Dimensions?.find((d) => d.Name === 'Operation')?.Value),
+    ).toEqual([...SYSTEM_ERROR_OPERATIONS]);
+    for (const s of stats) expect(s.Period).toBe(60);
+    expect(a).toMatchObject({ EvaluationPeriods: 5, DatapointsToAlarm: 3, Threshold: 1 });
+  });
+});
+
+describe('background alarms', () => {
+  it('sum the depth of every dead-letter queue in one alarm, keeping its state while SQS publishes nothing', () => {
+    const a = defaults.alarm('dead-letters');
+    const stats = (a.Metrics ?? []).filter((q) => q.MetricStat);
+    expect(stats).toHaveLength(2);
+    for (const q of stats)
+      expect(q.MetricStat?.Metric).toMatchObject({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible' });
+    expect(a.Metrics?.find((q) => q.Expression)?.Expression).toBe('FILL(m0, 0) + FILL(m1, 0)');
+    expect(a).toMatchObject({ Threshold: 1, TreatMissingData: 'ignore' });
+    expect(a.AlarmDescription).toContain('DeadLetters0: Dead letters number 0.');
+  });
+
+  it('make a second alarm of a kind past 10 members, each reading at most 10 metrics', () => {
+    const many = build({ deadLetters: 12 });
+    const first = many.alarm('dead-letters');
+    const second = many.alarm('dead-letters-2');
+    expect((first.Metrics ?? []).filter((q) => q.MetricStat)).toHaveLength(MAX_ALARM_METRICS);
+    expect((second.Metrics ?? []).filter((q) => q.MetricStat)).toHaveLength(2);
+    // Twelve descriptions do not fit 1,024 characters: the alarm names its queues only.
+    expect(first.AlarmDescription.length).toBeLessThanOrEqual(1024);
+    expect(first.AlarmDescription).toContain('DeadLetters9');
+  });
+
+  it("watch every work queue's oldest message and the stream reader's iterator age, each in one alarm", () => {
+    const b = defaults.alarm('backlog');
+    expect(b.Metrics?.find((q) => q.Expression)?.Expression).toBe('MAX([FILL(m0, 0), FILL(m1, 0)])');
+    expect(b).toMatchObject({ Threshold: 3600, EvaluationPeriods: 3, TreatMissingData: 'notBreaching' });
+    const s = defaults.alarm('stream-iterator-age');
+    expect(s.Metrics?.find((q) => q.Expression)?.Expression).toBe('FILL(m0, 0)');
+    expect(s.Metrics?.find((q) => q.MetricStat)?.MetricStat?.Metric).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'IteratorAge',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: defaults.logicalId('stream-dispatch') } }],
+    });
+    expect(s.Threshold).toBe(300_000);
+  });
+
+  it("watch the account's SES bounce and complaint rates only when mail goes through SES", () => {
+    const ses = build({ mail: 'roster-mail' });
+    expect(ses.alarm('ses-bounce-rate')).toMatchObject({ Namespace: 'AWS/SES', MetricName: 'Reputation.BounceRate', Threshold: 0.05 });
+    expect(ses.alarm('ses-complaint-rate')).toMatchObject({
+      Namespace: 'AWS/SES',
+      MetricName: 'Reputation.ComplaintRate',
+      Threshold: 0.001,
+    });
+    expect(notifying(ses.alarms)).toContain('ses-bounce-rate');
+  });
+});
+
+describe('per-function alarms', () => {
+  const gradual = build({ props: { rollbackAlarms: true } });
+  const paging = build({ props: { functionAlarms: true } });
+
+  it("with gradual deploys: each API function's health and its route group's 5xx, silent, returned for the rollback", () => {
     for (const name of API) {
-      const a = alarm(`${name}-5xx`);
-      const stats = (a.Metrics ?? []).flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric] : []));
-      expect(stats).toContainEqual({
-        Namespace: METRIC_NAMESPACE,
-        MetricName: REQUEST_METRICS.serverErrors,
-        Dimensions: [{ Name: FUNCTION_DIMENSION, Value: name }],
-      });
-      expect(a.Metrics?.find((q) => q.Expression)?.Expression).toBe('FILL(answered, 0) + FILL(crashed, 0)');
-      expect(a).toMatchObject({ Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 2 });
-      const errorsOnly = alarms.filter((x) => x.MetricName === 'Errors' && refs(x.Dimensions).includes(logicalId(name)));
-      expect(errorsOnly).toEqual([]);
+      const returned = gradual.returned.get(name) ?? [];
+      expect(
+        returned.map((a) => a.node.id),
+        name,
+      ).toEqual([`${name}-health`, `${routeGroup(name)}-5xx`]);
     }
+    // The background functions have no canary.
+    expect(gradual.returned.get('invite-sweep')).toEqual([]);
+    expect(notifying([...gradual.alarms, ...gradual.composites]).sort()).toEqual(
+      notifying([...defaults.alarms, ...defaults.composites]).sort(),
+    );
+    expect(gradual.alarms.filter((a) => /-(health|5xx)$/.test(a.AlarmName)).every((a) => (a.AlarmActions ?? []).length === 0)).toBe(true);
+    // One 5xx alarm per route group, shared by its functions.
+    expect(
+      gradual.alarms
+        .filter((a) => a.AlarmName.endsWith('-5xx'))
+        .map((a) => a.AlarmName)
+        .sort(),
+    ).toEqual(['Test-auth-5xx', 'Test-my-invites-5xx', 'Test-teams-5xx']);
   });
 
-  it('watch a background function through Lambda Errors', () => {
-    for (const name of ['mailer', 'invite-sweep', 'keys-rotate', 'mail-events']) {
-      const a = alarm(`${name}-errors`);
-      expect(a).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Errors', Threshold: 1 });
-      expect(refs(a.Dimensions)).toEqual([logicalId(name)]);
-    }
-    // Retried work pages when it keeps failing; lost work (a rotation, a bounce notice) at once.
-    expect(alarm('mailer-errors')).toMatchObject({ EvaluationPeriods: 3, DatapointsToAlarm: 2 });
-    expect(alarm('keys-rotate-errors')).toMatchObject({ EvaluationPeriods: 1, DatapointsToAlarm: 1 });
+  it("make the functions' health inputs of the api alarm (deploy health), but not the route groups' 5xx", () => {
+    const rule = ruleOf(gradual.composites[0] as CompositeProps);
+    for (const name of API) expect(rule).toContain(`ALARM("${gradual.idOf(`${name}-health`)}")`);
+    expect(rule).not.toContain(gradual.idOf('teams-5xx'));
+    expect(rule.length).toBeLessThan(MAX_ALARM_RULE);
   });
 
-  it('has no throttle alarm per function: the account-wide lambda-throttles alarm covers them all', () => {
-    const names = alarms.map((a) => a.AlarmName);
-    for (const name of [...API, 'mailer', 'invite-sweep', 'keys-rotate', 'mail-events'])
-      expect(names).not.toContain(`Test-${name}-throttles`);
-    expect(alarm('lambda-throttles')).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Throttles', Threshold: 1 });
-  });
-
-  it('alarm when p99 duration reaches 80% of the timeout, or halfway from a time budget to the timeout', () => {
+  it("read Lambda's Errors and p99 Duration: 80% of the timeout, or halfway from a time budget to the timeout", () => {
     expect(DURATION_SHARE).toBe(0.8);
-    for (const name of [...API, 'mailer'])
-      expect(alarm(`${name}-duration`)).toMatchObject({ MetricName: 'Duration', ExtendedStatistic: 'p99', Threshold: 8000 });
-    expect(alarm('keys-rotate-duration').Threshold).toBe(24_000);
-    expect(alarm('invite-sweep-duration').Threshold).toBe(55_000);
+    const health = gradual.alarm('teams-create-health');
+    expect(health.Metrics?.find((q) => q.Expression)?.Expression).toBe('IF(FILL(errors, 0) >= 1, 1, IF(FILL(p99, 0) >= 8000, 1, 0))');
+    expect(
+      health.Metrics?.flatMap((q) =>
+        q.MetricStat ? [`${q.MetricStat.Metric.MetricName} ${q.MetricStat.Stat} ${q.MetricStat.Period}`] : [],
+      ),
+    ).toEqual(['Errors Sum 60', 'Duration p99 60']);
+    expect(paging.alarm('invite-sweep-health').Metrics?.find((q) => q.Expression)?.Expression).toContain('>= 55000');
+    expect(paging.alarm('keys-rotate-health').Metrics?.find((q) => q.Expression)?.Expression).toContain('>= 24000');
   });
 
-  it('return the alarms a gradual deploy rolls back on: failures and p99 duration', () => {
-    expect((rollback.get('teams-create') ?? []).map((a) => a.node.id)).toEqual(['teams-create-5xx', 'teams-create-duration']);
-    expect((rollback.get('mailer') ?? []).map((a) => a.node.id)).toEqual(['mailer-errors', 'mailer-duration']);
+  it("read each route group's published ServerErrors", () => {
+    expect(gradual.alarm('teams-5xx')).toMatchObject({
+      Namespace: METRIC_NAMESPACE,
+      MetricName: REQUEST_METRICS.serverErrors,
+      Dimensions: [{ Name: ROUTE_GROUP_DIMENSION, Value: 'teams' }],
+      Statistic: 'Sum',
+      DatapointsToAlarm: 2,
+      EvaluationPeriods: 5,
+    });
   });
 
-  it("are made in the scope given (a nested stack), named after both stacks, notifying the parent's topic; the parent's dashboard shows the function", () => {
+  it('with functionAlarms: every function gets its own, and they page', () => {
+    const names = notifying(paging.alarms);
+    for (const name of [...API, 'stream-dispatch', 'invite-sweep', 'keys-rotate']) expect(names, name).toContain(`${name}-health`);
+    expect(names).toContain('teams-5xx');
+    // Paging on their own, they are not inputs of the api alarm as well (one page each, not two).
+    expect(ruleOf(paging.composites[0] as CompositeProps).split(' OR ')).toHaveLength(3);
+  });
+
+  it("are made in the scope given (a nested stack), named after both stacks, notifying the parent's topic", () => {
     const app = new App();
     const parent = new Stack(app, 'Test');
-    const monitoring = new Monitoring(parent, 'Monitoring', {});
+    const monitoring = new Monitoring(parent, 'Monitoring', { rollbackAlarms: true, functionAlarms: true });
     const nested = new NestedStack(parent, 'Auth');
     const fn = new LambdaFunction(nested, 'AuthSignin', {
       runtime: Runtime.NODEJS_24_X,
@@ -280,110 +405,60 @@ describe('function alarms', () => {
     const names = Object.values(inner.Resources)
       .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
       .map((r) => r.Properties as unknown as AlarmProps);
-    expect(names.map((a) => a.AlarmName).sort()).toEqual(['Test-Auth-auth-signin-5xx', 'Test-Auth-auth-signin-duration']);
-    // The topic's ARN comes in as a parameter, which the parent sets to its topic.
+    expect(names.map((a) => a.AlarmName).sort()).toEqual(['Test-Auth-auth-5xx', 'Test-Auth-auth-signin-health']);
     const [parameter] = Object.keys(inner.Parameters);
-    for (const a of names) {
-      expect(a.AlarmActions).toEqual([{ Ref: parameter }]);
-      expect(a.OKActions).toEqual([{ Ref: parameter }]);
-    }
-    const outer = Template.fromStack(parent).toJSON() as { Resources: Record<string, Resource> };
-    const [topicId] = Object.entries(outer.Resources).find(([, r]) => r.Type === 'AWS::SNS::Topic') ?? [];
-    const [, nestedResource] = Object.entries(outer.Resources).find(([, r]) => r.Type === 'AWS::CloudFormation::Stack') ?? [];
-    expect(nestedResource?.Properties.Parameters).toEqual({ [parameter as string]: { Ref: topicId } });
-    expect(Object.values(outer.Resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm').length).toBeGreaterThan(0);
-    expect(dashboardOf(outer).text).toContain('auth: requests / min');
+    for (const a of names) expect(a.AlarmActions).toEqual([{ Ref: parameter }]);
   });
 });
 
-describe('service alarms', () => {
-  const { alarm } = withEmail;
+describe('every alarm', () => {
+  const everything = [
+    defaults,
+    build({ props: { rollbackAlarms: true }, mail: 'roster-mail' }),
+    build({ props: { functionAlarms: true } }),
+  ];
 
-  it('watch account concurrency against the applied quota, and account throttles', () => {
-    const a = alarm('lambda-concurrency');
-    expect(a.Metrics?.find((q) => q.Expression)?.Expression).toBe('100 * FILL(claimed, 0) / SERVICE_QUOTA(concurrent)');
-    expect(a.Metrics?.flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric.MetricName] : [])).sort()).toEqual([
-      'ClaimedAccountConcurrency',
-      'ConcurrentExecutions',
-    ]);
-    expect(a.Threshold).toBe(80);
-    expect(alarm('lambda-throttles')).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Throttles' });
-    expect(alarm('lambda-throttles').Dimensions).toBeUndefined();
-  });
-
-  it("watch the API's 5xx rate over its request count and its 429 share over every function", () => {
-    const five = alarm('api-5xx-rate');
-    expect(five.Metrics?.flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric.MetricName] : [])).sort()).toEqual(['5xx', 'Count']);
-    expect(five.Threshold).toBe(1);
-    const limited = alarm('api-429-rate');
-    expect(limited.Metrics).toHaveLength(1);
-    expect(limited.Metrics?.[0]?.Expression).toBe(
-      `SELECT AVG(${REQUEST_METRICS.rateLimited}) FROM SCHEMA("${METRIC_NAMESPACE}", ${FUNCTION_DIMENSION})`,
-    );
-    // The average of a 0-or-1 value is a share: 10% is 0.1.
-    expect(limited).toMatchObject({ Threshold: 0.1, EvaluationPeriods: 3, DatapointsToAlarm: 3 });
-  });
-
-  it('watch throttles per index, system errors and transaction conflicts on the table', () => {
-    for (const indexName of INDEXES) {
-      const a = alarm(`table-throttles-${indexName}`);
-      const names = a.Metrics?.flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric.MetricName] : [])).sort();
-      expect(names).toEqual(['ReadThrottleEvents', 'WriteThrottleEvents']);
-      for (const q of a.Metrics?.filter((m) => m.MetricStat) ?? [])
-        expect(q.MetricStat?.Metric.Dimensions).toContainEqual({ Name: 'GlobalSecondaryIndexName', Value: indexName });
+  it('has a stable unique name and a description ending with its runbook section, within 1,024 characters', () => {
+    const used = new Set<string>();
+    for (const { alarms, composites } of everything) {
+      const all = [...alarms, ...composites.map((c) => c as unknown as AlarmProps)];
+      expect(new Set(all.map((a) => a.AlarmName)).size).toBe(all.length);
+      for (const a of all) {
+        const match = new RegExp(`Runbook: ${RUNBOOK}#([a-z0-9-]+)$`).exec(a.AlarmDescription);
+        expect(match?.[1], a.AlarmName).toBeDefined();
+        const section = match?.[1] as keyof typeof RUNBOOK_SECTIONS;
+        expect(Object.keys(RUNBOOK_SECTIONS), a.AlarmName).toContain(section);
+        expect(a.AlarmDescription).toContain(RUNBOOK_SECTIONS[section]);
+        expect(a.AlarmDescription.length, a.AlarmName).toBeLessThanOrEqual(1024);
+        used.add(section);
+      }
     }
-    expect(alarm('table-system-errors').Metrics?.filter((q) => q.MetricStat)).toHaveLength(TABLE_OPERATIONS.length);
-    const conflicts = alarm('table-transaction-conflicts');
-    expect(conflicts.Metrics?.flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric.MetricName] : [])).sort()).toEqual([
-      'SuccessfulRequestLatency',
-      'TransactionConflict',
-    ]);
+    // Each runbook section is used by some alarm, so the runbook has no section for nothing.
+    for (const section of Object.keys(RUNBOOK_SECTIONS)) expect(used, section).toContain(section);
   });
 
-  it("watch the dead-letter queue's depth and age, keeping their state while SQS publishes nothing", () => {
-    expect(alarm('mail-dead-letters-depth')).toMatchObject({
-      MetricName: 'ApproximateNumberOfMessagesVisible',
-      Threshold: 1,
-      TreatMissingData: 'ignore',
-    });
-    expect(alarm('mail-dead-letters-age')).toMatchObject({
-      MetricName: 'ApproximateAgeOfOldestMessage',
-      Threshold: 12 * 3600,
-      TreatMissingData: 'ignore',
-    });
-    expect(alarm('mail-dead-letters-depth').AlarmDescription).toMatch(/^An e-mail could not be delivered after every retry/);
-  });
-
-  it("watch the mailer's iterator age", () => {
-    expect(alarm('mailer-iterator-age')).toMatchObject({ MetricName: 'IteratorAge', Statistic: 'Maximum', Threshold: 300_000 });
-  });
-
-  it("watch the account's SES bounce and complaint rates at the review levels", () => {
-    for (const { alarm: of } of [withEmail, without]) {
-      expect(of('ses-bounce-rate')).toMatchObject({ Namespace: 'AWS/SES', MetricName: 'Reputation.BounceRate', Threshold: 0.05 });
-      expect(of('ses-complaint-rate')).toMatchObject({ Namespace: 'AWS/SES', MetricName: 'Reputation.ComplaintRate', Threshold: 0.001 });
+  it('wraps in FILL each metric its expressions add, divide or compare, and reads at most 10 metrics', () => {
+    for (const { alarms } of everything) {
+      for (const a of alarms) {
+        const ids = (a.Metrics ?? []).filter((q) => q.MetricStat).map((q) => q.Id);
+        expect(ids.length, a.AlarmName).toBeLessThanOrEqual(MAX_ALARM_METRICS);
+        for (const m of (a.Metrics ?? []).filter((q) => q.Expression)) {
+          let rest = m.Expression ?? '';
+          for (const id of ids) rest = rest.replaceAll(`FILL(${id}, 0)`, '');
+          for (const id of ids) expect(rest, `${a.AlarmName}: ${m.Expression}`).not.toMatch(new RegExp(`\\b${id}\\b`));
+        }
+      }
     }
   });
 });
 
-describe('the dashboard', () => {
-  const { text, parsed } = dashboardOf(withEmail.json);
-  const titles = parsed.widgets.map((w) => w.properties.title ?? '');
+describe('the dashboard (-c dashboard=true)', () => {
+  const shown = dashboardOf(build({ props: { dashboard: true }, mail: 'roster-mail' }).json);
+  const titles = shown?.parsed.widgets.map((w) => w.properties.title ?? '') ?? [];
 
-  it('groups routes by their name prefix', () => {
-    expect(API.map(routeGroup)).toEqual(['teams', 'teams', 'auth', 'auth', 'my-invites']);
-    expect(['invites-accept', 'members-remove', 'docs-assets', 'openapi', 'fallback'].map(routeGroup)).toEqual([
-      'invites',
-      'members',
-      'docs',
-      'docs',
-      'fallback',
-    ]);
-  });
-
-  it('shows the golden signals per route group, in a fixed order', () => {
+  it('shows the golden signals per route group from Lambda and the published 5xx, in a fixed order', () => {
     for (const group of ['auth', 'teams', 'my-invites']) {
-      for (const signal of ['requests', '5xx and 429', 'latency p50 / p99', 'throttles']) {
+      for (const signal of ['requests', '5xx answers and crashes', 'latency p50 / p99', 'throttles']) {
         expect(
           titles.some((t) => t.startsWith(`${group}: `) && t.includes(signal)),
           `${group} ${signal}`,
@@ -393,21 +468,19 @@ describe('the dashboard', () => {
     const first = (group: string): number => titles.findIndex((t) => t.startsWith(`${group}: `));
     expect(first('auth')).toBeLessThan(first('teams'));
     expect(first('teams')).toBeLessThan(first('my-invites'));
-    const auth = parsed.widgets.find((w) => w.properties.title === 'auth: latency p50 / p99 (ms)');
-    expect(JSON.stringify(auth?.properties.metrics)).toContain('"p99"');
-    expect(JSON.stringify(auth?.properties.metrics)).toContain('"jwks"');
+    expect(shown?.text).toContain(`"${ROUTE_GROUP_DIMENSION}","teams"`);
   });
 
   it('shows the API, Lambda capacity, the table, background work, domain events and mail', () => {
     for (const title of [
-      'Service alarms',
+      'Alarms that notify',
       'API requests and errors / min',
       'API error rates',
       'API latency (ms)',
       'Lambda concurrency (account)',
       'DynamoDB consumed capacity units / 5 min',
       'DynamoDB throttles by operation and index',
-      'Stream iterator age (ms)',
+      'Stream iterator age (ms) and work queues (oldest, s)',
       'Dead-letter queues',
       'Sign-ins and sign-ups / 5 min',
       'Invites / 5 min',
@@ -416,29 +489,75 @@ describe('the dashboard', () => {
     ]) {
       expect(titles, title).toContain(title);
     }
-    expect(text).toContain('MailBounced');
-    expect(dashboardOf(without.json).text).not.toContain('MailBounced');
   });
 
   it("stays within CloudWatch's limits", () => {
-    expect(parsed.widgets.length).toBeLessThanOrEqual(100);
-    for (const w of parsed.widgets) {
+    const widgets = shown?.parsed.widgets ?? [];
+    expect(widgets.length).toBeLessThanOrEqual(100);
+    for (const w of widgets) {
       expect(w.properties.metrics?.length ?? 0).toBeLessThanOrEqual(500);
       expect(w.width).toBeLessThanOrEqual(24);
     }
-    expect(parsed.widgets.reduce((n, w) => n + (w.properties.metrics?.length ?? 0), 0)).toBeLessThanOrEqual(2500);
-    expect(text.length).toBeLessThan(100_000);
+    expect(shown?.text.length ?? 0).toBeLessThan(100_000);
+  });
+});
+
+describe('the budget (-c monthlyBudget=USD)', () => {
+  const budgeted = build({ props: { monthlyBudget: 25 } });
+
+  it("notifies the topic when the account's actual cost passes 80% of it and its forecast passes it", () => {
+    const [, budget] = budgeted.ofType('AWS::Budgets::Budget')[0] ?? [];
+    expect(budget?.Properties).toMatchObject({
+      Budget: { BudgetType: 'COST', TimeUnit: 'MONTHLY', BudgetLimit: { Amount: 25, Unit: 'USD' }, BudgetName: 'Test-monthly-cost' },
+    });
+    const notifications = budget?.Properties.NotificationsWithSubscribers as {
+      Notification: Record<string, unknown>;
+      Subscribers: unknown[];
+    }[];
+    expect(notifications.map((n) => [n.Notification.NotificationType, n.Notification.Threshold])).toEqual([
+      ['ACTUAL', 80],
+      ['FORECASTED', 100],
+    ]);
+    for (const n of notifications)
+      expect(n.Subscribers).toEqual([{ SubscriptionType: 'SNS', Address: { Ref: budgeted.ofType('AWS::SNS::Topic')[0]?.[0] } }]);
+  });
+
+  it("lets only this account's budgets publish to the topic and use its key", () => {
+    const [, policy] = budgeted.ofType('AWS::SNS::TopicPolicy')[0] ?? [];
+    const text = JSON.stringify(policy?.Properties);
+    expect(text).toContain('budgets.amazonaws.com');
+    expect(text).toContain(':budgets::');
+    expect(JSON.stringify(budgeted.ofType('AWS::KMS::Key')[0]?.[1].Properties)).toContain('budgets.amazonaws.com');
   });
 });
 
 describe('cdk-nag AwsSolutions', () => {
   it('finds nothing in the monitoring construct', () => {
-    const report = new AwsSolutionsChecks().validateScope(withEmail.app);
-    const mine = report.violations.flatMap((v) =>
-      v.violatingResources
-        .filter((r) => (r.constructPath ?? '').startsWith('Test/Monitoring'))
-        .map((r) => `${v.ruleName} at ${r.constructPath}`),
-    );
-    expect(mine).toEqual([]);
+    for (const built of [defaults, build({ props: { rollbackAlarms: true, dashboard: true, monthlyBudget: 10 }, mail: 'x' })]) {
+      const report = new AwsSolutionsChecks().validateScope(built.app);
+      const mine = report.violations.flatMap((v) =>
+        v.violatingResources
+          .filter((r) => (r.constructPath ?? '').startsWith('Test/Monitoring'))
+          .map((r) => `${v.ruleName} at ${r.constructPath}`),
+      );
+      expect(mine).toEqual([]);
+    }
+  });
+});
+
+describe('the monitoring options (-c name=value)', () => {
+  const optionsOf = (context: Record<string, unknown>) => deployOptions(new App({ context }).node);
+
+  it('are off by default: no per-function alarms, no dashboard, no budget', () => {
+    expect(optionsOf({})).toMatchObject({ functionAlarms: false, dashboard: false, monthlyBudget: undefined });
+    expect(optionsOf({ functionAlarms: 'true', dashboard: true })).toMatchObject({ functionAlarms: true, dashboard: true });
+    expect(() => optionsOf({ dashboard: 'yes' })).toThrow('context dashboard must be true or false, not "yes"');
+  });
+
+  it('take a budget in US dollars, cents at most', () => {
+    expect(optionsOf({ monthlyBudget: ' 12.50 ' }).monthlyBudget).toBe(12.5);
+    expect(optionsOf({ monthlyBudget: 0.29 }).monthlyBudget).toBe(0.29);
+    for (const bad of ['0', '-5', '1.234', 'ten', ''])
+      expect(() => optionsOf({ monthlyBudget: bad }), bad).toThrow(/^context monthlyBudget must be a positive amount of US dollars/);
   });
 });

@@ -7,6 +7,7 @@ import { builtinModules, isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILTINS, ESBUILD, type Endpoint } from '#infra/endpoint.ts';
 import { STACK_ID } from '#infra/stack.ts';
@@ -15,7 +16,7 @@ import { WEBHOOK_PARTITIONS, KEY_ROTATION, KEY_ROTATION_DAYS } from '#infra/back
 import { DEFAULT_OPTIONS } from '#infra/options.ts';
 import { CURSOR_KEY_ITEM, cursorKey, cursorKeyPartitionKey } from '#lib/db/entities/cursor-key.ts';
 import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '#lib/db/entities/keys.ts';
-import { INDEXES, KEYS, createTableInput, TTL_ATTRIBUTE } from '#lib/db/entities/table.ts';
+import { KEYS, createTableInput, TTL_ATTRIBUTE } from '#lib/db/entities/table.ts';
 import { FALLBACK, FUNCTION_DEFAULTS, ROUTES } from '#lib/http/routes.ts';
 import {
   CLEANUP_SWEEP,
@@ -117,14 +118,20 @@ const isCursorKeyGrant = (s: Statement): boolean =>
   JSON.stringify(s.Condition) === JSON.stringify({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [cursorKeyPartitionKey()] } });
 
 describe('two stacks', () => {
-  it('keeps the state in RosterData, with termination protection, and the functions in Roster, which refers to it by export only', () => {
+  it('keeps the state in RosterData, with termination protection, and the functions in Roster, which refers to it by export and by the stream parameter only', () => {
     expect(built.data.stackName).toBe('RosterData');
     expect(stack.stackName).toBe('Roster');
     expect(built.data.terminationProtection).toBe(true);
     expect(stack.dependencies).toContain(built.data);
     expect(built.data.dependencies).toEqual([]);
     const dataTypes = [...new Set(Object.values(dataResources).map((r) => r.Type))].sort();
-    expect(dataTypes).toEqual(['AWS::DynamoDB::Table', 'AWS::SQS::Queue', 'AWS::SQS::QueuePolicy', 'AWS::SecretsManager::Secret']);
+    expect(dataTypes).toEqual([
+      'AWS::DynamoDB::Table',
+      'AWS::SQS::Queue',
+      'AWS::SQS::QueuePolicy',
+      'AWS::SSM::Parameter',
+      'AWS::SecretsManager::Secret',
+    ]);
     expect(
       dataOfType('AWS::SQS::Queue')
         .map(([id]) => id.replace(/[0-9A-F]{8}$/, ''))
@@ -150,9 +157,10 @@ describe('two stacks', () => {
     const exported = Object.values(dataJson.Outputs)
       .filter((o) => o.Export)
       .map((o) => describeResource(o.Value));
-    const sentTo = ['WebhookQueue', 'MailQueue', 'CleanupQueue', 'FanoutQueue', 'StreamDeadLetters'];
+    const sentTo = ['WebhookQueue', 'MailQueue', 'CleanupQueue', 'FanoutQueue'];
     const queues = [
       ...sentTo,
+      'StreamDeadLetters',
       'MailDeadLetters',
       'MailEventsDeadLetters',
       'TeamCleanupDeadLetters',
@@ -218,9 +226,9 @@ const cycleIn = (template: Record<string, Resource>): string[] | undefined => {
 
 describe('nested stacks (FUNCTION_STACKS)', () => {
   const configurations = [
-    { name: 'defaults', built, ceiling: DEFAULT_CEILING, perFunction: 7 },
-    { name: 'gradualDeploy=true', built: synth({ gradualDeploy: 'true' }), ceiling: STACK_LIMIT, perFunction: 8 },
-    { name: 'reservedConcurrency=true', built: synth({ reservedConcurrency: 'true' }), ceiling: STACK_LIMIT, perFunction: 7 },
+    { name: 'defaults', built, ceiling: DEFAULT_CEILING, perFunction: 5, perGroup: 0 },
+    { name: 'gradualDeploy=true', built: synth({ gradualDeploy: 'true' }), ceiling: STACK_LIMIT, perFunction: 7, perGroup: 1 },
+    { name: 'reservedConcurrency=true', built: synth({ reservedConcurrency: 'true' }), ceiling: STACK_LIMIT, perFunction: 5, perGroup: 0 },
     {
       name: 'every option that adds resources',
       built: synth({
@@ -231,14 +239,15 @@ describe('nested stacks (FUNCTION_STACKS)', () => {
         alarmEmail: 'ops@example.com',
       }),
       ceiling: STACK_LIMIT,
-      perFunction: 8,
+      perFunction: 7,
+      perGroup: 1,
     },
   ];
   const [parent, ...nested] = built.templates;
   const typesOf = (json: { Resources: Record<string, Resource> }): string[] =>
     [...new Set(Object.values(json.Resources).map((r) => r.Type))].sort();
 
-  it('keeps each API function, with its role, log group, version, alias and alarms, in the nested stack of its route group', () => {
+  it('keeps each API function, with its role, log group, version and alias, in the nested stack of its route group', () => {
     expect(parent?.stack).toBe(stack);
     expect(nested.map((t) => t.id).sort()).toEqual(Object.keys(FUNCTION_STACKS).sort());
     for (const name of allNames) {
@@ -262,7 +271,6 @@ describe('nested stacks (FUNCTION_STACKS)', () => {
     ).toEqual([]);
     for (const { json } of nested) {
       expect(typesOf(json)).toEqual([
-        'AWS::CloudWatch::Alarm',
         'AWS::IAM::Role',
         'AWS::Lambda::Alias',
         'AWS::Lambda::Function',
@@ -272,7 +280,7 @@ describe('nested stacks (FUNCTION_STACKS)', () => {
     }
   });
 
-  it('keeps the HTTP API, its routes, integrations and invoke permissions, the background functions, topic and dashboard in Roster', () => {
+  it("keeps the HTTP API, its routes, integrations and invoke permissions, the background functions, topic and the service's alarms in Roster", () => {
     for (const name of backgroundNames) expect(Stack.of(stack.background.get(name) as Endpoint), name).toBe(stack);
     const parentTypes = typesOf(parent?.json as { Resources: Record<string, Resource> });
     for (const type of [
@@ -282,7 +290,8 @@ describe('nested stacks (FUNCTION_STACKS)', () => {
       'AWS::ApiGatewayV2::Integration',
       'AWS::Lambda::Permission',
       'AWS::SNS::Topic',
-      'AWS::CloudWatch::Dashboard',
+      'AWS::CloudWatch::CompositeAlarm',
+      'AWS::CloudWatch::Alarm',
       'AWS::CloudFormation::Stack',
     ]) {
       expect(parentTypes, type).toContain(type);
@@ -301,13 +310,16 @@ describe('nested stacks (FUNCTION_STACKS)', () => {
   });
 
   it.for(configurations)(
-    "$name: every stack stays under CloudFormation's 500 resources, each API function 7 in its nested stack (8 with CodeDeploy)",
-    ({ built: b, ceiling, perFunction }, { annotate }) => {
+    "$name: every stack stays under CloudFormation's 500 resources, each API function 5 in its nested stack (7 with CodeDeploy and its rollback alarm, and one alarm per route group)",
+    ({ built: b, ceiling, perFunction, perGroup }, { annotate }) => {
       const counts = b.templates.map(({ id, json: t }) => ({ id, count: Object.keys(t.Resources).length }));
       for (const { id, count } of counts) expect(count, id).toBeLessThanOrEqual(ceiling);
       for (const { id, stack: s, json: t } of b.templates.slice(1)) {
         const functions = [...b.stack.endpoints.values()].filter((fn) => Stack.of(fn) === s).length;
-        expect(Object.keys(t.Resources).length, id).toBe(functions * perFunction);
+        const groups = new Set(
+          [...b.stack.endpoints.keys()].filter((name) => Stack.of(b.stack.endpoints.get(name) as Endpoint) === s).map(routeGroup),
+        ).size;
+        expect(Object.keys(t.Resources).length, id).toBe(functions * perFunction + groups * perGroup);
         expect(Math.floor((STACK_LIMIT - functions * perFunction) / perFunction), id).toBeGreaterThanOrEqual(MORE_ROUTES_PER_GROUP);
       }
       void annotate(counts.map(({ id, count }) => `${id} ${count} (${STACK_LIMIT - count} to spare)`).join(', '));
@@ -337,31 +349,34 @@ describe('nested stacks (FUNCTION_STACKS)', () => {
     for (const { id, json: t } of b.templates) expect(cycleIn(t.Resources), id).toBeUndefined();
   });
 
-  it("passes the nested stacks the topic and the API's id (and CodeDeploy's application and role) as parameters, and imports the data stack's values where they are used", () => {
+  it("passes the nested stacks the API's id (and CodeDeploy's application and role; the topic with functionAlarms) as parameters, and imports the data stack's values where they are used", () => {
     for (const { id, json: t } of nested) {
-      expect(Object.keys(t.Parameters ?? {}).length, id).toBe(2);
+      expect(Object.keys(t.Parameters ?? {}).length, id).toBe(1);
       // The table and the secret come straight from RosterData's exports (synth() fails on any other import).
       expect(JSON.stringify(t.Resources), id).toContain('"Fn::ImportValue"');
     }
     const gradual = configurations[1]?.built as typeof built;
-    for (const { id, json: t } of gradual.templates.slice(1)) expect(Object.keys(t.Parameters ?? {}).length, id).toBe(4);
-    const [topicId] = ofType('AWS::SNS::Topic').find(([id]) => id.startsWith('MonitoringTopic')) as [string, Resource];
+    // The rollback alarms are silent: no topic to pass.
+    for (const { id, json: t } of gradual.templates.slice(1)) expect(Object.keys(t.Parameters ?? {}).length, id).toBe(3);
+    const paging = synth({ functionAlarms: 'true' });
+    for (const { id, json: t } of paging.templates.slice(1)) expect(Object.keys(t.Parameters ?? {}).length, id).toBe(2);
+    const [topicId] = paging.ofType('AWS::SNS::Topic').find(([id]) => id.startsWith('MonitoringTopic')) as [string, Resource];
+    const named = (alarmName: string) => paging.ofType('AWS::CloudWatch::Alarm').find(([, a]) => a.Properties.AlarmName === alarmName)?.[1];
     for (const name of allNames) {
-      for (const suffix of ['5xx', 'duration']) {
-        const alarmName = `${STACK_ID}-${functionStackOf(name)}-${name}-${suffix}`;
-        const [, alarm] = ofType('AWS::CloudWatch::Alarm').find(([, a]) => a.Properties.AlarmName === alarmName) ?? [];
-        expect(alarm?.Properties, alarmName).toMatchObject({ AlarmActions: [{ Ref: topicId }], OKActions: [{ Ref: topicId }] });
-      }
+      const alarmName = `${STACK_ID}-${functionStackOf(name)}-${name}-health`;
+      expect(named(alarmName)?.Properties, alarmName).toMatchObject({ AlarmActions: [{ Ref: topicId }], OKActions: [{ Ref: topicId }] });
+      expect(named(`${STACK_ID}-${functionStackOf(name)}-${routeGroup(name)}-5xx`), name).toBeDefined();
     }
-    // The background functions' alarms keep their names in Roster.
-    for (const name of backgroundNames)
-      expect(ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties.AlarmName)).toContain(`${STACK_ID}-${name}-errors`);
+    // The background functions' alarms are named in Roster.
+    for (const name of backgroundNames) expect(named(`${STACK_ID}-${name}-health`), name).toBeDefined();
   });
 
-  it('shows every API function on the dashboard in Roster (their names come out of the nested stacks)', () => {
-    const [, dashboard] = only('AWS::CloudWatch::Dashboard');
+  it('shows every API function on the dashboard in Roster, with -c dashboard=true (their names come out of the nested stacks)', () => {
+    expect(ofType('AWS::CloudWatch::Dashboard')).toEqual([]);
+    const shown = synth({ dashboard: 'true' });
+    const [, dashboard] = shown.only('AWS::CloudWatch::Dashboard');
     const body = JSON.stringify(dashboard.Properties.DashboardBody);
-    for (const name of allNames) expect(body, name).toContain(JSON.stringify({ Ref: logicalId(name) }));
+    for (const name of allNames) expect(body, name).toContain(JSON.stringify({ Ref: shown.logicalId(name) }));
   });
 
   it('bundles the nested stacks whenever Roster is bundled, as with `cdk deploy Roster --exclusively`', () => {
@@ -689,7 +704,17 @@ const mappingOf = (name: string): Resource => {
   return (found[0] as [string, Resource])[1];
 };
 const queueId = (id: string) => Object.keys(dataResources).find((key) => key.replace(/[0-9A-F]{8}$/, '') === id) as string;
-const onStream = (m: Resource) => JSON.stringify(m.Properties.EventSourceArn).includes('StreamArn');
+/** The functions' stack's parameters, CloudFormation's SSM-filled one among them (infra/data-stack.ts streamArnParameter). */
+const functionParameters = (): Record<string, { Type?: string; Default?: string }> =>
+  (Template.fromStack(stack).toJSON() as { Parameters?: Record<string, { Type?: string; Default?: string }> }).Parameters ?? {};
+const streamParameter = (): string => {
+  const ids = Object.entries(functionParameters())
+    .filter(([, p]) => p.Default === '/RosterData/table-stream-arn')
+    .map(([id]) => id);
+  expect(ids).toHaveLength(1);
+  return ids[0] as string;
+};
+const onStream = (m: Resource) => JSON.stringify(m.Properties.EventSourceArn) === JSON.stringify({ Ref: streamParameter() });
 /** What a function that receives from a queue may call on it (CDK's SqsEventSource grant). */
 const RECEIVE = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
 const SEND = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
@@ -714,6 +739,26 @@ describe("the table stream's one reader", () => {
   it('is the only function on the stream: one event-source mapping, so no shard has a second reader', () => {
     expect(ofType('AWS::Lambda::EventSourceMapping').filter(([, m]) => onStream(m))).toHaveLength(1);
     expect(onStream(mapping)).toBe(true);
+    // Every other mapping reads a queue.
+    expect(
+      ofType('AWS::Lambda::EventSourceMapping').filter(
+        ([, m]) => !onStream(m) && !JSON.stringify(m.Properties.EventSourceArn).includes('Queue'),
+      ),
+    ).toEqual([]);
+  });
+
+  it("reads the stream's ARN from the data stack's SSM parameter when it deploys, not from an export (which could not change)", () => {
+    const [[, parameter]] = dataOfType('AWS::SSM::Parameter') as [[string, Resource]];
+    expect(parameter.Properties).toMatchObject({
+      Name: '/RosterData/table-stream-arn',
+      Type: 'String',
+      Value: { 'Fn::GetAtt': [tableId, 'StreamArn'] },
+    });
+    expect(functionParameters()[streamParameter()]).toEqual({
+      Type: 'AWS::SSM::Parameter::Value<String>',
+      Default: '/RosterData/table-stream-arn',
+    });
+    expect(JSON.stringify(built.rawJson)).not.toMatch(/ImportValue":"RosterData:ExportsOutputFnGetAttTable[0-9A-F]+StreamArn/);
   });
 
   it('is invoked only for the records that start work, retried with bisection while the stream keeps them, then its dead letters', () => {
@@ -1111,43 +1156,49 @@ describe('a restored table (-c tableName, -c tableStreamArn)', () => {
 describe('monitoring and outputs', () => {
   const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
   const alarmsOn = (id: string): Record<string, unknown>[] => alarms.filter((a) => JSON.stringify(a).includes(`"${id}"`));
+  const named = (id: string): Record<string, unknown> | undefined => alarms.find((a) => a.AlarmName === `${STACK_ID}-${id}`);
+  const paging = synth({ functionAlarms: 'true' });
 
-  it('watches every function on its own metrics, an API function through its live alias', () => {
+  it('with -c functionAlarms=true, watches every function on its own metrics, an API function through its live alias', () => {
+    const pagingAlarms = paging.ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     for (const name of everyFunction) {
-      const fnId = logicalId(name);
-      const watching = alarmsOn(fnId);
+      const watching = pagingAlarms.filter((a) => JSON.stringify(a).includes(`"${paging.logicalId(name)}"`));
       expect(watching.length, name).toBeGreaterThan(0);
       if (allNames.includes(name)) expect(JSON.stringify(watching), name).toContain(`:${LIVE_ALIAS}`);
     }
   });
 
-  it("watches every queue, the stream reader's iterator age, the API and the table with each index", () => {
+  it("watches every queue, the stream reader's iterator age, the API and the table, each kind in one alarm", () => {
     for (const [queueId] of dataOfType('AWS::SQS::Queue')) expect(alarmsOn(queueId).length, queueId).toBeGreaterThan(0);
-    // The webhook queue holds messages up to 28 hours by design (an endpoint that is down): its
-    // alarm is on a backlog of first attempts, an hour old.
-    const [backlog, ...others] = alarmsOn(Object.keys(dataResources).find((id) => id.startsWith('WebhookQueue')) as string);
-    expect(others).toEqual([]);
-    expect(backlog).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 3600, EvaluationPeriods: 3 });
-    expect(alarms.filter((a) => JSON.stringify(a).includes('IteratorAge')).map((a) => JSON.stringify(a.Dimensions))).toEqual([
-      JSON.stringify([{ Name: 'FunctionName', Value: { Ref: logicalId(STREAM_DISPATCH.name) } }]),
-    ]);
+    // The webhook queue holds messages up to 28 hours by design (an endpoint that is down): the
+    // backlog alarm is on first attempts an hour old.
+    const webhookQueue = Object.keys(dataResources).find((id) => id.startsWith('WebhookQueue')) as string;
+    expect(alarmsOn(webhookQueue).map((a) => a.AlarmName)).toEqual([`${STACK_ID}-backlog`]);
+    expect(named('backlog')).toMatchObject({ Threshold: 3600, EvaluationPeriods: 3 });
+    expect(JSON.stringify(named('stream-iterator-age'))).toContain(
+      JSON.stringify({ Name: 'FunctionName', Value: { Ref: logicalId(STREAM_DISPATCH.name) } }),
+    );
+    expect(alarms.filter((a) => JSON.stringify(a).includes('IteratorAge'))).toHaveLength(1);
     expect(alarmsOn(only('AWS::ApiGatewayV2::Api')[0]).length).toBeGreaterThan(0);
-    for (const index of Object.keys(INDEXES)) expect(alarmsOn(index).length, index).toBeGreaterThan(0);
+    expect(alarmsOn(tableId).map((a) => a.AlarmName)).toEqual([`${STACK_ID}-table-errors`]);
   });
 
   it('tells the monitoring how long a run of the self-stopping functions lasts by design (timeout minus reserve)', () => {
     const reserves = { [TEAM_CLEANUP.name]: RESERVE_MS, [INVITE_SWEEP.name]: SWEEP_RESERVE_MS, [OUTBOX_SWEEP.name]: OUTBOX_RESERVE_MS };
     for (const [name, reserveMs] of Object.entries(reserves)) {
-      const timeoutMs = (functionOf(name).Properties.Timeout as number) * 1000;
-      const [duration, ...more] = alarmsOn(logicalId(name)).filter((a) => a.MetricName === 'Duration');
-      expect(more, name).toEqual([]);
-      expect(duration?.Threshold, name).toBe(Math.max(DURATION_SHARE * timeoutMs, timeoutMs - reserveMs / 2));
+      const timeoutMs = (paging.functionOf(name).Properties.Timeout as number) * 1000;
+      const [health] = paging.ofType('AWS::CloudWatch::Alarm').filter(([, a]) => a.Properties.AlarmName === `${STACK_ID}-${name}-health`);
+      expect(JSON.stringify(health?.[1].Properties.Metrics), name).toContain(
+        `>= ${Math.round(Math.max(DURATION_SHARE * timeoutMs, timeoutMs - reserveMs / 2))}`,
+      );
     }
   });
 
-  it('gives every alarm an action (the monitoring topic)', () => {
-    expect(alarms.length).toBeGreaterThan(everyFunction.length);
-    for (const alarm of alarms) expect((alarm.AlarmActions as unknown[]).length).toBeGreaterThan(0);
+  it("pages through the service's alarms only: five, none per function", () => {
+    const notifying = [...ofType('AWS::CloudWatch::Alarm'), ...ofType('AWS::CloudWatch::CompositeAlarm')]
+      .filter(([, a]) => ((a.Properties.AlarmActions ?? []) as unknown[]).length > 0)
+      .map(([, a]) => String(a.Properties.AlarmName).replace(`${STACK_ID}-`, ''));
+    expect(notifying.sort()).toEqual(['api', 'backlog', 'dead-letters', 'stream-iterator-age', 'table-errors']);
   });
 
   it("outputs the API URL, the tokens' issuer and the mail status; the data stack the table name", () => {

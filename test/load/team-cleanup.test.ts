@@ -189,7 +189,7 @@ describe('team deletion with its cleanup on the stream', () => {
         () => 60_000,
       );
       failing.destroy();
-      expect(crashed).toEqual(['crashed']);
+      expect(crashed).toEqual([{ messageId: 'crashed', error: expect.any(Error) }]);
       expect((await job(team.id))?.runs).toBe(1);
       const leftHalfway = await leftInPartition(team.id);
       expect(leftHalfway).toBeGreaterThan(0);

@@ -38,28 +38,43 @@ const call = () => {
 };
 
 describe('EMF documents', () => {
-  it('put metrics without dimensions in one directive', () => {
-    expect(emfDocument({ SignUps: 1 }, { now: 5, fields: { message: 'metric' } })).toEqual({
+  it('put events without dimensions in one directive', () => {
+    expect(emfDocument({}, { events: { SignUps: 1 }, now: 5, fields: { message: 'metric' } })).toEqual({
       message: 'metric',
       SignUps: 1,
       _aws: { Timestamp: 5, CloudWatchMetrics: [{ Namespace: 'Roster', Dimensions: [[]], Metrics: [{ Name: 'SignUps', Unit: 'Count' }] }] },
     });
   });
 
-  it('put events beside dimensioned metrics in a directive of their own; durations in milliseconds', () => {
-    const doc = emfDocument({ Requests: 1, Duration: 3 }, { dimensions: { Function: 'teams-get' }, events: { OutboxLag: [1, 2] }, now: 5 });
-    expect(doc).toMatchObject({ Function: 'teams-get', Requests: 1, Duration: 3, OutboxLag: [1, 2] });
+  it('publish 5xx per route group, the 429 share for the whole API beside the events; the rest stays fields', () => {
+    const doc = emfDocument(
+      { Requests: 1, ServerErrors: 0, RateLimited: 1, Duration: 3, DynamoDBRequests: 2 },
+      { dimensions: { RouteGroup: 'teams' }, events: { OutboxLag: [1, 2], TransactionConflicts: 1 }, now: 5 },
+    );
+    expect(doc).toMatchObject({
+      RouteGroup: 'teams',
+      Requests: 1,
+      Duration: 3,
+      DynamoDBRequests: 2,
+      OutboxLag: [1, 2],
+      TransactionConflicts: 1,
+    });
     expect((doc._aws as { CloudWatchMetrics: unknown }).CloudWatchMetrics).toEqual([
+      { Namespace: 'Roster', Dimensions: [['RouteGroup']], Metrics: [{ Name: 'ServerErrors', Unit: 'Count' }] },
       {
         Namespace: 'Roster',
-        Dimensions: [['Function']],
+        Dimensions: [[]],
         Metrics: [
-          { Name: 'Requests', Unit: 'Count' },
-          { Name: 'Duration', Unit: 'Milliseconds' },
+          { Name: 'RateLimited', Unit: 'Count' },
+          { Name: 'OutboxLag', Unit: 'Milliseconds' },
         ],
       },
-      { Namespace: 'Roster', Dimensions: [[]], Metrics: [{ Name: 'OutboxLag', Unit: 'Milliseconds' }] },
     ]);
+  });
+
+  it('publish nothing for a line of fields only, and refuse a published value without its dimension', () => {
+    expect(emfDocument({ Requests: 1 }, { events: { TransactionConflicts: 1 } })).toEqual({ Requests: 1, TransactionConflicts: 1 });
+    expect(() => emfDocument({ ServerErrors: 1 })).toThrow('metric ServerErrors needs the dimension RouteGroup');
   });
 });
 
@@ -121,8 +136,10 @@ describe('measured', () => {
       path: '/api/teams/{slug}',
       status: 200,
       Function: 'teams-get',
+      RouteGroup: 'teams',
       Requests: 1,
       ServerErrors: 0,
+      RateLimited: 0,
       InvitesCreated: 2,
       OutboxLag: [7, 9],
     });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { CapacityRow } from '#bench/capacity.ts';
 import type { LoadRow } from '#bench/load.ts';
-import { BOUNDS, LIMITS, MARKERS, boundOf, keyRate, lambdaRate, modelTable } from '#bench/scale-model.ts';
+import { BOUNDS, LIMITS, MARKERS, PRICES, boundOf, costPerMillion, keyRate, lambdaRate, modelTable } from '#bench/scale-model.ts';
 import { FALLBACK, ROUTES } from '#lib/http/routes.ts';
 
 /** docs/scale.md's capacity table is the model's output for the latest benchmark results. */
@@ -36,6 +36,12 @@ describe('capacity model (docs/scale.md)', () => {
     expect(keyRate({ rcu: 6, wcu: 0 }, LIMITS.partitionRcu, LIMITS.partitionWcu)).toBe(500);
     expect(keyRate({ rcu: 0, wcu: 0 }, LIMITS.partitionRcu, LIMITS.partitionWcu)).toBeNull();
     expect(lambdaRate(20, 10)).toBe(500);
+  });
+
+  it('prices a million calls from their parts: the gateway, Lambda by the millisecond, the units, the log line', () => {
+    // $1 gateway + $0.20 Lambda requests + 10 ms at 1 GB ($0.133) + 2 RCU ($0.25) + 1 WCU ($0.625) + 1 KB of logs ($0.477).
+    expect(costPerMillion({ rcu: 2, wcu: 1 }, 9.2)).toBeCloseTo(1 + 0.2 + 0.133334 + 0.25 + 0.625 + 0.476837, 5);
+    expect(PRICES.apiRequest * 1e6).toBe(1);
   });
 
   it('is the table docs/scale.md shows (else: npm run scale:doc)', () => {

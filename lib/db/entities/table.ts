@@ -26,8 +26,9 @@ export const ATTRIBUTE_DEFINITIONS = [KEYS.pk, KEYS.sk, ...Object.values(INDEXES
 }));
 
 /**
- * The table's stream carries each changed item as it is after the change: the mailer
- * (functions/mailer.ts) reads new outbox messages from it. The stack enables the same view.
+ * The table's stream carries each changed item as it is after the change: its one reader
+ * (functions/stream-dispatch.ts) queues new outbox messages, cleanup jobs and audit entries for
+ * their work from it. The stack enables the same view.
  */
 export const STREAM_VIEW_TYPE = 'NEW_IMAGE' as const;
 

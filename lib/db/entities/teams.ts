@@ -81,7 +81,7 @@ export const membership = (config?: EntityConfiguration) =>
 
 /**
  * The cleanup job of a deleted team, written in the deletion's transaction. The table's stream
- * hands its INSERT and each MODIFY to functions/team-cleanup.ts, which removes the team's rows in
+ * (through its reader and the cleanup queue) hands its INSERT and each MODIFY to functions/team-cleanup.ts, which removes the team's rows in
  * time-boxed runs, records progress here (the MODIFY that starts the next run) and deletes this
  * item when nothing is left (lib/teams/cleanup.ts). The key's label keeps it out of the team's own
  * partition, so "the team's partition is empty" means exactly that.

@@ -32,7 +32,7 @@ export const ordersFor = async (db: Db, entries: readonly NewEntry[]): Promise<D
 
 /**
  * Enqueues the messages of `entries` (the queue is looked up only when there are some). Throws
- * when a read or the queue fails: the stream retries the batch.
+ * when a read or the queue fails: the fan-out queue hands the batch back.
  */
 export const fanOut = async (db: Db, queue: () => WebhookQueue, entries: readonly NewEntry[]): Promise<number> => {
   const orders = await ordersFor(db, entries);

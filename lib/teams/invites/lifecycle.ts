@@ -20,7 +20,7 @@ export const isOpen = (i: InviteItem): boolean => i.status === 'PENDING' || i.st
 
 /**
  * The outbox message that asks for an e-mail, written in the same transaction as the change that
- * calls for it: the mailer (functions/mailer.ts) sends it from the table's stream.
+ * calls for it: the mailer (functions/mailer.ts) sends it, handed over by the table's stream.
  */
 export const mailFor = (tx: Tx, kind: 'invitation' | 'declined', inviteUuid: string, now: Date) =>
   tx.outboxMessage
