@@ -24,6 +24,9 @@ const mailer = createMailer();
 /** How many messages of one batch are sent at the same time. */
 const CONCURRENCY = 5;
 
+/** A delivery starts only with this much of the invocation left besides its send: its reads, claim and SENT write. */
+const START_RESERVE_MS = 5000;
+
 /** The outbox message a record inserted, as the stream's image has it; else undefined. */
 export const outboxMessageOf = (record: DynamoDBRecord): OutboxRef | undefined => {
   const image = newImageOf(record, 'outboxMessage');
@@ -48,13 +51,18 @@ const UNSETTLED = new Set(['leased', 'sent-unrecorded']);
 
 export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
   workOnQueuedRecords(MAILER.name, event, async (queued) => {
-    const { deadline } = timeBudget(() => context.getRemainingTimeInMillis());
+    // A delivery starts only with time left for its send; the others of the batch are handed back.
+    const { deadline, mayGoOn } = timeBudget(() => context.getRemainingTimeInMillis(), mailer.maxSendMs + START_RESERVE_MS);
     const failed: WorkFailure[] = [];
     const messages = queued.flatMap(({ messageId, record }) => {
       const message = outboxMessageOf(record);
       return message ? [{ messageId, message }] : [];
     });
     await inFlight(messages, CONCURRENCY, async ({ messageId, message }) => {
+      if (!mayGoOn()) {
+        failed.push({ messageId });
+        return;
+      }
       try {
         const { outcome } = await deliver(db(), mailer, message, new Date(), { deadline });
         if (UNSETTLED.has(outcome)) {

@@ -223,8 +223,13 @@ export const dispatchStream = (host: BackgroundHost, table: ITable, streamArn: s
   host.monitoring.watchStream(fn, STREAM_DISPATCH.name);
 };
 
-/** Feeds work function `fn` from its queue: partial batch responses, and at most its maxConcurrency at once. */
+/**
+ * Feeds work function `fn` from its queue: partial batch responses, and at most its maxConcurrency
+ * at once. It may also send to that queue: a record an outage has failed WORK_REQUEUE_AFTER times
+ * is queued again as a new message (lib/events/queued-records.ts).
+ */
 const receiveWork = (fn: Endpoint, data: RosterDataStack, name: WorkFunction): void => {
+  data.workQueues[name].grantSendMessages(fn);
   fn.addEventSource(
     new SqsEventSource(data.workQueues[name], {
       batchSize: WORK_QUEUES[name].fn.batchSize,

@@ -177,6 +177,9 @@ export const replayLocal = async (options: {
   log: (line: string) => void;
 }): Promise<{ replayed: number; left: number }> => {
   const { dataDir, log } = options;
+  // Each file is moved aside while it is replayed (new dead letters go to a fresh one) and removed
+  // only at the end, once what was not done has been written back: a crash meanwhile loses nothing.
+  const taken: string[] = [];
   const take = (name: string): string[] => {
     const file = localDeadLetterFile(dataDir, name);
     const taking = `${file}.replaying`;
@@ -185,9 +188,8 @@ export const replayLocal = async (options: {
     } catch {
       return [];
     }
-    const bodies = readFileSync(taking, 'utf8').split('\n').filter(Boolean);
-    rmSync(taking);
-    return bodies;
+    taken.push(taking);
+    return readFileSync(taking, 'utf8').split('\n').filter(Boolean);
   };
   const queues = startLocalQueues(Object.fromEntries(QUEUE_NAMES.map((name) => [name, { dataDir }])));
   const byName = (name: QueueName) => queues.find((q) => q.name === name) as LocalQueue;
@@ -218,5 +220,6 @@ export const replayLocal = async (options: {
     log(`${pending.length} ${queue.name} messages not done within the wait: written back`);
     left += pending.length;
   }
+  for (const file of taken) rmSync(file);
   return { replayed, left };
 };

@@ -227,7 +227,7 @@ export class RosterStack extends Stack {
     this.monitoring.watchQueue(
       'StreamDeadLetters',
       data.streamDeadLetters,
-      'Stream records could not be queued for their work after 24 hours of retries: replay them while the stream keeps them (docs/operations.md)',
+      'Stream records could not be queued for their work after 10 retries: replay them within 24 hours of the write, while the stream keeps them (docs/operations.md)',
     );
     this.monitoring.watchQueue(
       'MailDeadLetters',

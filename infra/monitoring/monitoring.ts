@@ -27,6 +27,7 @@ import { type AggregateSpec, backlog, deadLetters, mailAlarms, streamBehind } fr
 import { type Watched, dashboardBody } from './dashboard.ts';
 import { functionAlarm, routeGroupAlarm } from './function-alarms.ts';
 import { type AlarmSpec, MAX_ALARM_METRICS, type WatchedFunction, type WatchedQueue, type WatchedStream, routeGroup } from './metrics.ts';
+import { acknowledge } from '../nag-acknowledgements.ts';
 import { RUNBOOK, RUNBOOK_SECTIONS, type RunbookSection } from './runbook.ts';
 import { tableAlarm } from './table-alarms.ts';
 
@@ -100,9 +101,11 @@ export class Monitoring extends Construct {
     // SNS key, whose policy cannot grant it. Alarm messages are not data to keep: the key goes with the stack.
     const key = new Key(this, 'TopicKey', {
       description: `Encrypts the ${stack.stackName} alarm topic`,
-      enableKeyRotation: true,
+      // Not rotated: it keeps no data, and each rotation is priced as a key more (nag-acknowledgements.ts).
+      enableKeyRotation: false,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    acknowledge('alarmTopicKey', key);
     const topic = new Topic(this, 'Topic', { displayName: `${stack.stackName} alarms`, masterKey: key, enforceSSL: true });
     // Only this account's alarms (and budgets), for the key as for the topic: without the
     // conditions, any account's CloudWatch could use them (the confused deputy). The topic policy

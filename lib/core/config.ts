@@ -110,10 +110,14 @@ export const config = {
   /** Bounds each SMTP phase: connecting, the greeting, and any silence on the socket. */
   smtpTimeoutMs: int('SMTP_TIMEOUT_MS', 5000),
   /** Bounds one whole SMTP send, however the server trickles. */
-  smtpSendTimeoutMs: int('SMTP_SEND_TIMEOUT_MS', 15000),
+  smtpSendTimeoutMs: int('SMTP_SEND_TIMEOUT_MS', 12_000),
   /** Directory with template overrides (invitation.subject.txt, invitation.txt, invitation.html, declined.*). */
   mailTemplateDir: process.env.MAIL_TEMPLATE_DIR || undefined,
-  /** How long a mailer's claim on an outbox message lasts: longer than one send may take (SMTP_SEND_TIMEOUT_MS; SES's three tries of 5 s), and short, so that a message caught by an outage mid-send goes out soon after. */
+  /**
+   * How long a mailer's claim on an outbox message lasts, and so how soon a message caught by an
+   * outage mid-send is claimed again. A send starts only with its transport's longest send (12 s)
+   * and a margin left of it (lib/mail/outbox.ts), so no send outlives its claim.
+   */
   outboxLeaseMs: int('OUTBOX_LEASE_MS', 20_000),
   /** How long an unfinished outbox message is left to the stream before the sweeper delivers it. */
   outboxSweepGraceMs: int('OUTBOX_SWEEP_GRACE_MS', 30_000),

@@ -17,10 +17,13 @@ export const STREAM_DISPATCH = {
   timeoutSeconds: 30,
   /** Records per invocation: at most 10 SendMessageBatch calls per queue. */
   batchSize: 100,
-  /** Retries of a batch that could not be queued (halved each time) before its pointer goes to the dead letters. */
+  /** Retries of a batch that could not be queued (halved each time) before its pointer goes to the dead letters (or maxRecordAgeHours, whichever comes first). */
   retryAttempts: 10,
-  /** As long as the stream keeps a record: a record is retried for as long as it can be read. */
-  maxRecordAgeHours: 24,
+  /**
+   * Well under the stream's 24 hours: a record given up for its age is dead-lettered while the
+   * stream still holds it, so `npm run replay` can read it back.
+   */
+  maxRecordAgeHours: 12,
 } as const;
 
 /** The cleanup of deleted teams (lib/teams/cleanup.ts), fed by its work queue. */
@@ -40,8 +43,12 @@ export const TEAM_CLEANUP = {
    * account's concurrency (as low as 10) from the API.
    */
   maxConcurrency: 2,
-  /** The sweep of jobs whose run was lost (lib/teams/cleanup-sweep.ts): a job untouched this long is started again. */
-  staleAfterSeconds: 300,
+  /**
+   * The sweep of jobs whose run was lost (lib/teams/cleanup-sweep.ts): a job untouched this long is
+   * started again. Far longer than a job waits in its queue behind others (10 run at once, each run
+   * at most TEAM_CLEANUP.timeoutSeconds), so a job merely waiting is not queued twice.
+   */
+  staleAfterSeconds: 1800,
 } as const;
 
 /**
@@ -136,7 +143,7 @@ export const MAILER = {
  */
 export const WORK_QUEUES = {
   mailer: { fn: MAILER, queue: 'mail', maxReceives: 100 },
-  'team-cleanup': { fn: TEAM_CLEANUP, queue: 'cleanup', maxReceives: 50 },
+  'team-cleanup': { fn: TEAM_CLEANUP, queue: 'cleanup', maxReceives: 100 },
   'webhook-fanout': { fn: WEBHOOK_FANOUT, queue: 'fanout', maxReceives: 100 },
 } as const;
 

@@ -26,6 +26,9 @@ const TRANSIENT = new Set([
   'RequestLimitExceeded',
   // SQS (the webhook queue) throttling a send.
   'RequestThrottled',
+  // SES throttling or over its sending rate (the mailer).
+  'TooManyRequestsException',
+  'LimitExceededException',
   'InternalServerError',
   'ServiceUnavailable',
   'TimeoutError',

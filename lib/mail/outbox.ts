@@ -88,6 +88,9 @@ const chargeRecipient = async (db: Db, message: OutboxRef, to: string, now: Date
   }
 };
 
+/** What a claim must still have beyond the transport's longest send for the send to start. */
+const LEASE_MARGIN_MS = 1000;
+
 /** The first and the longest pause between tries of the SENT write. */
 const RECORD_RETRY_MS = [100, 1000] as const;
 
@@ -150,7 +153,10 @@ export const deliver = async (
     return whoHasIt();
   }
 
-  const leaseUntil = nowMs + (options.leaseMs ?? config.outboxLeaseMs);
+  const leaseMs = options.leaseMs ?? config.outboxLeaseMs;
+  const leaseUntil = nowMs + leaseMs;
+  // The claim's own clock: `now` may be given (tests, the sweeper's run start), the lease runs in real time.
+  const claimedAt = Date.now();
   let before;
   try {
     before = (
@@ -190,6 +196,10 @@ export const deliver = async (
         next.unsubscribe ? issueToken(db, { purpose: 'unsubscribe', email: next.to, teamId: next.unsubscribe.teamId }, now) : undefined,
       ]);
       const unsubscribe = stop === undefined ? undefined : unsubscribeUrl(stop);
+      // Sent only while the claim outlasts the longest send: a send never outlives its lease, so
+      // no other mailer can claim the message while this one may still be sending it.
+      if (leaseMs - (Date.now() - claimedAt) < mailer.maxSendMs + LEASE_MARGIN_MS)
+        throw new Error('the claim has too little time left to send');
       await mailer.send({ to: next.to, ...next.render(token, unsubscribe ?? ''), messageId, ...(unsubscribe ? { unsubscribe } : {}) });
     }
   } catch (error) {

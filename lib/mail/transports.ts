@@ -14,8 +14,13 @@ export { MailRefusedError, type MailMessage } from './safety.ts';
  */
 export interface Mailer {
   readonly kind: 'smtp' | 'ses' | 'log';
+  /** The longest one send may take before it fails: a claim must have this much lease left to send (lib/mail/outbox.ts). */
+  readonly maxSendMs: number;
   send(message: MailMessage): Promise<void>;
 }
+
+/** One SES send, its SDK attempts (2 of 1 s to connect and 5 s to answer) and their backoff included, is cut off at this. */
+export const SES_SEND_TIMEOUT_MS = 12_000;
 
 export interface MailSettings {
   /** `smtp`, `ses`, `log`, or undefined: `smtp` when smtpUrl is set, else `log`. */
@@ -81,6 +86,7 @@ export const smtpMailer = (settings: Pick<MailSettings, 'from' | 'smtpUrl' | 'sm
   });
   return {
     kind: 'smtp',
+    maxSendMs: settings.smtpSendTimeoutMs,
     send: async (message) => {
       const m = checkMessage(message);
       const sending = transporter.sendMail({
@@ -138,15 +144,18 @@ export const sesMailer = (
   settings: Pick<MailSettings, 'from' | 'region' | 'configurationSet'>,
   client = new SESv2Client({
     region: settings.region,
-    maxAttempts: 3,
+    // Two attempts: a send that fails is handed back to the mail queue, which tries again within seconds.
+    maxAttempts: 2,
     requestHandler: new NodeHttpHandler({ connectionTimeout: 1000, requestTimeout: 5000, throwOnRequestTimeout: true }),
   }),
 ): Mailer => {
   parseSender(settings.from);
   return {
     kind: 'ses',
+    maxSendMs: SES_SEND_TIMEOUT_MS,
     send: async (message) => {
-      await client.send(new SendEmailCommand(sesSendEmailInput(message, settings.from, settings.configurationSet)));
+      const input = sesSendEmailInput(message, settings.from, settings.configurationSet);
+      await client.send(new SendEmailCommand(input), { abortSignal: AbortSignal.timeout(SES_SEND_TIMEOUT_MS) });
     },
   };
 };
@@ -162,6 +171,7 @@ export const logMailer = (settings: Pick<MailSettings, 'from' | 'revealTokens'>)
   const shown = (links: string[]): string[] => (settings.revealTokens ? links : links.map(maskToken));
   return {
     kind: 'log',
+    maxSendMs: 0,
     send: async (message) => {
       const m = checkMessage(message);
       log.info('mail (log transport, not sent)', {

@@ -27,7 +27,7 @@ const deliverPending = async () => {
     .go({ pages: 'all' });
   for (const item of data) {
     const ref = outboxRefOf(item);
-    if (ref) await deliver(db(), { kind: 'log', send: async (m) => void sent.push(m) }, ref);
+    if (ref) await deliver(db(), { kind: 'log', maxSendMs: 0, send: async (m) => void sent.push(m) }, ref);
   }
 };
 const subjectsTo = (address: string) =>

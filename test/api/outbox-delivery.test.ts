@@ -268,6 +268,17 @@ describe('deliver', () => {
     expect(inbox).toHaveLength(1);
   });
 
+  it('does not start a send that could outlive its claim: released PENDING, nothing sent, deliver throws', async () => {
+    const s = await setUp();
+    const m = await message(s.inviteUuid);
+    const slow: Mailer = { kind: 'smtp', maxSendMs: 20_000, send: () => Promise.reject(new Error('must not be called')) };
+    await expect(deliver(db(), slow, m, NOW, { leaseMs: 20_000 })).rejects.toThrow('too little time left to send');
+    expect(await stored(m)).toMatchObject({ status: 'PENDING', attempts: 1, error: expect.stringContaining('too little time left') });
+    // With the lease to spare, it goes.
+    expect(await deliver(db(), mailer, m, NOW, { leaseMs: mailer.maxSendMs + 5000 })).toEqual({ outcome: 'sent' });
+    expect(inbox).toHaveLength(1);
+  });
+
   it('every send makes its own token: a new message, and one taken over after its lease', async () => {
     const s = await setUp();
     const lease = NOW.getTime() - 1;
@@ -299,7 +310,7 @@ describe('deliver when the SENT write fails (at-least-once)', () => {
   /** A mailer that sends for real, then takes the database away. */
   const outage = async () => {
     let down = false;
-    const flaky: Mailer = { kind: 'smtp', send: async (m) => mailer.send(m).then(() => void (down = true)) };
+    const flaky: Mailer = { kind: 'smtp', maxSendMs: mailer.maxSendMs, send: async (m) => mailer.send(m).then(() => void (down = true)) };
     return { db: await withOutage(() => down), mailer: flaky, restore: () => void (down = false) };
   };
 

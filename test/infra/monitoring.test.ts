@@ -167,11 +167,11 @@ describe('the alarm topic', () => {
     }
   });
 
-  it("is encrypted with a rotated key only this account's alarms may use, allows only SSL, and lets only those alarms publish", () => {
+  it("is encrypted with a key only this account's alarms may use (not rotated: it keeps no data, and rotations are priced), allows only SSL, and lets only those alarms publish", () => {
     const [, topic] = defaults.ofType('AWS::SNS::Topic')[0] ?? [];
     expect(topic?.Properties.KmsMasterKeyId).toBeDefined();
     const [, key] = defaults.ofType('AWS::KMS::Key')[0] ?? [];
-    expect(key?.Properties.EnableKeyRotation).toBe(true);
+    expect(key?.Properties.EnableKeyRotation).toBe(false);
     const keyStatements = (key?.Properties.KeyPolicy as { Statement: { Principal: unknown; Condition?: Record<string, unknown> }[] })
       .Statement;
     const forAlarms = keyStatements.filter(

@@ -821,6 +821,10 @@ describe('the work queues', () => {
       });
       const actions = statementsOf(fn.name).flatMap(actionsOf);
       expect(actions.filter((a) => STREAM_READ.includes(a))).toEqual([]);
+      // It may requeue to its own queue (lib/events/queued-records.ts).
+      expect(resourcesOf(statementsOf(fn.name).filter((st) => actionsOf(st).includes('sqs:SendMessage')))).toContain(
+        `queue:${WORK_QUEUE_IDS[name]}`,
+      );
       expect(resourcesOf(statementsOf(fn.name).filter((st) => actionsOf(st).includes('sqs:ReceiveMessage')))).toEqual([
         `queue:${WORK_QUEUE_IDS[name]}`,
       ]);
@@ -832,13 +836,13 @@ describe('the work queues', () => {
 });
 
 describe('mailer (outbox)', () => {
-  it('may read and update the table and receive from its queue; with the log transport, no SES', () => {
+  it('may read and update the table, receive from its queue and send to it (a requeue); with the log transport, no SES', () => {
     const statements = statementsOf(MAILER.name);
     const actions = statements
       .flatMap(actionsOf)
       .filter((a) => !a.startsWith('logs:'))
       .sort();
-    expect(actions).toEqual([...MAILER.actions.map((a) => `dynamodb:${a}`), ...RECEIVE].sort());
+    expect(actions).toEqual([...MAILER.actions.map((a) => `dynamodb:${a}`), ...RECEIVE, ...SEND].sort());
     expect(variables(MAILER.name)).toEqual({
       TABLE_NAME: { Ref: tableId },
       MAIL_QUEUE_URL: { Ref: queueId('MailQueue') },
@@ -855,13 +859,13 @@ describe('team cleanup', () => {
     expect(timeout * 1000).toBeGreaterThanOrEqual(4 * RESERVE_MS);
   });
 
-  it('may use exactly its actions on the table and gsi1 and receive from its queue, nothing else', () => {
+  it('may use exactly its actions on the table and gsi1, receive from its queue and send to it (a requeue), nothing else', () => {
     const statements = statementsOf(TEAM_CLEANUP.name);
     const actions = statements
       .flatMap(actionsOf)
       .filter((a) => !a.startsWith('logs:'))
       .sort();
-    expect(actions).toEqual([...TEAM_CLEANUP.actions.map((a) => `dynamodb:${a}`), ...RECEIVE].sort());
+    expect(actions).toEqual([...TEAM_CLEANUP.actions.map((a) => `dynamodb:${a}`), ...RECEIVE, ...SEND].sort());
     const onTable = statements.filter((s) => actionsOf(s).includes('dynamodb:BatchWriteItem'));
     expect(resourcesOf(onTable)).toEqual(['table', 'table/index/gsi1']);
     expect(variables(TEAM_CLEANUP.name)).toEqual({ TABLE_NAME: { Ref: tableId }, CLEANUP_QUEUE_URL: { Ref: queueId('CleanupQueue') } });
@@ -906,7 +910,7 @@ describe('webhooks', () => {
 
   it('grants each its table actions and exactly its queue calls', () => {
     expect(sqsOf(WEBHOOK_FANOUT.name)).toEqual({
-      actions: [...RECEIVE, ...SEND].sort(),
+      actions: [...RECEIVE, ...SEND, ...SEND].sort(),
       resources: ['queue:FanoutQueue', 'queue:WebhookQueue'],
     });
     expect(sqsOf('webhooks-replay')).toEqual({ actions: SEND, resources: ['queue:WebhookQueue'] });

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { rosterStacks } from '#infra/stack.ts';
 import { DEPLOYMENT_CONFIG, LIVE_ALIAS } from '#infra/api-settings.ts';
 import { FALLBACK, ROUTES } from '#lib/http/routes.ts';
+import { routeGroup } from '#infra/monitoring/metrics.ts';
 import { actionsOf, type Resource, synth } from '../infra/template.ts';
 
 /**
@@ -66,16 +67,21 @@ describe('gradual deploys (-c gradualDeploy=true)', () => {
           Events: ['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_REQUEST', 'DEPLOYMENT_STOP_ON_ALARM'],
         },
       });
-      // The alarms: the monitoring's for this function, on its alias (what the canary's traffic goes through).
+      // The alarms: the function's health on its alias (what the canary's traffic goes through), and
+      // its route group's answered 5xx (the EMF metric by RouteGroup: no Lambda metric counts those).
       const alarms = group.Properties.AlarmConfiguration as { Enabled: boolean; Alarms: { Name: { Ref: string } }[] };
       expect(alarms.Enabled).toBe(true);
-      expect(alarms.Alarms.length, name).toBeGreaterThan(0);
-      for (const { Name } of alarms.Alarms) {
+      const texts = alarms.Alarms.map(({ Name }) => {
         const alarm = resources[Name.Ref] as Resource;
         expect(alarm.Type).toBe('AWS::CloudWatch::Alarm');
-        expect(JSON.stringify(alarm.Properties), name).toContain(`"${logicalId(name)}"`);
-        expect(JSON.stringify(alarm.Properties), name).toContain(`:${LIVE_ALIAS}`);
-      }
+        return JSON.stringify(alarm.Properties);
+      });
+      const [health, ...moreHealth] = texts.filter((t) => t.includes(`"${logicalId(name)}"`));
+      expect(moreHealth, name).toEqual([]);
+      expect(health, name).toContain(`:${LIVE_ALIAS}`);
+      const groupAlarms = texts.filter((t) => t !== health);
+      expect(groupAlarms, name).toHaveLength(1);
+      expect(groupAlarms[0], name).toContain(`{"Name":"RouteGroup","Value":"${routeGroup(name)}"}`);
     }
   });
 
@@ -103,10 +109,12 @@ describe('all at once (the default)', () => {
   });
 
   it('keeps every other logical id, so switching modes replaces no function, alias or route', () => {
-    // All but CodeDeploy's application, groups and role.
+    // All but CodeDeploy's application, groups and role, and the alarms it rolls back on (only gradual deploys have them).
     const ids = (built: typeof gradual) =>
       Object.entries(built.resources)
-        .filter(([id, r]) => !r.Type.startsWith('AWS::CodeDeploy::') && !id.startsWith('DeploymentRole'))
+        .filter(
+          ([id, r]) => !r.Type.startsWith('AWS::CodeDeploy::') && !id.startsWith('DeploymentRole') && r.Type !== 'AWS::CloudWatch::Alarm',
+        )
         .map(([id]) => id);
     expect(ids(atOnce).sort()).toEqual(ids(gradual).sort());
   });
@@ -179,8 +187,8 @@ describe('repeated synths', () => {
     () => {
       const first = synthInto();
       const second = synthInto();
-      // The background functions: key rotation, mailer, team cleanup, two sweepers, webhook fan-out and delivery.
-      expect(first.codeKeys).toHaveLength(apiNames.length + 7);
+      // The background functions: key rotation, the stream's reader, mailer, team cleanup, three sweepers, webhook fan-out and delivery.
+      expect(first.codeKeys).toHaveLength(apiNames.length + 9);
       expect(first.codeKeys.every((key) => /^[0-9a-f]{64}\.zip$/.test(key))).toBe(true);
       expect(second.codeKeys).toEqual(first.codeKeys);
       expect(second.templates).toEqual(first.templates);
