@@ -13,7 +13,7 @@ import { requestOf } from '#lib/http/request-schemas.ts';
  * tier gets; when the whole tier has run (`npm test` sets TEST_STATUS_COVERAGE), each route's own
  * codes must have been answered by that route, and each kind's codes by some route of that kind.
  * Left out: what no test can cause on purpose here (500 `internal`, 503 `unavailable` while
- * DynamoDB is down: test/load/outbox-outage.test.ts; a 409 `conflict` when DynamoDB's transaction
+ * DynamoDB is down: test/load/background-outage.test.ts; a 409 `conflict` when DynamoDB's transaction
  * conflicts outlast the retries) and API Gateway's own 431.
  */
 const UNCAUSED = new Set(['internal', 'unavailable', 'conflict']);
