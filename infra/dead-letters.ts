@@ -41,6 +41,13 @@ export interface QueueRef {
   readonly arn: string;
 }
 
+/** The ARN partition of a region: China's and GovCloud's have their own. */
+export const partitionOf = (region: string): string => {
+  if (region.startsWith('cn-')) return 'aws-cn';
+  if (region.startsWith('us-gov-')) return 'aws-us-gov';
+  return 'aws';
+};
+
 /** The data stack's queues, found by logical id (CDK adds a hash to the construct id). */
 export const findQueues = async (cloudFormation: CloudFormationClient, stackName: string): Promise<Map<string, QueueRef>> => {
   const { StackResources = [] } = await cloudFormation.send(new DescribeStackResourcesCommand({ StackName: stackName }));
@@ -51,7 +58,10 @@ export const findQueues = async (cloudFormation: CloudFormationClient, stackName
     const url = resource.PhysicalResourceId;
     const [, , host = '', account = '', name = ''] = url.split('/');
     const region = host.split('.')[1] ?? '';
-    found.set(resource.LogicalResourceId.replace(/[0-9A-F]{8}$/, ''), { url, arn: `arn:aws:sqs:${region}:${account}:${name}` });
+    found.set(resource.LogicalResourceId.replace(/[0-9A-F]{8}$/, ''), {
+      url,
+      arn: `arn:${partitionOf(region)}:sqs:${region}:${account}:${name}`,
+    });
   }
   return found;
 };

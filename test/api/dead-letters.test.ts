@@ -26,7 +26,7 @@ import {
 import type { DynamoDBRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, describe, expect, it } from 'vitest';
-import { QUEUE_IDS, type QueueRef, findQueues, replayDeployed, replayLocal } from '#infra/dead-letters.ts';
+import { QUEUE_IDS, type QueueRef, findQueues, partitionOf, replayDeployed, replayLocal } from '#infra/dead-letters.ts';
 import { localDeadLetterFile } from '#infra/local-queue.ts';
 import { toLambdaRecord } from '#infra/stream-poller.ts';
 import { db } from '#lib/db/service.ts';
@@ -135,6 +135,10 @@ describe('replay of the deployed dead letters', () => {
     } finally {
       sqs.restore();
     }
+  });
+
+  it('names queues in the partition of their region', () => {
+    expect(['eu-west-1', 'cn-north-1', 'us-gov-west-1'].map(partitionOf)).toEqual(['aws', 'aws-cn', 'aws-us-gov']);
   });
 
   it("finds the data stack's queues by their logical ids, with their URLs and ARNs", async () => {
