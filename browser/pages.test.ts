@@ -45,9 +45,6 @@ beforeAll(async () => {
   api = apiAt(server.url, process.env.TABLE_NAME);
   const { startLocalBackground } = await import('#infra/local-background.ts');
   poller = await startLocalBackground({
-    endpoint: process.env.DYNAMODB_ENDPOINT as string,
-    tableName: process.env.TABLE_NAME as string,
-    dataDir: process.env.DATA_DIR as string,
     baseDelayMs: 200,
     maxDelayMs: 1000,
   });

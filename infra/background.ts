@@ -256,6 +256,15 @@ export const deliverMail = (host: BackgroundHost, table: ITable, data: RosterDat
   receiveWork(fn, data, 'mailer');
 };
 
+/** Runs `fn` every `minutes` (an EventBridge rule), never retried: a sweeper's next tick goes on from where the last stopped. */
+const runEvery = (host: BackgroundHost, ruleId: string, fn: Endpoint, minutes: number, description: string): void => {
+  new Rule(host, ruleId, {
+    description,
+    schedule: Schedule.rate(Duration.minutes(minutes)),
+    targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
+  });
+};
+
 /**
  * The outbox sweeper (functions/outbox-sweep.ts) on a schedule: it delivers the messages the
  * stream left behind (still PENDING, or SENDING past their lease), so it sends like the mailer
@@ -273,11 +282,13 @@ export const sweepOutbox = (host: BackgroundHost, table: ITable, mail: MailSendi
   const actions = [...new Set<DynamoAction>([...MAILER.actions, ...OUTBOX_SWEEP.actions])];
   fn.allowTable(table, actions, OUTBOX_SWEEP.indexes);
   mail.allow(fn);
-  new Rule(host, 'OutboxSweepSchedule', {
-    description: "Delivers outbox messages the table's stream left behind (docs/mail.md)",
-    schedule: Schedule.rate(Duration.minutes(OUTBOX_SWEEP.everyMinutes)),
-    targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
-  });
+  runEvery(
+    host,
+    'OutboxSweepSchedule',
+    fn,
+    OUTBOX_SWEEP.everyMinutes,
+    "Delivers outbox messages the table's stream left behind (docs/mail.md)",
+  );
 };
 
 /**
@@ -315,11 +326,13 @@ export const sweepCleanupJobs = (host: BackgroundHost, table: ITable): void => {
     CLEANUP_SWEEP.reserveSeconds * 1000,
   );
   fn.allowTable(table, CLEANUP_SWEEP.actions, CLEANUP_SWEEP.indexes);
-  new Rule(host, 'CleanupSweepSchedule', {
-    description: 'Starts again the team cleanups whose run was lost (docs/data-model.md, "Team deletion")',
-    schedule: Schedule.rate(Duration.minutes(CLEANUP_SWEEP.everyMinutes)),
-    targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
-  });
+  runEvery(
+    host,
+    'CleanupSweepSchedule',
+    fn,
+    CLEANUP_SWEEP.everyMinutes,
+    'Starts again the team cleanups whose run was lost (docs/data-model.md, "Team deletion")',
+  );
 };
 
 /**
@@ -381,9 +394,11 @@ export const sweepInvites = (host: BackgroundHost, table: ITable): void => {
     INVITE_SWEEP.reserveSeconds * 1000,
   );
   fn.allowTable(table, INVITE_SWEEP.actions, INVITE_SWEEP.indexes);
-  new Rule(host, 'InviteSweepSchedule', {
-    description: 'Takes expired invites out of the invite lists (docs/data-model.md, "Expired invites")',
-    schedule: Schedule.rate(Duration.minutes(INVITE_SWEEP.everyMinutes)),
-    targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
-  });
+  runEvery(
+    host,
+    'InviteSweepSchedule',
+    fn,
+    INVITE_SWEEP.everyMinutes,
+    'Takes expired invites out of the invite lists (docs/data-model.md, "Expired invites")',
+  );
 };

@@ -16,13 +16,29 @@ export interface LocalBackground {
   stop: () => Promise<void>;
 }
 
-export const startLocalBackground = async (
-  options: StreamPollerOptions & { queues?: Partial<Record<LocalQueue['name'], LocalQueueOptions>> },
-): Promise<LocalBackground> => {
-  const { queues: queueOptions, ...pollerOptions } = options;
+type Where = 'endpoint' | 'tableName' | 'dataDir';
+
+/** The emulator, table and data folder default to DYNAMODB_ENDPOINT, TABLE_NAME and DATA_DIR, as `npm start` and the tests set them. */
+export type LocalBackgroundOptions = Omit<StreamPollerOptions, Where> &
+  Partial<Pick<StreamPollerOptions, Where>> & { queues?: Partial<Record<LocalQueue['name'], LocalQueueOptions>> };
+
+const fromEnv = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`the local background needs ${name}`);
+  return value;
+};
+
+export const startLocalBackground = async (options: LocalBackgroundOptions = {}): Promise<LocalBackground> => {
+  const { queues: queueOptions, ...rest } = options;
+  const pollerOptions: StreamPollerOptions = {
+    ...rest,
+    endpoint: rest.endpoint ?? fromEnv('DYNAMODB_ENDPOINT'),
+    tableName: rest.tableName ?? fromEnv('TABLE_NAME'),
+    dataDir: rest.dataDir ?? fromEnv('DATA_DIR'),
+  };
   // Each queue keeps its dead letters beside the stream's, for `npm run replay -- --local`.
   const queues = startLocalQueues(
-    Object.fromEntries(QUEUE_NAMES.map((name) => [name, { dataDir: options.dataDir, ...queueOptions?.[name] }])),
+    Object.fromEntries(QUEUE_NAMES.map((name) => [name, { dataDir: pollerOptions.dataDir, ...queueOptions?.[name] }])),
   );
   const poller = await startStreamPoller(pollerOptions).catch(async (error: unknown) => {
     await Promise.all(queues.map((q) => q.stop()));

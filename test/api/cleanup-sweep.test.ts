@@ -23,9 +23,6 @@ const lost: number[] = [];
 beforeAll(async () => {
   const { startLocalBackground } = await import('#infra/local-background.ts');
   background = await startLocalBackground({
-    endpoint: process.env.DYNAMODB_ENDPOINT as string,
-    tableName: process.env.TABLE_NAME as string,
-    dataDir: process.env.DATA_DIR as string,
     pollMs: 50,
     handler: (event: DynamoDBStreamEvent) => {
       const kept = event.Records.filter((r) => {

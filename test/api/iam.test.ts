@@ -66,11 +66,7 @@ afterAll(() => db().documents.middlewareStack.remove('recordActions'));
 let stopPoller: (() => Promise<void> | void) | undefined;
 beforeAll(async () => {
   const { startLocalBackground } = await import('#infra/local-background.ts');
-  const background = await startLocalBackground({
-    endpoint: process.env.DYNAMODB_ENDPOINT as string,
-    tableName: process.env.TABLE_NAME as string,
-    dataDir: process.env.DATA_DIR as string,
-  });
+  const background = await startLocalBackground();
   stopPoller = background.stop;
 });
 afterAll(() => stopPoller?.());

@@ -36,9 +36,6 @@ beforeAll(async () => {
   await startSmtp();
   const { startLocalBackground } = await import('#infra/local-background.ts');
   background = await startLocalBackground({
-    endpoint: process.env.DYNAMODB_ENDPOINT as string,
-    tableName: process.env.TABLE_NAME as string,
-    dataDir: process.env.DATA_DIR as string,
     baseDelayMs: 200,
     maxDelayMs: 1000,
   });

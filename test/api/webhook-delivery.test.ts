@@ -54,9 +54,6 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => hook.server.listen(0, '127.0.0.1', resolve));
   const { startLocalBackground } = await import('#infra/local-background.ts');
   background = await startLocalBackground({
-    endpoint: process.env.DYNAMODB_ENDPOINT as string,
-    tableName: process.env.TABLE_NAME as string,
-    dataDir: process.env.DATA_DIR as string,
     pollMs: 50,
     queues: { webhook: WEBHOOK_QUEUE, fanout: { pollMs: 20 } },
   });

@@ -263,11 +263,7 @@ describe('concurrency races (H) with invariants I1–I6 after each', () => {
     [p, q, m, e] = await Promise.all([signUp(api, 'p'), signUp(api, 'q'), signUp(api, 'm'), signUp(api, 'e')]);
     // The team cleanup (and the other background work), from the table's stream as in local mode.
     const { startLocalBackground } = await import('#infra/local-background.ts');
-    cleanup = await startLocalBackground({
-      endpoint: process.env.DYNAMODB_ENDPOINT as string,
-      tableName: config.tableName,
-      dataDir: process.env.DATA_DIR as string,
-    });
+    cleanup = await startLocalBackground();
   });
 
   afterAll(async () => {

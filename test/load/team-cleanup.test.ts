@@ -202,9 +202,6 @@ describe('team deletion with its cleanup on the stream', () => {
       const { startLocalBackground } = await import('#infra/local-background.ts');
       const drainStart = Date.now();
       background = await startLocalBackground({
-        endpoint: process.env.DYNAMODB_ENDPOINT as string,
-        tableName: config.tableName,
-        dataDir: process.env.DATA_DIR as string,
         // Only the cleanup works here: the invitations' mail and webhooks would add rows to the teams compared below.
         queues: {
           mail: { receive: false },
