@@ -55,6 +55,9 @@ export const SUPPRESSOR_EXTENSION_SECONDS = 900;
 /** CloudWatch takes at most this many characters of a composite alarm's rule. */
 export const MAX_ALARM_RULE = 10_240;
 
+/** ...and at most this many alarms in it. */
+export const MAX_ALARM_RULE_ALARMS = 100;
+
 /** An alarm's ARN, for estimating the length of a rule that names it: a long partition and region. */
 const ARN_LENGTH = 'arn:aws-us-gov:cloudwatch:us-gov-west-1:123456789012:alarm:'.length;
 
@@ -172,6 +175,10 @@ export class Monitoring extends Construct {
       const length = this.apiInputs.reduce((sum, { name }) => sum + 'ALARM("") OR '.length + ARN_LENGTH + name.length, 0);
       if (length > MAX_ALARM_RULE)
         throw new Error(`the api alarm's rule would take about ${length} characters, CloudWatch takes ${MAX_ALARM_RULE}: group its inputs`);
+      if (this.apiInputs.length > MAX_ALARM_RULE_ALARMS)
+        throw new Error(
+          `the api alarm's rule would name ${this.apiInputs.length} alarms, CloudWatch takes ${MAX_ALARM_RULE_ALARMS}: group its inputs`,
+        );
       return this.apiInputs.map(({ alarm }) => `ALARM("${alarm.alarmArn}")`).join(' OR ');
     };
     const composite = new CfnCompositeAlarm(this, 'Api', {

@@ -109,8 +109,17 @@ const periodOf = (p: Record<string, unknown>): number => {
 };
 
 /** The outage's notifications: alarms, in the order they notified, with the state each announced. */
+/** One synthesis per configuration: the simulations of one configuration read the same templates. */
+const synthesized = new Map<string, ReturnType<typeof synth>>();
+const synthOnce = (context: Record<string, string>): ReturnType<typeof synth> => {
+  const key = JSON.stringify(context);
+  let built = synthesized.get(key);
+  if (!built) synthesized.set(key, (built = synth(context)));
+  return built;
+};
+
 const simulate = (context: Record<string, string>, start: number, minutes: number): { notifications: string[]; alarmed: Set<string> } => {
-  const { ofType, logicalId } = synth(context);
+  const { ofType, logicalId } = synthOnce(context);
   const apiFunctions = [...ROUTES.map((r) => r.name), FALLBACK].map(logicalId);
   const [apiId] = ofType('AWS::ApiGatewayV2::Api')[0] as [string, Resource];
   /** The metrics of an outage of DynamoDB: every API function's 5xx and duration, the table's system errors. */
