@@ -257,10 +257,10 @@ export const deliverMail = (host: BackgroundHost, table: ITable, data: RosterDat
 };
 
 /** Runs `fn` every `minutes` (an EventBridge rule), never retried: a sweeper's next tick goes on from where the last stopped. */
-const runEvery = (host: BackgroundHost, ruleId: string, fn: Endpoint, minutes: number, description: string): void => {
+const runEvery = (host: BackgroundHost, ruleId: string, fn: Endpoint, job: { everyMinutes: number }, description: string): void => {
   new Rule(host, ruleId, {
     description,
-    schedule: Schedule.rate(Duration.minutes(minutes)),
+    schedule: Schedule.rate(Duration.minutes(job.everyMinutes)),
     targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
   });
 };
@@ -282,13 +282,7 @@ export const sweepOutbox = (host: BackgroundHost, table: ITable, mail: MailSendi
   const actions = [...new Set<DynamoAction>([...MAILER.actions, ...OUTBOX_SWEEP.actions])];
   fn.allowTable(table, actions, OUTBOX_SWEEP.indexes);
   mail.allow(fn);
-  runEvery(
-    host,
-    'OutboxSweepSchedule',
-    fn,
-    OUTBOX_SWEEP.everyMinutes,
-    "Delivers outbox messages the table's stream left behind (docs/mail.md)",
-  );
+  runEvery(host, 'OutboxSweepSchedule', fn, OUTBOX_SWEEP, "Delivers outbox messages the table's stream left behind (docs/mail.md)");
 };
 
 /**
@@ -330,7 +324,7 @@ export const sweepCleanupJobs = (host: BackgroundHost, table: ITable): void => {
     host,
     'CleanupSweepSchedule',
     fn,
-    CLEANUP_SWEEP.everyMinutes,
+    CLEANUP_SWEEP,
     'Starts again the team cleanups whose run was lost (docs/data-model.md, "Team deletion")',
   );
 };
@@ -398,7 +392,7 @@ export const sweepInvites = (host: BackgroundHost, table: ITable): void => {
     host,
     'InviteSweepSchedule',
     fn,
-    INVITE_SWEEP.everyMinutes,
+    INVITE_SWEEP,
     'Takes expired invites out of the invite lists (docs/data-model.md, "Expired invites")',
   );
 };
