@@ -12,16 +12,18 @@ import { WEBHOOK_FANOUT } from '#lib/http/background.ts';
  * calls it with new audit entries' records; each becomes one webhook-queue message per subscribed
  * endpoint (lib/events/webhooks/fan-out.ts). When a read or the webhook queue fails, every record of
  * the batch comes back within seconds (lib/events/queued-records.ts), and after its last receive goes
- * to the dead letters. Messages already sent go again: delivery is at least once, and receivers
- * de-duplicate by `webhook-id`. Locally infra/local-queue.ts calls it.
+ * to the dead letters; the webhook sweep (lib/events/webhooks/sweep.ts) sends what never got here.
+ * An entry's receipt, written once its messages are out, keeps a retry, a replay or the sweep from
+ * sending it twice; delivery is still at least once, and receivers de-duplicate by `webhook-id`. Locally infra/local-queue.ts calls it.
  */
 export const entryOf = (record: DynamoDBRecord): NewEntry | undefined => {
   const image = newImageOf(record, 'auditEntry');
   const teamId = image?.number('teamId');
   const entryId = image?.text('entryId');
   const action = image?.text('action');
-  if (teamId === undefined || !Number.isSafeInteger(teamId) || !entryId || !action) return undefined;
-  return { teamId, entryId, action };
+  const createdAt = image?.text('createdAt');
+  if (teamId === undefined || !Number.isSafeInteger(teamId) || !entryId || !action || !createdAt) return undefined;
+  return { teamId, entryId, action, createdAt };
 };
 
 export const handler = (event: SQSEvent): Promise<SQSBatchResponse> =>

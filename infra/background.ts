@@ -12,11 +12,7 @@ import { ConfigurationSet, EmailSendingEvent, EventDestination } from 'aws-cdk-l
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { LambdaSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { auditEntry } from '#lib/db/entities/audit.ts';
 import { signingKeysPartitionKey } from '#lib/db/entities/keys.ts';
-import { team } from '#lib/db/entities/teams.ts';
-import { webhookDelivery, webhookEndpoint } from '#lib/db/entities/webhooks.ts';
-import { partitionPattern } from '#lib/db/partition-patterns.ts';
 import { queueUrlVariable } from '#lib/events/queues.ts';
 import { STREAM_FILTERS } from '#lib/events/stream-filters.ts';
 import {
@@ -27,8 +23,6 @@ import {
   OUTBOX_SWEEP,
   STREAM_DISPATCH,
   TEAM_CLEANUP,
-  WEBHOOK_DELIVERY,
-  WEBHOOK_FANOUT,
   WORK_QUEUES,
   type WorkFunction,
 } from '#lib/http/background.ts';
@@ -43,24 +37,12 @@ import { type DeployOptions } from './options.ts';
 /**
  * Roster's background functions, each wired to what starts it (the table's stream, a schedule, a
  * queue, SNS, Secrets Manager) with its grants and alarms: the mailer, the outbox and invite
- * sweepers, the team cleanup, webhooks, SES events and key rotation. The functions' stack
- * (./stack.ts) makes each through `host.backgroundFunction`.
+ * sweepers, the team cleanup, SES events and key rotation (webhooks: ./webhooks.ts). The functions'
+ * stack (./stack.ts) makes each through `host.backgroundFunction`.
  */
 
 /** Secrets Manager rotates the signing keys this often (docs/keys.md); old keys verify until their tokens expire. */
 export const KEY_ROTATION_DAYS = 30;
-
-/**
- * The partitions the webhook functions may touch (IAM StringLike patterns of their keys): a team's
- * endpoints, its audit log and its team item, and an endpoint's delivery log. Not users, sessions,
- * keys or claims: the delivery function is the one that talks to hosts the teams choose.
- */
-export const WEBHOOK_PARTITIONS = {
-  endpoints: partitionPattern(webhookEndpoint(), { teamId: 1, endpointId: 1 }),
-  auditLog: partitionPattern(auditEntry(), { teamId: 1, entryId: 'x' }),
-  team: partitionPattern(team(), { teamId: 1 }),
-  deliveries: partitionPattern(webhookDelivery(), { teamId: 1, endpointId: 1, deliveryId: 'x' }),
-} as const;
 
 /** The function Secrets Manager calls to rotate the signing keys (functions/keys-rotate.ts); not a route. */
 export const KEY_ROTATION = 'keys-rotate';
@@ -228,7 +210,7 @@ export const dispatchStream = (host: BackgroundHost, table: ITable, streamArn: s
  * at once. It may also send to that queue: a record an outage has failed WORK_REQUEUE_AFTER times
  * is queued again as a new message (lib/events/queued-records.ts).
  */
-const receiveWork = (fn: Endpoint, data: RosterDataStack, name: WorkFunction): void => {
+export const receiveWork = (fn: Endpoint, data: RosterDataStack, name: WorkFunction): void => {
   data.workQueues[name].grantSendMessages(fn);
   fn.addEventSource(
     new SqsEventSource(data.workQueues[name], {
@@ -257,7 +239,7 @@ export const deliverMail = (host: BackgroundHost, table: ITable, data: RosterDat
 };
 
 /** Runs `fn` every `minutes` (an EventBridge rule), never retried: a sweeper's next tick goes on from where the last stopped. */
-const runEvery = (host: BackgroundHost, ruleId: string, fn: Endpoint, job: { everyMinutes: number }, description: string): void => {
+export const runEvery = (host: BackgroundHost, ruleId: string, fn: Endpoint, job: { everyMinutes: number }, description: string): void => {
   new Rule(host, ruleId, {
     description,
     schedule: Schedule.rate(Duration.minutes(job.everyMinutes)),
@@ -326,49 +308,6 @@ export const sweepCleanupJobs = (host: BackgroundHost, table: ITable): void => {
     fn,
     CLEANUP_SWEEP,
     'Starts again the team cleanups whose run was lost (docs/data-model.md, "Team deletion")',
-  );
-};
-
-/**
- * Webhooks (docs/webhooks.md): the fan-out (functions/webhook-fanout.ts) on its work queue of new
- * audit entries sends one message per subscribed endpoint to the webhook queue; a batch it fails on
- * comes back within seconds, and after its last receive goes to the dead letters. The delivery
- * (functions/webhook-delivery.ts) receives the queue's messages, 10 at a time, reports each failed
- * one after setting its visibility to the next retry delay (the event source's grants include
- * ChangeMessageVisibility); the queue moves a message to its dead letters after its last attempt.
- * At most 2 deliveries run at once (the least SQS allows): a burst of events waits in the queue
- * rather than take an account's concurrency (as low as 10) from the API.
- */
-export const sendWebhooks = (host: BackgroundHost, table: ITable, data: RosterDataStack): void => {
-  const fanOut = host.backgroundFunction(
-    WEBHOOK_FANOUT.name,
-    'queue',
-    {
-      TABLE_NAME: table.tableName,
-      WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl,
-      [queueUrlVariable('fanout')]: data.workQueues['webhook-fanout'].queueUrl,
-    },
-    WEBHOOK_FANOUT.timeoutSeconds,
-  );
-  fanOut.allowTablePartitions(table, WEBHOOK_FANOUT.actions, [WEBHOOK_PARTITIONS.endpoints]);
-  data.webhookQueue.grantSendMessages(fanOut);
-  receiveWork(fanOut, data, 'webhook-fanout');
-
-  const delivery = host.backgroundFunction(
-    WEBHOOK_DELIVERY.name,
-    'queue',
-    { TABLE_NAME: table.tableName, WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl },
-    WEBHOOK_DELIVERY.timeoutSeconds,
-  );
-  const { endpoints, auditLog, team: teamItem, deliveries } = WEBHOOK_PARTITIONS;
-  delivery.allowTablePartitions(table, ['BatchGetItem'], [endpoints, auditLog, teamItem]);
-  delivery.allowTablePartitions(table, ['PutItem'], [deliveries]);
-  delivery.addEventSource(
-    new SqsEventSource(data.webhookQueue, {
-      batchSize: WEBHOOK_DELIVERY.batchSize,
-      reportBatchItemFailures: true,
-      maxConcurrency: WEBHOOK_DELIVERY.maxConcurrency,
-    }),
   );
 };
 

@@ -35,7 +35,7 @@ console.log(`Roster API on ${server.url} (table ${tableName} at ${endpoint}); Ct
 const { startLocalBackground } = await import('./local-background.ts');
 const background = await startLocalBackground({ endpoint, tableName, dataDir });
 
-// The invite, outbox and cleanup-job sweepers, as their schedules would run them (infra/schedules.ts).
+// The invite, outbox, cleanup-job and webhook sweepers, as their schedules would run them (infra/schedules.ts).
 const { startSchedules } = await import('./schedules.ts');
 const schedules = startSchedules();
 

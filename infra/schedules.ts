@@ -1,7 +1,7 @@
 /**
  * Local mode's stand-in for the EventBridge schedules of the background functions (lib/http/background.ts):
  * the invite sweeper (functions/invite-sweep.ts), the outbox sweeper (functions/outbox-sweep.ts) and
- * the cleanup-job sweeper (functions/cleanup-sweep.ts).
+ * the cleanup-job sweeper (functions/cleanup-sweep.ts) and the webhook sweeper (functions/webhook-sweep.ts).
  * Each timer calls the same handler every `everyMinutes` with a Lambda context of the function's
  * timeout. Like the deployed schedules it does not retry a failed run (the next tick goes on), and
  * a tick that finds the previous run still going is skipped.
@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { log } from '#lib/core/log.ts';
 import { lambdaContext } from '#lib/http/apigw.ts';
-import { CLEANUP_SWEEP, INVITE_SWEEP, OUTBOX_SWEEP } from '#lib/http/background.ts';
+import { CLEANUP_SWEEP, INVITE_SWEEP, OUTBOX_SWEEP, WEBHOOK_SWEEP } from '#lib/http/background.ts';
 
 type ScheduledHandler = (event: unknown, context: Context) => Promise<void>;
 
@@ -19,6 +19,7 @@ const SCHEDULED = {
   [INVITE_SWEEP.name]: { fn: INVITE_SWEEP, load: () => import('#functions/invite-sweep.ts') },
   [OUTBOX_SWEEP.name]: { fn: OUTBOX_SWEEP, load: () => import('#functions/outbox-sweep.ts') },
   [CLEANUP_SWEEP.name]: { fn: CLEANUP_SWEEP, load: () => import('#functions/cleanup-sweep.ts') },
+  [WEBHOOK_SWEEP.name]: { fn: WEBHOOK_SWEEP, load: () => import('#functions/webhook-sweep.ts') },
 } satisfies Record<
   string,
   { fn: { name: string; timeoutSeconds: number; everyMinutes: number }; load: () => Promise<{ handler: ScheduledHandler }> }

@@ -30,11 +30,11 @@ import {
   dispatchStream,
   mailSending,
   rotateKeys,
-  sendWebhooks,
   sweepCleanupJobs,
   sweepInvites,
   sweepOutbox,
 } from './background.ts';
+import { sendWebhooks, sweepWebhooks } from './webhooks.ts';
 import { RosterDataStack, streamArnParameter } from './data-stack.ts';
 import { Endpoint, LOG_RETENTION } from './endpoint.ts';
 import { type WatchedFunction } from './monitoring/metrics.ts';
@@ -221,6 +221,7 @@ export class RosterStack extends Stack {
     sweepCleanupJobs(this, table);
     sweepInvites(this, table);
     sendWebhooks(this, table, data);
+    sweepWebhooks(this, table, data);
 
     this.monitoring.watchApi(api);
     this.monitoring.watchTable(table, Object.keys(INDEXES));

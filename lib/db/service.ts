@@ -13,7 +13,7 @@ import { outboxMessage } from './entities/outbox.ts';
 import { membership, slugClaim, team, teamCleanup } from './entities/teams.ts';
 import { transfer } from './entities/transfers.ts';
 import { accountToken, emailClaim, idClaim, refreshToken, session, user } from './entities/users.ts';
-import { webhookCount, webhookDelivery, webhookEndpoint } from './entities/webhooks.ts';
+import { webhookCount, webhookDelivery, webhookEndpoint, webhookFanout } from './entities/webhooks.ts';
 
 const FACTORIES = {
   user,
@@ -41,6 +41,7 @@ const FACTORIES = {
   webhookEndpoint,
   webhookCount,
   webhookDelivery,
+  webhookFanout,
 };
 
 type Entities = { [K in keyof typeof FACTORIES]: ReturnType<(typeof FACTORIES)[K]> };

@@ -114,13 +114,44 @@ export const MAIL_EVENTS = {
  */
 export const WEBHOOK_FANOUT = {
   name: 'webhook-fanout',
-  /** Query each team's webhook partition (its endpoints): that partition only (infra/background.ts WEBHOOK_PARTITIONS). */
-  actions: ['Query'] as const satisfies readonly DynamoAction[],
+  /**
+   * Query each team's webhook partition (its endpoints); read and write the entries' receipts
+   * (BatchGetItem, BatchWriteItem). Those partitions only (infra/webhooks.ts WEBHOOK_PARTITIONS).
+   */
+  actions: ['Query', 'BatchGetItem', 'BatchWriteItem'] as const satisfies readonly DynamoAction[],
   timeoutSeconds: 60,
   /** Queued records per invocation (SQS's most): a Query per team and a SendMessageBatch per 10 messages. */
   batchSize: 10,
   /** Invocations at once (the least SQS allows). */
   maxConcurrency: 2,
+} as const;
+
+/**
+ * The sweep of webhook events whose fan-out was lost (lib/events/webhooks/sweep.ts), on a schedule:
+ * for each team that has had an endpoint, its audit entries since its watermark, less those with a
+ * receipt, go through the fan-out again.
+ */
+export const WEBHOOK_SWEEP = {
+  name: 'webhook-sweep',
+  /**
+   * Query gsi3 for the teams, then each team's audit log, receipts and endpoints; read and write
+   * receipts (BatchGetItem, BatchWriteItem); move the team's watermark (UpdateItem). Those
+   * partitions only (infra/webhooks.ts WEBHOOK_PARTITIONS).
+   */
+  actions: ['Query', 'BatchGetItem', 'BatchWriteItem', 'UpdateItem'] as const satisfies readonly DynamoAction[],
+  indexes: ['gsi3'] as const satisfies readonly IndexName[],
+  timeoutSeconds: 60,
+  reserveSeconds: 10,
+  /**
+   * Hourly: it catches what the stream's retries (12 hours) and the work queue's (days) gave up
+   * on, so minutes do not matter, and an idle run costs a Query per webhook team.
+   */
+  everyMinutes: 60,
+  /**
+   * An entry is checked once it is this old: far past the fan-out's usual seconds, so the sweep
+   * does not race the stream for each new entry (the receipts settle it when it does).
+   */
+  settleSeconds: 900,
 } as const;
 
 /** The mailer (functions/mailer.ts), fed by its work queue with new outbox messages. */

@@ -296,6 +296,7 @@ describe('webhook delivery', () => {
           teamId: { N: String(team.id) },
           entryId: { S: entryId },
           action: { S: 'team.updated' },
+          createdAt: { S: new Date().toISOString() },
         },
       },
     };

@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BUILTINS, ESBUILD, type Endpoint } from '#infra/endpoint.ts';
 import { STACK_ID } from '#infra/stack.ts';
 import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, FUNCTION_STACKS, LIVE_ALIAS, functionStackOf } from '#infra/api-settings.ts';
-import { WEBHOOK_PARTITIONS, KEY_ROTATION, KEY_ROTATION_DAYS } from '#infra/background.ts';
+import { KEY_ROTATION, KEY_ROTATION_DAYS } from '#infra/background.ts';
+import { WEBHOOK_PARTITIONS } from '#infra/webhooks.ts';
 import { DEFAULT_OPTIONS } from '#infra/options.ts';
 import { CURSOR_KEY_ITEM, cursorKey, cursorKeyPartitionKey } from '#lib/db/entities/cursor-key.ts';
 import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '#lib/db/entities/keys.ts';
@@ -28,6 +29,7 @@ import {
   WEBHOOK_ATTEMPTS,
   WEBHOOK_DELIVERY,
   WEBHOOK_FANOUT,
+  WEBHOOK_SWEEP,
   WORK_QUEUES,
   workVisibilitySeconds,
 } from '#lib/http/background.ts';
@@ -72,6 +74,7 @@ const backgroundNames = [
   OUTBOX_SWEEP.name,
   WEBHOOK_FANOUT.name,
   WEBHOOK_DELIVERY.name,
+  WEBHOOK_SWEEP.name,
 ];
 const everyFunction = [...allNames, ...backgroundNames];
 /** The functions that are not behind the gateway and have timeouts of their own. */
@@ -84,6 +87,7 @@ const ownTimeouts: Record<string, number> = {
   [OUTBOX_SWEEP.name]: OUTBOX_SWEEP.timeoutSeconds,
   [WEBHOOK_FANOUT.name]: WEBHOOK_FANOUT.timeoutSeconds,
   [WEBHOOK_DELIVERY.name]: WEBHOOK_DELIVERY.timeoutSeconds,
+  [WEBHOOK_SWEEP.name]: WEBHOOK_SWEEP.timeoutSeconds,
 };
 const signers = ROUTES.filter((r) => 'signs' in r && r.signs).map((r) => r.name);
 const pagers: string[] = ROUTES.filter((r) => 'pages' in r && r.pages).map((r) => r.name);
@@ -439,7 +443,7 @@ describe('functions', () => {
       SourceArn: { Ref: secretId },
       SourceAccount: { Ref: 'AWS::AccountId' },
     });
-    const forSweepers = [INVITE_SWEEP.name, OUTBOX_SWEEP.name, CLEANUP_SWEEP.name].map((name) => {
+    const forSweepers = [INVITE_SWEEP.name, OUTBOX_SWEEP.name, CLEANUP_SWEEP.name, WEBHOOK_SWEEP.name].map((name) => {
       const target = { 'Fn::GetAtt': [logicalId(name), 'Arn'] };
       const [permission, ...others] = permissions.filter((p) => same(p.FunctionName, target));
       expect(others).toEqual([]);
@@ -651,7 +655,15 @@ describe('least privilege (K1)', () => {
     // The stream's reader feeds the work queues and its dead letters, the work functions set their messages' visibility, the webhook functions (and the replay
     // route) the webhook queue; with the log transport nothing may use SES (mail.test.ts: with SES,
     // the mailer and the outbox sweeper may).
-    const queued = [STREAM_DISPATCH.name, MAILER.name, TEAM_CLEANUP.name, WEBHOOK_FANOUT.name, WEBHOOK_DELIVERY.name, 'webhooks-replay'];
+    const queued = [
+      STREAM_DISPATCH.name,
+      MAILER.name,
+      TEAM_CLEANUP.name,
+      WEBHOOK_FANOUT.name,
+      WEBHOOK_DELIVERY.name,
+      WEBHOOK_SWEEP.name,
+      'webhooks-replay',
+    ];
     const allowed = queued.includes(name) ? ['dynamodb', 'logs', 'sqs'] : ['dynamodb', 'logs', 'secretsmanager'];
     expect([...services].every((s) => allowed.includes(s as string))).toBe(true);
   });
@@ -933,6 +945,7 @@ describe('webhooks', () => {
     const like = (patterns: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': patterns } });
     expect(onTable(WEBHOOK_FANOUT.name)).toEqual([
       { actions: ['dynamodb:Query'], resources: ['table'], condition: like(['$roster#webhookteamid_*']) },
+      { actions: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'], resources: ['table'], condition: like(['$roster#webhookfanout_*']) },
     ]);
     expect(onTable(WEBHOOK_DELIVERY.name)).toEqual([
       {
@@ -948,7 +961,28 @@ describe('webhooks', () => {
       '$roster#auditteamid_*',
       '$roster#teamid_*',
       '$roster#webhookdeliveries_*#endpointid_*',
+      '$roster#webhookfanout_*',
     ]);
+  });
+
+  it('is swept every hour by a function that reads only gsi3 and the webhook partitions, and may send to the webhook queue', () => {
+    const table = statementsOf(WEBHOOK_SWEEP.name).filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')));
+    const like = (patterns: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': patterns } });
+    expect(table.map((st) => ({ actions: actionsOf(st), resources: resourcesOf([st]), condition: st.Condition }))).toEqual([
+      {
+        actions: ['dynamodb:Query'],
+        resources: ['table'],
+        condition: like(['$roster#webhookteamid_*', '$roster#auditteamid_*', '$roster#webhookfanout_*']),
+      },
+      { actions: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'], resources: ['table'], condition: like(['$roster#webhookfanout_*']) },
+      { actions: ['dynamodb:UpdateItem'], resources: ['table'], condition: like(['$roster#webhookteamid_*']) },
+      // gsi3 (the teams) without a condition, and not the table: the index holds keys and counts only of webhook teams and jobs.
+      { actions: ['dynamodb:Query'], resources: ['table/index/gsi3'], condition: undefined },
+    ]);
+    expect([...new Set(table.flatMap(actionsOf))].sort()).toEqual(WEBHOOK_SWEEP.actions.map((a) => `dynamodb:${a}`).sort());
+    expect(sqsOf(WEBHOOK_SWEEP.name)).toEqual({ actions: SEND, resources: ['queue:WebhookQueue'] });
+    expect(variables(WEBHOOK_SWEEP.name)).toMatchObject({ TABLE_NAME: { Ref: tableId }, WEBHOOK_QUEUE_URL: { Ref: webhookQueue } });
+    expect(ruleOf(WEBHOOK_SWEEP.name).Properties.ScheduleExpression).toBe('rate(1 hour)');
   });
 });
 
@@ -1138,7 +1172,8 @@ describe('a restored table (-c tableName, -c tableStreamArn)', () => {
         .statementsOf(name)
         .filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')) && !actionsOf(st).includes('dynamodb:ListStreams'));
       for (const statement of onTable.filter((st) => !actionsOf(st).includes('dynamodb:GetRecords'))) {
-        expect(JSON.stringify(statement.Resource), name).toContain(JSON.stringify(tableArn));
+        // The table's ARN, or one of its indexes' (`<table>/index/…`).
+        expect(JSON.stringify(statement.Resource), name).toContain(JSON.stringify(tableArn).slice(0, -'"]]}'.length));
       }
     }
     const mappings = restored

@@ -1,5 +1,5 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
-import { KEYS, TTL_ATTRIBUTE } from './table.ts';
+import { INDEXES, KEYS, TTL_ATTRIBUTE } from './table.ts';
 
 const idPadding = { length: 16, char: '0' } as const;
 
@@ -37,6 +37,8 @@ export const webhookEndpoint = (config?: EntityConfiguration) =>
  * How many endpoints a team has: one item in the team's webhook partition, counted up and down in
  * the transaction that creates or deletes an endpoint, under the condition that keeps it at most
  * MAX_WEBHOOK_ENDPOINTS. Counting, not reading the list first, is what holds under racing creates.
+ * It is also the team's place in the webhook sweep (lib/events/webhooks/sweep.ts): a create writes
+ * its gsi3 keys (every team that has had an endpoint, by id) and, the first time, `sweepFrom`.
  */
 export const webhookCount = (config?: EntityConfiguration) =>
   new Entity(
@@ -45,9 +47,42 @@ export const webhookCount = (config?: EntityConfiguration) =>
       attributes: {
         teamId: { type: 'number', required: true, readOnly: true, padding: idPadding, label: 'webhookTeamId' },
         endpoints: { type: 'number' },
+        /**
+         * The sweep's watermark (ISO 8601): the team's audit entries from this instant on are not
+         * checked yet. Set by the first create (never moved back by a later one), moved on by the sweep.
+         */
+        sweepFrom: { type: 'string' },
+        /** For a sweep run cut short: the last entry it checked of the stretch from `sweepFrom`. */
+        sweepAfter: { type: 'string' },
       },
       indexes: {
         primary: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: [] } },
+        /** Every team that has had an endpoint: one gsi3 partition, as such teams are few and the sweep reads them all. */
+        bySweep: { index: 'gsi3', pk: { field: INDEXES.gsi3.pk, composite: [] }, sk: { field: INDEXES.gsi3.sk, composite: ['teamId'] } },
+      },
+    },
+    config,
+  );
+
+/**
+ * A receipt: the messages of this audit entry are on the webhook queue (lib/events/webhooks/fan-out.ts).
+ * Written after they are sent, only for entries that had a subscribed endpoint, and read before
+ * sending: the stream's fan-out and the sweep (lib/events/webhooks/sweep.ts) each skip an entry the
+ * other already sent, and the sweep finds the entries that have none. Its own partition per team
+ * (key label `webhookFanout`), by entry id: the sweep reads the receipts of a stretch of the audit
+ * log in one Query. `ttl`: WEBHOOK_DELIVERY_LOG_DAYS, as the delivery log.
+ */
+export const webhookFanout = (config?: EntityConfiguration) =>
+  new Entity(
+    {
+      model: { entity: 'webhookFanout', version: '1', service: 'roster' },
+      attributes: {
+        teamId: { type: 'number', required: true, readOnly: true, padding: idPadding, label: 'webhookFanout' },
+        entryId: { type: 'string', required: true, readOnly: true },
+        ttl: { type: 'number', field: TTL_ATTRIBUTE, required: true, readOnly: true },
+      },
+      indexes: {
+        byTeam: { pk: { field: KEYS.pk, composite: ['teamId'] }, sk: { field: KEYS.sk, composite: ['entryId'] } },
       },
     },
     config,

@@ -57,13 +57,21 @@ const checkUrl = async (raw: string): Promise<void> => {
   }
 };
 
-/** The count of the team's endpoints goes up by one, only while below the limit (or down by one). */
-const counted = (tx: Tx, teamId: number, by: 1 | -1) =>
+/**
+ * The count of the team's endpoints goes up by one, only while below the limit. An upsert, so it
+ * also writes the team's gsi3 keys for the webhook sweep (lib/events/webhooks/sweep.ts), and its
+ * watermark the first time only: a later create must not skip what the sweep has not checked yet.
+ */
+const countedUp = (tx: Tx, teamId: number, now: Date) =>
   tx.webhookCount
-    .update({ teamId })
-    .add({ endpoints: by })
-    .where((a, op) => (by > 0 ? `${op.notExists(a.endpoints)} OR ${op.lt(a.endpoints, MAX_WEBHOOK_ENDPOINTS)}` : ''))
+    .upsert({ teamId })
+    .add({ endpoints: 1 })
+    .ifNotExists({ sweepFrom: isoMillis(now) })
+    .where((a, op) => `${op.notExists(a.endpoints)} OR ${op.lt(a.endpoints, MAX_WEBHOOK_ENDPOINTS)}`)
     .commit();
+
+/** The count of the team's endpoints goes down by one. */
+const countedDown = (tx: Tx, teamId: number) => tx.webhookCount.update({ teamId }).add({ endpoints: -1 }).commit();
 
 /**
  * Registers an endpoint: the caller's rights first, then the URL (its host resolved, every address
@@ -96,7 +104,7 @@ export const createWebhookEndpoint = async (
       };
       created = item;
       return write(db, (tx) => [
-        named('count', counted(tx, team.teamId, 1)),
+        named('count', countedUp(tx, team.teamId, now)),
         // A fresh id that clashes with another of the team's is picked again.
         named('endpoint', tx.webhookEndpoint.create(item).commit()),
         named('actorRole', actorStillHolds(tx, me)),
@@ -172,7 +180,7 @@ export const deleteWebhookEndpoint = async (
             .where((a, op) => op.exists(a.url))
             .commit(),
         ),
-        named('count', counted(tx, team.teamId, -1)),
+        named('count', countedDown(tx, team.teamId)),
         named('actorRole', actorStillHolds(tx, me)),
         named(
           'audit',

@@ -1,0 +1,225 @@
+/**
+ * The sweep of webhook events whose fan-out was lost (lib/events/webhooks/sweep.ts), against
+ * DynamoDB Local through the local server, the stream's reader and the local queues as deployed
+ * (infra/local-background.ts), with a receiver on 127.0.0.1. The reader here loses every audit
+ * entry's INSERT of the teams in `lossy`, as a stream or a work queue that gave up would: only the
+ * sweep gets those events out. The sweep runs at a chosen `now` (WEBHOOK_SWEEP.settleSeconds and
+ * the watermark are what the tests walk through).
+ */
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { randomUUIDv7 } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { LocalBackground } from '#infra/local-background.ts';
+import { addDays, expirySeconds, isoMillis } from '#lib/core/time.ts';
+import { db } from '#lib/db/service.ts';
+import { dispatch } from '#lib/events/stream-dispatch.ts';
+import { webhookQueue } from '#lib/events/webhooks/queue.ts';
+import { sweepWebhookEvents } from '#lib/events/webhooks/sweep.ts';
+import { WEBHOOK_SWEEP } from '#lib/http/background.ts';
+import { type TestUser, createTeam, signUp, useApi } from '../helpers/api.ts';
+import { type Received, receiver } from '../helpers/receiver.ts';
+
+vi.hoisted(() => {
+  process.env.WEBHOOKS_ALLOW_PRIVATE_URLS = 'true';
+});
+
+const api = useApi();
+let background: LocalBackground;
+/** Teams whose audit entries' INSERTs the reader drops. */
+const lossy = new Set<number>();
+/** The entry ids it dropped. */
+const lost = new Set<string>();
+
+const hook = receiver((_req: Received, res) => res.writeHead(204).end());
+let paths = 0;
+const receivedAt = (p: string) => hook.received.filter((r) => r.url === p);
+const idsAt = (p: string) => receivedAt(p).map((r) => String(r.headers['webhook-id']));
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => hook.server.listen(0, '127.0.0.1', resolve));
+  const { startLocalBackground } = await import('#infra/local-background.ts');
+  background = await startLocalBackground({
+    pollMs: 50,
+    queues: { webhook: { pollMs: 20 }, fanout: { pollMs: 20 } },
+    handler: (event: DynamoDBStreamEvent) => {
+      const kept = event.Records.filter((r) => {
+        const image = r.dynamodb?.NewImage;
+        const isLost = r.eventName === 'INSERT' && image?.__edb_e__?.S === 'auditEntry' && lossy.has(Number(image.teamId?.N));
+        if (isLost) lost.add(String(image?.entryId?.S));
+        return !isLost;
+      });
+      return dispatch(kept);
+    },
+  });
+});
+afterAll(async () => {
+  await background.stop();
+  hook.server.closeAllConnections();
+  await new Promise((resolve) => hook.server.close(resolve));
+});
+
+const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+/** Waits until the fan-out and webhook queues hold nothing: every message sent is delivered. */
+const drained = () =>
+  until('the queues drained', () => background.queue('fanout').size() === 0 && background.queue('webhook').size() === 0);
+
+const SETTLED_MS = (WEBHOOK_SWEEP.settleSeconds + 1) * 1000;
+/** A sweep run at `at` with all the time it wants. */
+const sweep = (at: Date, mayGoOn = () => true) => sweepWebhookEvents(db(), webhookQueue, at, mayGoOn);
+const watermark = async (teamId: number) => (await db().entities.webhookCount.get({ teamId }).go({ consistent: true })).data?.sweepFrom;
+
+/** A fresh receiver path, and an endpoint of the team there for `events`. */
+const endpoint = async (owner: TestUser, slug: string, events: string[]) => {
+  const p = `/sweep/${++paths}`;
+  const res = await api.call('POST', `/api/teams/${slug}/webhooks`, { token: owner.token, json: { url: hook.url(p), events } });
+  expect(res.status).toBe(201);
+  return { path: p, id: (res.body.data as { id: number }).id };
+};
+
+const rename = async (owner: TestUser, slug: string, name: string) => {
+  const res = await api.call('PUT', `/api/teams/${slug}`, { token: owner.token, json: { name, slug } });
+  expect(res.status).toBe(200);
+};
+
+/** The team's audit entries of `action`, oldest first. */
+const entries = async (teamId: number, action: string) =>
+  (await db().entities.auditEntry.query.byTeam({ teamId }).go({ pages: 'all' })).data
+    .filter((e) => e.action === action)
+    .map((e) => e.entryId);
+
+describe('webhook sweep', () => {
+  it(
+    'sends each lost event once, after it settles, and only to the subscribed endpoints that existed when it happened',
+    { timeout: 90_000 },
+    async () => {
+      const owner = await signUp(api, 'sweep');
+      const team = await createTeam(api, owner);
+      const early = await endpoint(owner, team.slug, ['team.updated']);
+      const other = await endpoint(owner, team.slug, ['invite.created']);
+      const startedAt = await watermark(team.id);
+      expect(startedAt).toBeDefined();
+      lossy.add(team.id);
+      await rename(owner, team.slug, 'One');
+      await rename(owner, team.slug, 'Two');
+      const late = await endpoint(owner, team.slug, ['team.updated']);
+      await rename(owner, team.slug, 'Three');
+      const renames = await entries(team.id, 'team.updated');
+      expect(renames).toHaveLength(3);
+      await until('the reader dropped the renames', () => renames.every((id) => lost.has(id)));
+      await drained();
+      expect(receivedAt(early.path)).toEqual([]);
+
+      // Too recent: left for the stream, and the watermark stays.
+      const now = new Date();
+      expect(await sweep(now)).toMatchObject({ messages: 0, caughtUp: true });
+      expect(await watermark(team.id)).toBe(startedAt);
+
+      // Settled: every rename to the endpoint that existed then; the last one also to the late endpoint.
+      const later = new Date(now.getTime() + SETTLED_MS);
+      const swept = await sweep(later);
+      expect(swept).toMatchObject({ messages: 4, caughtUp: true });
+      expect(swept.teams).toBeGreaterThanOrEqual(1);
+      await drained();
+      expect(idsAt(early.path).sort()).toEqual([...renames].sort());
+      expect(idsAt(late.path)).toEqual([renames[2]]);
+      expect(receivedAt(other.path)).toEqual([]);
+      expect(await watermark(team.id)).toBe(isoMillis(new Date(later.getTime() - WEBHOOK_SWEEP.settleSeconds * 1000)));
+
+      // Again, and again an hour on: nothing twice.
+      await sweep(later);
+      await sweep(new Date(later.getTime() + 3_600_000));
+      await drained();
+      expect(idsAt(early.path)).toHaveLength(3);
+      expect(idsAt(late.path)).toHaveLength(1);
+    },
+  );
+
+  it('leaves alone what the stream sent: the receipt says so', { timeout: 60_000 }, async () => {
+    const owner = await signUp(api, 'stream');
+    const team = await createTeam(api, owner);
+    const hooked = await endpoint(owner, team.slug, ['team.updated']);
+    await rename(owner, team.slug, 'Streamed');
+    await until('the stream delivered the rename', () => receivedAt(hooked.path).length === 1);
+    const [entryId] = await entries(team.id, 'team.updated');
+    const receipt = await db()
+      .entities.webhookFanout.get({ teamId: team.id, entryId: entryId as string })
+      .go({ consistent: true });
+    expect(receipt.data?.ttl).toBeGreaterThan(expirySeconds(addDays(new Date(), 29)));
+
+    const swept = await sweep(new Date(Date.now() + SETTLED_MS));
+    await drained();
+    expect(swept.messages).toBe(0);
+    expect(idsAt(hooked.path)).toEqual([entryId]);
+  });
+
+  it(
+    'goes through a long backlog over several runs, each cut short after a page, and sends each event once',
+    { timeout: 120_000 },
+    async () => {
+      const owner = await signUp(api, 'backlog');
+      const team = await createTeam(api, owner);
+      const hooked = await endpoint(owner, team.slug, ['team.updated']);
+      lossy.add(team.id);
+      // 250 renames as the API would record them, written straight to the table (the reader drops them).
+      const at = new Date(Date.now() + 1000);
+      const written = Array.from({ length: 250 }, () => ({
+        teamId: team.id,
+        entryId: randomUUIDv7(),
+        action: 'team.updated' as const,
+        createdAt: isoMillis(at),
+        actorUserId: 1,
+        actorEmail: owner.email,
+        targetType: 'team' as const,
+        targetId: team.id,
+        changes: '{}',
+        ttl: expirySeconds(addDays(at, 30)),
+      }));
+      const { unprocessed } = await db().entities.auditEntry.put(written).go();
+      expect(unprocessed).toEqual([]);
+      await until('the reader dropped them', () => written.every((e) => lost.has(e.entryId)));
+
+      const later = new Date(Date.now() + SETTLED_MS);
+      // One page of a team a run, as a run whose time ran out would end: 100 entries, 100, then 50.
+      const runs = [];
+      for (let run = 0; run < 10; run++) {
+        const result = await sweepWebhookEvents(db(), webhookQueue, later, () => true, { pagesPerTeam: 1 });
+        runs.push(result);
+        if (result.caughtUp) break;
+      }
+      expect(runs.map((r) => r.caughtUp)).toEqual([false, false, true]);
+      expect((await db().entities.webhookCount.get({ teamId: team.id }).go({ consistent: true })).data?.sweepAfter).toBeUndefined();
+      expect(runs.at(-1)?.caughtUp).toBe(true);
+      await drained();
+      const ids = idsAt(hooked.path);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.sort()).toEqual(written.map((e) => e.entryId).sort());
+    },
+  );
+
+  it('moves the watermark of a team without endpoints once a day, and a new endpoint keeps it', { timeout: 60_000 }, async () => {
+    const owner = await signUp(api, 'none');
+    const team = await createTeam(api, owner);
+    const gone = await endpoint(owner, team.slug, ['team.updated']);
+    expect((await api.call('DELETE', `/api/teams/${team.slug}/webhooks/${gone.id}`, { token: owner.token })).status).toBe(200);
+    const from = (await watermark(team.id)) as string;
+    expect((await db().entities.webhookCount.get({ teamId: team.id }).go({ consistent: true })).data?.endpoints).toBe(0);
+
+    await sweep(new Date(Date.parse(from) + SETTLED_MS + 3_600_000));
+    expect(await watermark(team.id)).toBe(from);
+    const dayOn = new Date(Date.parse(from) + SETTLED_MS + 86_400_000 + 1000);
+    await sweep(dayOn);
+    expect(await watermark(team.id)).toBe(isoMillis(new Date(dayOn.getTime() - WEBHOOK_SWEEP.settleSeconds * 1000)));
+
+    // A new endpoint keeps the moved watermark (the first create's only).
+    const again = await endpoint(owner, team.slug, ['team.updated']);
+    expect(again.id).toBeGreaterThan(0);
+    expect(await watermark(team.id)).toBe(isoMillis(new Date(dayOn.getTime() - WEBHOOK_SWEEP.settleSeconds * 1000)));
+  });
+});
