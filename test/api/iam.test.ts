@@ -5,7 +5,9 @@ import { db } from '#lib/db/service.ts';
 import { cursorKeyPartitionKey } from '#lib/db/entities/cursor-key.ts';
 import { KEYS } from '#lib/db/entities/table.ts';
 import { ROUTES } from '#lib/http/routes.ts';
-import { MAILER, STREAM_DISPATCH, TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT } from '#lib/http/background.ts';
+import { webhookQueue } from '#lib/events/webhooks/queue.ts';
+import { sweepWebhookEvents } from '#lib/events/webhooks/sweep.ts';
+import { MAILER, STREAM_DISPATCH, TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT, WEBHOOK_SWEEP } from '#lib/http/background.ts';
 import { invocation } from '#lib/http/server.ts';
 import type { UserItem } from '#lib/db/items.ts';
 import { addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
@@ -142,6 +144,14 @@ describe('IAM grants cover what every function does', () => {
     expect(attempts.length, 'no webhook delivery was attempted').toBeGreaterThan(0);
     const replayed = await call('POST', `/api/teams/${slug}/webhooks/${watched.id}/deliveries/${attempts[0]?.id}/replay`, owner.token);
     expect(replayed.status).toBe(200);
+    // The webhook sweep two hours on, with the invitation's receipt gone as if the stream had lost
+    // it: it reads the team list, the log and the receipts, sends the entry again and moves the watermark.
+    const { data: invited } = await db().entities.auditEntry.query.byAction({ teamId: team.id, action: 'invite.created' }).go();
+    for (const { entryId } of invited) await db().entities.webhookFanout.delete({ teamId: team.id, entryId }).go();
+    const swept = await invocation.run({ functionName: WEBHOOK_SWEEP.name }, () =>
+      sweepWebhookEvents(db(), webhookQueue, new Date(Date.now() + 2 * 3_600_000), () => true),
+    );
+    expect(swept.messages).toBeGreaterThan(0);
     await call('DELETE', `/api/teams/${slug}/members/${adminId}`, owner.token);
 
     // Refresh, then the reuse path that ends the session.
@@ -317,6 +327,11 @@ describe('IAM grants cover what every function does', () => {
         if (!(fn.actions as readonly string[]).includes(action)) missing.push(`${fn.name}: ${action}`);
       for (const index of usedIndexes.get(fn.name) ?? []) missing.push(`${fn.name}: index ${index}`);
     }
+    for (const action of used.get(WEBHOOK_SWEEP.name) ?? [])
+      if (!(WEBHOOK_SWEEP.actions as readonly string[]).includes(action)) missing.push(`${WEBHOOK_SWEEP.name}: ${action}`);
+    for (const index of usedIndexes.get(WEBHOOK_SWEEP.name) ?? [])
+      if (!(WEBHOOK_SWEEP.indexes as readonly string[]).includes(index)) missing.push(`${WEBHOOK_SWEEP.name}: index ${index}`);
+    expect([...(used.get(WEBHOOK_SWEEP.name) ?? [])].sort()).toEqual(['BatchGetItem', 'BatchWriteItem', 'Query', 'UpdateItem']);
     expect(missing, 'used but not granted').toEqual([]);
     // Every route in one scenario, password hashing included: longer than the default on a busy machine.
   }, 150_000);
