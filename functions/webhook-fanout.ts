@@ -31,6 +31,6 @@ export const handler = (event: SQSEvent): Promise<SQSBatchResponse> =>
     const entries = queued.map(({ record }) => entryOf(record)).filter((e) => e !== undefined);
     if (entries.length === 0) return [];
     const sent = await fanOut(db(), webhookQueue, entries);
-    if (sent > 0) log.info('webhook messages queued', { entries: entries.length, messages: sent });
+    if (sent.messages > 0) log.info('webhook messages queued', { entries: sent.entries, messages: sent.messages });
     return [];
   });

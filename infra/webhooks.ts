@@ -3,7 +3,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { auditEntry } from '#lib/db/entities/audit.ts';
 import { team } from '#lib/db/entities/teams.ts';
-import { webhookDelivery, webhookEndpoint, webhookFanout } from '#lib/db/entities/webhooks.ts';
+import { webhookDelivery, webhookEndpoint, webhookFanout, webhookSweep } from '#lib/db/entities/webhooks.ts';
 import { partitionPattern } from '#lib/db/partition-patterns.ts';
 import { queueUrlVariable } from '#lib/events/queues.ts';
 import { WEBHOOK_DELIVERY, WEBHOOK_FANOUT, WEBHOOK_SWEEP } from '#lib/http/background.ts';
@@ -22,6 +22,17 @@ export const WEBHOOK_PARTITIONS = {
   team: partitionPattern(team(), { teamId: 1 }),
   deliveries: partitionPattern(webhookDelivery(), { teamId: 1, endpointId: 1, deliveryId: 'x' }),
   receipts: partitionPattern(webhookFanout(), { teamId: 1, entryId: 'x' }),
+  sweepPlace: partitionPattern(webhookSweep(), { sweep: 'webhooks' }),
+} as const;
+
+/**
+ * The attributes the sweep may name (`dynamodb:Attributes`) when it lists the teams in gsi3 and
+ * when it moves a team's watermark: gsi3 also holds pending invites and outbox messages (addresses),
+ * and the webhook partition the endpoints (URLs, secrets), which these keep out of its reach.
+ */
+export const WEBHOOK_SWEEP_ATTRIBUTES = {
+  teamList: ['gsi3pk', 'gsi3sk', 'pk', 'sk', 'teamId', 'endpoints', 'sweepFrom', 'sweepAfter', '__edb_e__', '__edb_v__'],
+  watermark: ['pk', 'sk', 'teamId', 'sweepFrom', 'sweepAfter', '__edb_e__', '__edb_v__'],
 } as const;
 
 /**
@@ -72,9 +83,10 @@ export const sendWebhooks = (host: BackgroundHost, table: ITable, data: RosterDa
 /**
  * The webhook sweeper (functions/webhook-sweep.ts, lib/events/webhooks/sweep.ts) on a schedule: it
  * sends the audit entries whose fan-out was lost. No retry: the next tick goes on from each team's
- * watermark. Its grants: a Query of gsi3 (the teams), and on the webhook partitions only the
- * fan-out's reads and receipts, its audit-log Query and the watermark's UpdateItem; sending to the
- * webhook queue.
+ * watermark. Its grants: a Query of gsi3 (the teams' keys, counts and watermarks only), and on
+ * the webhook partitions only the fan-out's reads and receipts, its audit-log Query, the
+ * watermark's UpdateItem (those attributes only) and its place in the list; sending to the webhook
+ * queue.
  */
 export const sweepWebhooks = (host: BackgroundHost, table: ITable, data: RosterDataStack): void => {
   const fn = host.backgroundFunction(
@@ -84,13 +96,32 @@ export const sweepWebhooks = (host: BackgroundHost, table: ITable, data: RosterD
     WEBHOOK_SWEEP.timeoutSeconds,
     WEBHOOK_SWEEP.reserveSeconds * 1000,
   );
-  const { endpoints, auditLog, receipts } = WEBHOOK_PARTITIONS;
+  const { endpoints, auditLog, receipts, sweepPlace } = WEBHOOK_PARTITIONS;
   fn.allowTablePartitions(table, ['Query'], [endpoints, auditLog, receipts]);
   fn.allowTablePartitions(table, ['BatchGetItem', 'BatchWriteItem'], [receipts]);
-  fn.allowTablePartitions(table, ['UpdateItem'], [endpoints]);
-  // The index only, not the table: gsi3 lists the teams.
+  fn.allowTablePartitions(table, ['GetItem', 'PutItem'], [sweepPlace]);
+  // The watermark: those attributes of the team's webhook partition, nothing read back.
   fn.addToRolePolicy(
-    new PolicyStatement({ actions: ['dynamodb:Query'], resources: WEBHOOK_SWEEP.indexes.map((i) => `${table.tableArn}/index/${i}`) }),
+    new PolicyStatement({
+      actions: ['dynamodb:UpdateItem'],
+      resources: [table.tableArn],
+      conditions: {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [endpoints] },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...WEBHOOK_SWEEP_ATTRIBUTES.watermark] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+      },
+    }),
+  );
+  // The team list: gsi3 only (not the table), those attributes only.
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['dynamodb:Query'],
+      resources: WEBHOOK_SWEEP.indexes.map((i) => `${table.tableArn}/index/${i}`),
+      conditions: {
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...WEBHOOK_SWEEP_ATTRIBUTES.teamList] },
+        StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+      },
+    }),
   );
   data.webhookQueue.grantSendMessages(fn);
   runEvery(host, 'WebhookSweepSchedule', fn, WEBHOOK_SWEEP, 'Sends the webhook events whose fan-out was lost (docs/webhooks.md)');

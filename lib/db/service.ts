@@ -13,9 +13,10 @@ import { outboxMessage } from './entities/outbox.ts';
 import { membership, slugClaim, team, teamCleanup } from './entities/teams.ts';
 import { transfer } from './entities/transfers.ts';
 import { accountToken, emailClaim, idClaim, refreshToken, session, user } from './entities/users.ts';
-import { webhookCount, webhookDelivery, webhookEndpoint, webhookFanout } from './entities/webhooks.ts';
+import { webhookCount, webhookDelivery, webhookEndpoint, webhookFanout, webhookSweep } from './entities/webhooks.ts';
 
-const FACTORIES = {
+/** Every entity of the table (test/unit/entities.test.ts checks each model). */
+export const FACTORIES = {
   user,
   emailClaim,
   idClaim,
@@ -42,6 +43,7 @@ const FACTORIES = {
   webhookCount,
   webhookDelivery,
   webhookFanout,
+  webhookSweep,
 };
 
 type Entities = { [K in keyof typeof FACTORIES]: ReturnType<(typeof FACTORIES)[K]> };

@@ -134,11 +134,12 @@ export const WEBHOOK_FANOUT = {
 export const WEBHOOK_SWEEP = {
   name: 'webhook-sweep',
   /**
-   * Query gsi3 for the teams, then each team's audit log, receipts and endpoints; read and write
-   * receipts (BatchGetItem, BatchWriteItem); move the team's watermark (UpdateItem). Those
-   * partitions only (infra/webhooks.ts WEBHOOK_PARTITIONS).
+   * Read and write its place in the team list (GetItem, PutItem); Query gsi3 for the teams, then
+   * each team's audit log, receipts and endpoints; read and write receipts (BatchGetItem,
+   * BatchWriteItem); move the team's watermark (UpdateItem). Those partitions only
+   * (infra/webhooks.ts WEBHOOK_PARTITIONS).
    */
-  actions: ['Query', 'BatchGetItem', 'BatchWriteItem', 'UpdateItem'] as const satisfies readonly DynamoAction[],
+  actions: ['GetItem', 'PutItem', 'Query', 'BatchGetItem', 'BatchWriteItem', 'UpdateItem'] as const satisfies readonly DynamoAction[],
   indexes: ['gsi3'] as const satisfies readonly IndexName[],
   timeoutSeconds: 60,
   reserveSeconds: 10,

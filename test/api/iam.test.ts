@@ -5,6 +5,7 @@ import { db } from '#lib/db/service.ts';
 import { cursorKeyPartitionKey } from '#lib/db/entities/cursor-key.ts';
 import { KEYS } from '#lib/db/entities/table.ts';
 import { ROUTES } from '#lib/http/routes.ts';
+import { WEBHOOK_SWEEP_ATTRIBUTES } from '#infra/webhooks.ts';
 import { webhookQueue } from '#lib/events/webhooks/queue.ts';
 import { sweepWebhookEvents } from '#lib/events/webhooks/sweep.ts';
 import { MAILER, STREAM_DISPATCH, TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT, WEBHOOK_SWEEP } from '#lib/http/background.ts';
@@ -26,6 +27,8 @@ const HOOK = 'http://127.0.0.1:9/hook';
 
 const api = useApi();
 const used = new Map<string, Set<string>>();
+/** The attribute names the webhook sweep's gsi3 Queries and UpdateItems name, and their ReturnValues. */
+const sweepNames = { teamList: new Set<string>(), watermark: new Set<string>(), returnValues: new Set<string>() };
 const usedIndexes = new Map<string, Set<string>>();
 
 /** The IAM actions one request needs: a transaction is authorised item by item. */
@@ -55,6 +58,14 @@ beforeAll(() => {
           used.set(fn, (used.get(fn) ?? new Set()).add(onCursorKey ? `${action} (cursor key)` : action));
         }
         if (typeof input.IndexName === 'string') usedIndexes.set(fn, (usedIndexes.get(fn) ?? new Set()).add(input.IndexName));
+        // The sweep's grants for these two name attributes (infra/webhooks.ts WEBHOOK_SWEEP_ATTRIBUTES).
+        const names = Object.values((input.ExpressionAttributeNames ?? {}) as Record<string, string>);
+        if (fn === WEBHOOK_SWEEP.name && context.commandName === 'QueryCommand' && input.IndexName === 'gsi3')
+          for (const name of names) sweepNames.teamList.add(name);
+        if (fn === WEBHOOK_SWEEP.name && context.commandName === 'UpdateItemCommand') {
+          for (const name of names) sweepNames.watermark.add(name);
+          sweepNames.returnValues.add(String(input.ReturnValues ?? 'NONE'));
+        }
       }
       return next(args);
     },
@@ -331,7 +342,17 @@ describe('IAM grants cover what every function does', () => {
       if (!(WEBHOOK_SWEEP.actions as readonly string[]).includes(action)) missing.push(`${WEBHOOK_SWEEP.name}: ${action}`);
     for (const index of usedIndexes.get(WEBHOOK_SWEEP.name) ?? [])
       if (!(WEBHOOK_SWEEP.indexes as readonly string[]).includes(index)) missing.push(`${WEBHOOK_SWEEP.name}: index ${index}`);
-    expect([...(used.get(WEBHOOK_SWEEP.name) ?? [])].sort()).toEqual(['BatchGetItem', 'BatchWriteItem', 'Query', 'UpdateItem']);
+    expect([...(used.get(WEBHOOK_SWEEP.name) ?? [])].sort()).toEqual(['BatchGetItem', 'BatchWriteItem', 'GetItem', 'Query', 'UpdateItem']);
+    // Within the attribute conditions of its gsi3 Query and its UpdateItem, and nothing read back.
+    for (const name of sweepNames.teamList)
+      if (!(WEBHOOK_SWEEP_ATTRIBUTES.teamList as readonly string[]).includes(name))
+        missing.push(`${WEBHOOK_SWEEP.name}: gsi3 attribute ${name}`);
+    for (const name of sweepNames.watermark)
+      if (!(WEBHOOK_SWEEP_ATTRIBUTES.watermark as readonly string[]).includes(name))
+        missing.push(`${WEBHOOK_SWEEP.name}: updated attribute ${name}`);
+    expect(sweepNames.teamList.size).toBeGreaterThan(0);
+    expect(sweepNames.watermark.size).toBeGreaterThan(0);
+    expect([...sweepNames.returnValues]).toEqual(['NONE']);
     expect(missing, 'used but not granted').toEqual([]);
     // Every route in one scenario, password hashing included: longer than the default on a busy machine.
   }, 150_000);

@@ -11,6 +11,7 @@ import { randomUUIDv7 } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalBackground } from '#infra/local-background.ts';
 import { addDays, expirySeconds, isoMillis } from '#lib/core/time.ts';
+import { uuidV7Floor } from '#lib/core/uuid-v7.ts';
 import { db } from '#lib/db/service.ts';
 import { dispatch } from '#lib/events/stream-dispatch.ts';
 import { webhookQueue } from '#lib/events/webhooks/queue.ts';
@@ -124,7 +125,7 @@ describe('webhook sweep', () => {
       // Settled: every rename to the endpoint that existed then; the last one also to the late endpoint.
       const later = new Date(now.getTime() + SETTLED_MS);
       const swept = await sweep(later);
-      expect(swept).toMatchObject({ messages: 4, caughtUp: true });
+      expect(swept).toMatchObject({ sent: 3, messages: 4, failed: 0, caughtUp: true });
       expect(swept.teams).toBeGreaterThanOrEqual(1);
       await drained();
       expect(idsAt(early.path).sort()).toEqual([...renames].sort());
@@ -155,7 +156,7 @@ describe('webhook sweep', () => {
 
     const swept = await sweep(new Date(Date.now() + SETTLED_MS));
     await drained();
-    expect(swept.messages).toBe(0);
+    expect(swept).toMatchObject({ sent: 0, messages: 0 });
     expect(idsAt(hooked.path)).toEqual([entryId]);
   });
 
@@ -221,5 +222,105 @@ describe('webhook sweep', () => {
     const again = await endpoint(owner, team.slug, ['team.updated']);
     expect(again.id).toBeGreaterThan(0);
     expect(await watermark(team.id)).toBe(isoMillis(new Date(dayOn.getTime() - WEBHOOK_SWEEP.settleSeconds * 1000)));
+  });
+
+  /** Renames of a fresh lossy team with an endpoint for them: the team and its endpoint's path. */
+  const lostRenames = async (label: string, count: number) => {
+    const owner = await signUp(api, label);
+    const team = await createTeam(api, owner);
+    const hooked = await endpoint(owner, team.slug, ['team.updated']);
+    lossy.add(team.id);
+    for (let n = 0; n < count; n++) await rename(owner, team.slug, `${label} ${n}`);
+    const renames = await entries(team.id, 'team.updated');
+    await until('the reader dropped the renames', () => renames.every((id) => lost.has(id)));
+    return { team, path: hooked.path, renames };
+  };
+
+  it('goes on past a team whose sweep fails, and sends that team at the next run', { timeout: 60_000 }, async () => {
+    const failing = await lostRenames('failing', 2);
+    const fine = await lostRenames('fine', 2);
+    const later = new Date(Date.now() + SETTLED_MS);
+    // The queue refuses the failing team's messages, as SQS out of reach would.
+    const refusing = () => {
+      const real = webhookQueue();
+      return {
+        ...real,
+        send: (orders: Parameters<typeof real.send>[0]) =>
+          orders.some((o) => o.teamId === failing.team.id) ? Promise.reject(new Error('queue unreachable')) : real.send(orders),
+      };
+    };
+    const first = await sweepWebhookEvents(db(), refusing, later, () => true);
+    expect(first.failed).toBe(1);
+    await drained();
+    expect(idsAt(fine.path).sort()).toEqual([...fine.renames].sort());
+    expect(receivedAt(failing.path)).toEqual([]);
+
+    const second = await sweep(later);
+    expect(second).toMatchObject({ sent: 2, failed: 0 });
+    await drained();
+    expect(idsAt(failing.path).sort()).toEqual([...failing.renames].sort());
+    expect(idsAt(fine.path)).toHaveLength(2);
+  });
+
+  it('when its time runs out between teams, starts the next run after the last team it finished', { timeout: 60_000 }, async () => {
+    const first = await lostRenames('first', 1);
+    const second = await lostRenames('second', 1);
+    expect(second.team.id).toBeGreaterThan(first.team.id);
+    const later = new Date(Date.now() + SETTLED_MS);
+    // The time runs out as soon as the first team's messages are out.
+    let out = false;
+    const watching = () => {
+      const real = webhookQueue();
+      return {
+        ...real,
+        send: async (orders: Parameters<typeof real.send>[0]) => {
+          await real.send(orders);
+          if (orders.some((o) => o.teamId === first.team.id)) out = true;
+        },
+      };
+    };
+    const cut = await sweepWebhookEvents(db(), watching, later, () => !out);
+    expect(cut.caughtUp).toBe(false);
+    const place = await db().entities.webhookSweep.get({ sweep: 'webhooks' }).go({ consistent: true });
+    expect(place.data?.resumeAfter).toBe(first.team.id);
+    await drained();
+    expect(receivedAt(second.path)).toEqual([]);
+
+    // The next run starts with the second team; the first is not sent again.
+    const next = await sweep(later);
+    expect(next.caughtUp).toBe(true);
+    await drained();
+    expect(idsAt(second.path)).toEqual(second.renames);
+    expect(idsAt(first.path)).toEqual(first.renames);
+  });
+
+  it('reads no further back than the receipts last: an older entry cannot be told from one sent', { timeout: 60_000 }, async () => {
+    const owner = await signUp(api, 'horizon');
+    const team = await createTeam(api, owner);
+    const hooked = await endpoint(owner, team.slug, ['team.updated']);
+    lossy.add(team.id);
+    const now = new Date();
+    // Entries whose ids date from 40 and 10 days ago (as after a sweep stopped for weeks), the watermark before both.
+    const aged = (days: number) => ({
+      teamId: team.id,
+      entryId: `${uuidV7Floor(addDays(now, -days))}-7000-8000-${String(days).padStart(12, '0')}`,
+      action: 'team.updated' as const,
+      createdAt: isoMillis(new Date(now.getTime() + 1000)),
+      actorUserId: 1,
+      actorEmail: owner.email,
+      targetType: 'team' as const,
+      targetId: team.id,
+      changes: '{}',
+      ttl: expirySeconds(addDays(now, 300)),
+    });
+    const [old, recent] = [aged(40), aged(10)];
+    await db().entities.auditEntry.put([old, recent]).go();
+    await db()
+      .entities.webhookCount.patch({ teamId: team.id })
+      .set({ sweepFrom: isoMillis(addDays(now, -50)) })
+      .go();
+    await sweep(new Date(now.getTime() + SETTLED_MS));
+    await drained();
+    expect(idsAt(hooked.path)).toEqual([recent.entryId]);
   });
 });

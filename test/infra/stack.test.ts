@@ -13,7 +13,7 @@ import { BUILTINS, ESBUILD, type Endpoint } from '#infra/endpoint.ts';
 import { STACK_ID } from '#infra/stack.ts';
 import { ACCESS_LOG_FIELDS, CREDENTIAL_ROUTES, FUNCTION_STACKS, LIVE_ALIAS, functionStackOf } from '#infra/api-settings.ts';
 import { KEY_ROTATION, KEY_ROTATION_DAYS } from '#infra/background.ts';
-import { WEBHOOK_PARTITIONS } from '#infra/webhooks.ts';
+import { WEBHOOK_PARTITIONS, WEBHOOK_SWEEP_ATTRIBUTES } from '#infra/webhooks.ts';
 import { DEFAULT_OPTIONS } from '#infra/options.ts';
 import { CURSOR_KEY_ITEM, cursorKey, cursorKeyPartitionKey } from '#lib/db/entities/cursor-key.ts';
 import { SIGNING_KEYS_ITEM, signingKeys, signingKeysPartitionKey } from '#lib/db/entities/keys.ts';
@@ -962,6 +962,7 @@ describe('webhooks', () => {
       '$roster#teamid_*',
       '$roster#webhookdeliveries_*#endpointid_*',
       '$roster#webhookfanout_*',
+      '$roster#sweep_webhooks',
     ]);
   });
 
@@ -975,9 +976,26 @@ describe('webhooks', () => {
         condition: like(['$roster#webhookteamid_*', '$roster#auditteamid_*', '$roster#webhookfanout_*']),
       },
       { actions: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'], resources: ['table'], condition: like(['$roster#webhookfanout_*']) },
-      { actions: ['dynamodb:UpdateItem'], resources: ['table'], condition: like(['$roster#webhookteamid_*']) },
-      // gsi3 (the teams) without a condition, and not the table: the index holds keys and counts only of webhook teams and jobs.
-      { actions: ['dynamodb:Query'], resources: ['table/index/gsi3'], condition: undefined },
+      { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resources: ['table'], condition: like(['$roster#sweep_webhooks']) },
+      // The watermark: its attributes only, nothing read back (the partition also holds the endpoints' secrets).
+      {
+        actions: ['dynamodb:UpdateItem'],
+        resources: ['table'],
+        condition: {
+          ...like(['$roster#webhookteamid_*']),
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...WEBHOOK_SWEEP_ATTRIBUTES.watermark] },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+        },
+      },
+      // gsi3, not the table, and only the team list's attributes (gsi3 also holds invites and outbox messages).
+      {
+        actions: ['dynamodb:Query'],
+        resources: ['table/index/gsi3'],
+        condition: {
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...WEBHOOK_SWEEP_ATTRIBUTES.teamList] },
+          StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+        },
+      },
     ]);
     expect([...new Set(table.flatMap(actionsOf))].sort()).toEqual(WEBHOOK_SWEEP.actions.map((a) => `dynamodb:${a}`).sort());
     expect(sqsOf(WEBHOOK_SWEEP.name)).toEqual({ actions: SEND, resources: ['queue:WebhookQueue'] });

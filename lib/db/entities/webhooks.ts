@@ -125,3 +125,26 @@ export const webhookDelivery = (config?: EntityConfiguration) =>
     },
     config,
   );
+
+/**
+ * The webhook sweep's place in its list of teams (lib/events/webhooks/sweep.ts): a run whose time
+ * ran out records the last team it finished, and the next run starts after it (and comes round to
+ * the first teams at the end), so teams late in the list are not left behind. One item, in its own
+ * partition (the constant key `sweep`), so the sweep's grant names it alone.
+ */
+export const webhookSweep = (config?: EntityConfiguration) =>
+  new Entity(
+    {
+      model: { entity: 'webhookSweep', version: '1', service: 'roster' },
+      attributes: {
+        sweep: { type: ['webhooks'] as const, required: true, readOnly: true, default: 'webhooks' },
+        /** The team id the next run starts after. */
+        resumeAfter: { type: 'number', required: true },
+        updatedAt: { type: 'string', required: true },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['sweep'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );

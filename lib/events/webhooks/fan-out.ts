@@ -54,11 +54,16 @@ const entryKey = (o: { teamId: number; entryId: string }) => `${o.teamId} ${o.en
  * Throws when a read or the queue fails: the caller tries again. A receipt that cannot be written
  * is logged, not thrown: the messages are out, and the sweep sends that entry once more at worst
  * (delivery is at least once; receivers de-duplicate by `webhook-id`).
- * Returns the messages sent.
+ * Returns how many entries it sent, and in how many messages.
  */
-export const fanOut = async (db: Db, queue: () => WebhookQueue, entries: readonly NewEntry[], now = new Date()): Promise<number> => {
+export const fanOut = async (
+  db: Db,
+  queue: () => WebhookQueue,
+  entries: readonly NewEntry[],
+  now = new Date(),
+): Promise<{ entries: number; messages: number }> => {
   const orders = await ordersFor(db, entries);
-  if (orders.length === 0) return 0;
+  if (orders.length === 0) return { entries: 0, messages: 0 };
   const unique = [...new Map(orders.map((o) => [entryKey(o), { teamId: o.teamId, entryId: o.entryId }])).values()];
   const receipts = await readTogether(
     db,
@@ -66,7 +71,7 @@ export const fanOut = async (db: Db, queue: () => WebhookQueue, entries: readonl
   );
   const sent = new Set(receipts.filter((r) => r !== null).map(entryKey));
   const fresh = orders.filter((o) => !sent.has(entryKey(o)));
-  if (fresh.length === 0) return 0;
+  if (fresh.length === 0) return { entries: 0, messages: 0 };
   await queue().send(fresh);
   const ttl = expirySeconds(addDays(now, config.webhookDeliveryLogDays));
   const written = unique.filter((key) => !sent.has(entryKey(key))).map((key) => ({ ...key, ttl }));
@@ -82,5 +87,5 @@ export const fanOut = async (db: Db, queue: () => WebhookQueue, entries: readonl
   } catch (error) {
     log.error('webhook fan-out receipts not written: the sweep may send these entries again', error, { entries: written.length });
   }
-  return fresh.length;
+  return { entries: written.length, messages: fresh.length };
 };

@@ -1,5 +1,5 @@
+import { config } from '#lib/core/config.ts';
 import { log } from '#lib/core/log.ts';
-import { stepWhile } from '#lib/core/time-budget.ts';
 import { addDays, isExpired, isoMillis } from '#lib/core/time.ts';
 import { uuidV7Floor } from '#lib/core/uuid-v7.ts';
 import type { Db } from '#lib/db/service.ts';
@@ -29,17 +29,21 @@ const TEAMS_PAGE = 100;
 const ENTRIES_PAGE = 100;
 /** Pages of one team per run, by default. */
 const PAGES_PER_TEAM = 20;
+/** The highest team id (16 digits, as the keys pad them). */
+const LAST_TEAM = Number.MAX_SAFE_INTEGER;
 
 export interface WebhookSweep {
   /** Teams whose audit log held entries to check. */
   teams: number;
   /** Entries checked. */
   checked: number;
-  /** Entries without a receipt handed to the fan-out. */
-  unsent: number;
-  /** Messages those became (none for an entry no endpoint subscribes to). */
+  /** Entries the sweep sent (no receipt, and an endpoint that wants them). */
+  sent: number;
+  /** The messages those became. */
   messages: number;
-  /** False when the time ran out with teams or entries left (the next run goes on). */
+  /** Teams whose sweep failed (logged; the next run tries them again). */
+  failed: number;
+  /** False when the time ran out with teams or entries left (the next run goes on after the last team done). */
   caughtUp: boolean;
 }
 
@@ -69,14 +73,20 @@ const sweepTeam = async (
   result: WebhookSweep,
 ): Promise<Mark | undefined> => {
   const { auditEntry, webhookFanout } = db.entities;
+  // Receipts last WEBHOOK_DELIVERY_LOG_DAYS: an older entry cannot be told from one sent, so a
+  // watermark left further back (a sweep stopped for weeks) starts at the receipts' horizon.
+  const horizon = uuidV7Floor(addDays(until, 1 - config.webhookDeliveryLogDays));
   // From the entry a cut-short run ended on (read again: at most one entry twice, and its receipt says so).
-  const range = [{ entryId: mark.sweepAfter ?? uuidV7Floor(new Date(mark.sweepFrom)) }, { entryId: uuidV7Floor(until) }] as const;
+  const from = [mark.sweepAfter ?? uuidV7Floor(new Date(mark.sweepFrom)), horizon].reduce((a, b) => (a > b ? a : b));
+  const to = uuidV7Floor(until);
+  const done: Mark = { sweepFrom: isoMillis(until) };
+  // A clock stepped back can leave the mark past `until`: nothing to read until it is passed.
+  if (from >= to) return undefined;
   const entries = (cursor: string | null) =>
     auditEntry.query
       .byTeam({ teamId })
-      .between(...range)
+      .between({ entryId: from }, { entryId: to })
       .go({ cursor, limit: ENTRIES_PAGE, attributes: ['teamId', 'entryId', 'action', 'createdAt', 'ttl'] });
-  const done: Mark = { sweepFrom: isoMillis(until) };
   let cursor: string | null = null;
   let reached: Mark | undefined;
   for (let pages = 0; pages < pagesPerTeam; pages++) {
@@ -88,14 +98,14 @@ const sweepTeam = async (
       .byTeam({ teamId })
       .between({ entryId: first.entryId }, { entryId: last.entryId })
       .go({ pages: 'all', attributes: ['entryId'] });
-    const sent = new Set(receipts.data.map((r) => r.entryId));
-    const unsent = page.data.filter((e) => !sent.has(e.entryId) && !isExpired(e.ttl, now));
+    const had = new Set(receipts.data.map((r) => r.entryId));
+    const unsent = page.data.filter((e) => !had.has(e.entryId) && !isExpired(e.ttl, now));
     result.checked += page.data.length;
-    result.unsent += unsent.length;
-    if (unsent.length > 0) {
-      result.messages += await fanOut(db, queue, unsent, now);
-      log.info('webhook events sent by the sweep', { teamId, entries: unsent.length });
-    }
+    // Entries no endpoint wants have no receipt either: the fan-out sends only what some endpoint wants.
+    const sent = unsent.length > 0 ? await fanOut(db, queue, unsent, now) : { entries: 0, messages: 0 };
+    if (sent.messages > 0) log.info('webhook events sent by the sweep', { teamId, ...sent });
+    result.sent += sent.entries;
+    result.messages += sent.messages;
     cursor = page.cursor;
     if (cursor === null) return done;
     reached = { sweepFrom: mark.sweepFrom, sweepAfter: last.entryId };
@@ -105,11 +115,52 @@ const sweepTeam = async (
   return reached;
 };
 
+/** Moves the team's watermark from `read` to `next`, unless an overlapping run moved it first or the team's cleanup deleted it. */
+const moveMark = async (db: Db, teamId: number, read: Mark, next: Mark): Promise<void> => {
+  const update = db.entities.webhookCount.patch({ teamId }).set({ sweepFrom: next.sweepFrom });
+  try {
+    await (next.sweepAfter === undefined ? update.remove(['sweepAfter']) : update.set({ sweepAfter: next.sweepAfter }))
+      .where((a, op) =>
+        [
+          op.eq(a.sweepFrom, read.sweepFrom),
+          read.sweepAfter === undefined ? op.notExists(a.sweepAfter) : op.eq(a.sweepAfter, read.sweepAfter),
+        ].join(' AND '),
+      )
+      .go({ response: 'none' });
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+};
+
+/** One team: its entries (or, without endpoints, a daily move of its watermark). Throws what the table or the queue throws. */
+const sweepOne = async (
+  db: Db,
+  queue: () => WebhookQueue,
+  team: { teamId: number; endpoints?: number | undefined } & Mark,
+  until: Date,
+  now: Date,
+  options: { mayGoOn: () => boolean; pagesPerTeam: number },
+  result: WebhookSweep,
+): Promise<void> => {
+  let next: Mark | undefined;
+  if (!team.endpoints) {
+    // No endpoint: nothing to send, and a later one gets only events after its creation. The
+    // watermark moves up once a day, so the team's next endpoint starts the sweep from there.
+    if (team.sweepFrom < isoMillis(addDays(until, -1))) next = { sweepFrom: isoMillis(until) };
+  } else {
+    next = await sweepTeam(db, queue, team.teamId, team, until, now, options, result);
+    if (next) result.teams++;
+  }
+  if (next) await moveMark(db, team.teamId, team, next);
+};
+
 /**
  * Sends the webhook events of every team whose fan-out was lost, up to WEBHOOK_SWEEP.settleSeconds
- * before `now`, while `mayGoOn()` allows another page. Each team's watermark moves by a conditional
- * update, so two runs that overlap do not move it back. Idempotent: a run cut short anywhere is
- * resumed by the next.
+ * before `now`, while `mayGoOn()` allows another team or page. The teams are taken in id order from
+ * after the last one a run cut short finished (its place, `webhookSweep`), round to the first, so
+ * every team is reached however many there are. A team that fails is logged and left to the next
+ * run; the others go on. Each team's watermark moves by a conditional update, so two runs that
+ * overlap do not move it back. Idempotent: a run cut short anywhere is resumed by the next.
  */
 export const sweepWebhookEvents = async (
   db: Db,
@@ -118,44 +169,47 @@ export const sweepWebhookEvents = async (
   mayGoOn: () => boolean,
   { pagesPerTeam = PAGES_PER_TEAM }: Options = {},
 ): Promise<WebhookSweep> => {
-  const { webhookCount } = db.entities;
+  const { webhookCount, webhookSweep } = db.entities;
   const until = new Date(now.getTime() - WEBHOOK_SWEEP.settleSeconds * 1000);
-  const result: WebhookSweep = { teams: 0, checked: 0, unsent: 0, messages: 0, caughtUp: true };
-  let cursor: string | null = null;
-  const { finished } = await stepWhile(async () => {
-    const page = await webhookCount.query
+  const result: WebhookSweep = { teams: 0, checked: 0, sent: 0, messages: 0, failed: 0, caughtUp: true };
+  const place = (await webhookSweep.get({ sweep: 'webhooks' }).go({ consistent: true })).data;
+  const start = place?.resumeAfter ?? 0;
+  // After the place to the last team, then from the first up to the place.
+  const stretches = [[start + 1, LAST_TEAM], ...(start > 0 ? [[1, start]] : [])] as const;
+  const teams = (low: number, high: number, cursor: string | null) =>
+    webhookCount.query
       .bySweep({})
+      .between({ teamId: low }, { teamId: high })
       .go({ cursor, limit: TEAMS_PAGE, attributes: ['teamId', 'endpoints', 'sweepFrom', 'sweepAfter'] });
-    for (const { teamId, endpoints, sweepFrom, sweepAfter } of page.data) {
-      if (!sweepFrom || sweepFrom >= isoMillis(until)) continue;
-      if (!mayGoOn()) return false;
-      let next: Mark | undefined;
-      if (!endpoints) {
-        // No endpoint: nothing to send, and a later one gets only events after its creation. The
-        // watermark moves up once a day, so the team's next endpoint starts the sweep from there.
-        if (sweepFrom < isoMillis(addDays(until, -1))) next = { sweepFrom: isoMillis(until) };
-      } else {
-        next = await sweepTeam(db, queue, teamId, { sweepFrom, sweepAfter }, until, now, { mayGoOn, pagesPerTeam }, result);
-        if (next) result.teams++;
+  let lastDone: number | undefined;
+  for (const [low, high] of stretches) {
+    let cursor: string | null = null;
+    do {
+      const page = await teams(low, high, cursor);
+      for (const team of page.data) {
+        const { sweepFrom } = team;
+        if (!sweepFrom || sweepFrom >= isoMillis(until)) continue;
+        if (!mayGoOn()) {
+          result.caughtUp = false;
+          break;
+        }
+        try {
+          await sweepOne(db, queue, { ...team, sweepFrom }, until, now, { mayGoOn, pagesPerTeam }, result);
+        } catch (error) {
+          result.failed++;
+          log.error('webhook sweep of a team failed; the next run tries it again', error, { teamId: team.teamId });
+        }
+        // A team cut short is not done: the next run starts with it.
+        if (!result.caughtUp) break;
+        lastDone = team.teamId;
       }
-      if (!next) continue;
-      try {
-        const update = webhookCount.patch({ teamId }).set({ sweepFrom: next.sweepFrom });
-        await (next.sweepAfter === undefined ? update.remove(['sweepAfter']) : update.set({ sweepAfter: next.sweepAfter }))
-          .where((a, op) =>
-            [op.eq(a.sweepFrom, sweepFrom), sweepAfter === undefined ? op.notExists(a.sweepAfter) : op.eq(a.sweepAfter, sweepAfter)].join(
-              ' AND ',
-            ),
-          )
-          .go();
-      } catch (error) {
-        // Moved by an overlapping run, or the team's cleanup deleted it: either way, not ours to move.
-        if (!isConditionFailure(error)) throw error;
-      }
-    }
-    cursor = page.cursor;
-    return cursor !== null;
-  }, mayGoOn);
-  if (!finished) result.caughtUp = false;
+      cursor = result.caughtUp ? page.cursor : null;
+    } while (cursor !== null);
+    if (!result.caughtUp) break;
+  }
+  // Cut short: the next run starts after the last team finished.
+  if (!result.caughtUp && lastDone !== undefined) {
+    await webhookSweep.put({ sweep: 'webhooks', resumeAfter: lastDone, updatedAt: isoMillis(now) }).go({ response: 'none' });
+  }
   return result;
 };
