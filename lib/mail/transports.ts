@@ -60,17 +60,13 @@ export const createMailer = (settings: MailSettings = mailSettings): Mailer => {
   throw new Error('MAIL_TRANSPORT must be smtp, ses or log');
 };
 
-const withDeadline = <T>(work: Promise<T>, ms: number, what: string): Promise<T> => {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-  });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
-};
-
 /**
  * nodemailer over SMTP_URL. Each phase (connect, greeting, any silence) is bounded by smtpTimeoutMs
  * and the whole send by smtpSendTimeoutMs, so a hung server fails the send instead of the function.
+ * The deadline aborts the send (nodemailer's `signal`: the connection is closed), not only the
+ * wait for it: a send the mailer gave up on does not go on in the background and deliver after
+ * the outbox lease has let another attempt send the message again. Only a server that has taken
+ * the whole message and not yet answered may still deliver it.
  * The envelope is set explicitly: the server is told exactly one recipient, whatever the headers say.
  */
 export const smtpMailer = (settings: Pick<MailSettings, 'from' | 'smtpUrl' | 'smtpTimeoutMs' | 'smtpSendTimeoutMs'>): Mailer => {
@@ -89,6 +85,7 @@ export const smtpMailer = (settings: Pick<MailSettings, 'from' | 'smtpUrl' | 'sm
     maxSendMs: settings.smtpSendTimeoutMs,
     send: async (message) => {
       const m = checkMessage(message);
+      const deadline = AbortSignal.timeout(settings.smtpSendTimeoutMs);
       const sending = transporter.sendMail({
         from: sender,
         to: { name: '', address: m.to },
@@ -98,8 +95,11 @@ export const smtpMailer = (settings: Pick<MailSettings, 'from' | 'smtpUrl' | 'sm
         html: m.html,
         messageId: messageIdHeader(m.messageId, sender),
         headers: unsubscribeHeaders(m),
+        signal: deadline,
       });
-      await withDeadline(sending, settings.smtpSendTimeoutMs, 'SMTP send');
+      await sending.catch((error: unknown) => {
+        throw deadline.aborted ? new Error(`SMTP send took longer than ${settings.smtpSendTimeoutMs} ms`, { cause: error }) : error;
+      });
     },
   };
 };

@@ -583,8 +583,24 @@ describe('SMTP transport when the server is down or hung', () => {
     expect(ms).toBeLessThan(2000);
   });
 
-  it('rejects within the send deadline whatever the phase timeouts', async () => {
+  it('rejects within the send deadline whatever the phase timeouts, and closes the connection: the send does not go on', async () => {
     const mailer = smtpMailer({ from: FROM, smtpUrl: `smtp://127.0.0.1:${silentPort}`, smtpTimeoutMs: 10_000, smtpSendTimeoutMs: 300 });
+    const before = sockets.length;
     await expect(mailer.send(message())).rejects.toThrow(/longer than 300 ms/u);
+    const socket = sockets[before];
+    expect(socket).toBeDefined();
+    // The client hung up: the server's side of the connection ends within moments of the deadline.
+    if (!socket?.readableEnded && !socket?.destroyed)
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the connection is still open 2 s after the deadline')), 2000);
+        socket?.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        socket?.once('end', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
   });
 });
