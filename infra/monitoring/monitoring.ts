@@ -56,7 +56,7 @@ export const SUPPRESSOR_EXTENSION_SECONDS = 900;
 export const MAX_ALARM_RULE = 10_240;
 
 /** ...and at most this many alarms in it. */
-export const MAX_ALARM_RULE_ALARMS = 100;
+const MAX_ALARM_RULE_ALARMS = 100;
 
 /** An alarm's ARN, for estimating the length of a rule that names it: a long partition and region. */
 const ARN_LENGTH = 'arn:aws-us-gov:cloudwatch:us-gov-west-1:123456789012:alarm:'.length;

@@ -91,7 +91,7 @@ export const OUTBOX_SWEEP = {
   actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] as const satisfies readonly DynamoAction[],
   indexes: ['gsi3'] as const satisfies readonly IndexName[],
   timeoutSeconds: 60,
-  /** A run starts no new page with less time left: a page's sends may each take SMTP_SEND_TIMEOUT_MS (15 s). */
+  /** A run starts no new page with less time left: a page's sends may each take SMTP_SEND_TIMEOUT_MS (12 s). */
   reserveSeconds: 20,
   everyMinutes: 1,
 } as const;
@@ -214,7 +214,7 @@ export const WEBHOOK_DELIVERY = {
   name: 'webhook-delivery',
   /**
    * Read the endpoint, the audit entry and the team together; Put the attempt in the delivery log.
-   * On those partitions only (infra/background.ts WEBHOOK_PARTITIONS).
+   * On those partitions only (infra/webhooks.ts WEBHOOK_PARTITIONS).
    */
   actions: ['BatchGetItem', 'PutItem'] as const satisfies readonly DynamoAction[],
   /** Messages per invocation, delivered at once: each attempt takes at most 10 s (DELIVERY_TIMEOUT_MS). */

@@ -20,7 +20,7 @@ export interface Mailer {
 }
 
 /** One SES send, its SDK attempts (2 of 1 s to connect and 5 s to answer) and their backoff included, is cut off at this. */
-export const SES_SEND_TIMEOUT_MS = 12_000;
+const SES_SEND_TIMEOUT_MS = 12_000;
 
 export interface MailSettings {
   /** `smtp`, `ses`, `log`, or undefined: `smtp` when smtpUrl is set, else `log`. */

@@ -34,7 +34,8 @@ export const sweepCleanupJobs = async (db: Db, now: Date, mayGoOn: () => boolean
   await stepWhile(async () => {
     const { data } = await teamCleanup.query
       .byDue({})
-      // Bounded below too: gsi3's partition also lists the webhook teams (lib/db/entities/webhooks.ts).
+      // Bounded below: gsi3's partition also lists the webhook teams (lib/db/entities/webhooks.ts); today
+      // their keys sort after the jobs', and the bound keeps it so whatever the names.
       .between({ dueAt: '' }, { dueAt: isoMillis(now) })
       .go({ limit: PAGE, attributes: ['teamId', 'dueAt'] });
     for (const job of data) {

@@ -14,6 +14,7 @@ import { dispatch } from '#lib/events/stream-dispatch.ts';
 import { TEAM_CLEANUP } from '#lib/http/background.ts';
 import { sweepCleanupJobs } from '#lib/teams/cleanup-sweep.ts';
 import { createTeam, signUp, useApi } from '../helpers/api.ts';
+import { until } from '../helpers/until.ts';
 
 const api = useApi();
 let background: LocalBackground;
@@ -43,14 +44,6 @@ const deletedTeam = async (): Promise<number> => {
   const team = await createTeam(api, owner);
   expect((await api.call('DELETE', `/api/teams/${team.slug}`, { token: owner.token })).status).toBe(200);
   return team.id;
-};
-
-const until = async (what: string, ok: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 };
 
 describe('cleanup sweep', () => {

@@ -18,6 +18,7 @@ import { DELIVERY_TIMEOUT_MS } from '#lib/events/webhooks/deliver.ts';
 import { type TestUser, addMember, createTeam, signUp, useApi } from '../helpers/api.ts';
 import { queuedEvent } from '../helpers/queued.ts';
 import { type Received, receiver } from '../helpers/receiver.ts';
+import { until } from '../helpers/until.ts';
 
 vi.hoisted(() => {
   process.env.WEBHOOKS_ALLOW_PRIVATE_URLS = 'true';
@@ -65,14 +66,6 @@ afterAll(async () => {
   hook.server.closeAllConnections();
   await new Promise((resolve) => hook.server.close(resolve));
 });
-
-const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 /** An owner, a team, and an endpoint at `p` for `events`, with its secret. */
 const setUp = async (p: string, events: string[]) => {

@@ -19,6 +19,7 @@ import { sweepWebhookEvents } from '#lib/events/webhooks/sweep.ts';
 import { WEBHOOK_SWEEP } from '#lib/http/background.ts';
 import { type TestUser, createTeam, signUp, useApi } from '../helpers/api.ts';
 import { type Received, receiver } from '../helpers/receiver.ts';
+import { until } from '../helpers/until.ts';
 
 vi.hoisted(() => {
   process.env.WEBHOOKS_ALLOW_PRIVATE_URLS = 'true';
@@ -59,14 +60,6 @@ afterAll(async () => {
   await new Promise((resolve) => hook.server.close(resolve));
 });
 
-const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
-
 /** Waits until the fan-out and webhook queues hold nothing: every message sent is delivered. */
 const drained = () =>
   until('the queues drained', () => background.queue('fanout').size() === 0 && background.queue('webhook').size() === 0);
@@ -89,11 +82,41 @@ const rename = async (owner: TestUser, slug: string, name: string) => {
   expect(res.status).toBe(200);
 };
 
+/** A `team.updated` audit entry as the API records one, to write straight to the table (the reader drops its INSERT). */
+const renameEntry = (teamId: number, actorEmail: string, entryId: string, createdAt: Date) => ({
+  teamId,
+  entryId,
+  action: 'team.updated' as const,
+  createdAt: isoMillis(createdAt),
+  actorUserId: 1,
+  actorEmail,
+  targetType: 'team' as const,
+  targetId: teamId,
+  changes: '{}',
+  ttl: expirySeconds(addDays(createdAt, 300)),
+});
+
 /** The team's audit entries of `action`, oldest first. */
 const entries = async (teamId: number, action: string) =>
   (await db().entities.auditEntry.query.byTeam({ teamId }).go({ pages: 'all' })).data
     .filter((e) => e.action === action)
     .map((e) => e.entryId);
+
+/**
+ * A lossy team with an endpoint for renames, and `count` renames as the API would record them,
+ * written straight to the table; returns once the reader has dropped them all.
+ */
+const lostBacklog = async (label: string, count: number) => {
+  const owner = await signUp(api, label);
+  const team = await createTeam(api, owner);
+  const hooked = await endpoint(owner, team.slug, ['team.updated']);
+  lossy.add(team.id);
+  const at = new Date(Date.now() + 1000);
+  const written = Array.from({ length: count }, () => renameEntry(team.id, owner.email, randomUUIDv7(), at));
+  expect((await db().entities.auditEntry.put(written).go()).unprocessed).toEqual([]);
+  await until('the reader dropped them', () => written.every((e) => lost.has(e.entryId)));
+  return { team, hooked, written };
+};
 
 describe('webhook sweep', () => {
   it(
@@ -164,27 +187,7 @@ describe('webhook sweep', () => {
     'goes through a long backlog over several runs, each cut short after a page, and sends each event once',
     { timeout: 120_000 },
     async () => {
-      const owner = await signUp(api, 'backlog');
-      const team = await createTeam(api, owner);
-      const hooked = await endpoint(owner, team.slug, ['team.updated']);
-      lossy.add(team.id);
-      // 250 renames as the API would record them, written straight to the table (the reader drops them).
-      const at = new Date(Date.now() + 1000);
-      const written = Array.from({ length: 250 }, () => ({
-        teamId: team.id,
-        entryId: randomUUIDv7(),
-        action: 'team.updated' as const,
-        createdAt: isoMillis(at),
-        actorUserId: 1,
-        actorEmail: owner.email,
-        targetType: 'team' as const,
-        targetId: team.id,
-        changes: '{}',
-        ttl: expirySeconds(addDays(at, 30)),
-      }));
-      const { unprocessed } = await db().entities.auditEntry.put(written).go();
-      expect(unprocessed).toEqual([]);
-      await until('the reader dropped them', () => written.every((e) => lost.has(e.entryId)));
+      const { team, hooked, written } = await lostBacklog('backlog', 250);
 
       const later = new Date(Date.now() + SETTLED_MS);
       // One page of a team a run, as a run whose time ran out would end: 100 entries, 100, then 50.
@@ -262,6 +265,24 @@ describe('webhook sweep', () => {
     expect(idsAt(fine.path)).toHaveLength(2);
   });
 
+  it('goes on to the next team when one reaches its page cap: a long backlog holds no one back', { timeout: 60_000 }, async () => {
+    const { team, hooked } = await lostBacklog('capped', 150);
+    const after = await lostRenames('aftercap', 1);
+    expect(after.team.id).toBeGreaterThan(team.id);
+
+    const later = new Date(Date.now() + SETTLED_MS);
+    const run = await sweepWebhookEvents(db(), webhookQueue, later, () => true, { pagesPerTeam: 1 });
+    expect(run.caughtUp).toBe(false);
+    await drained();
+    expect(idsAt(after.path)).toEqual(after.renames);
+    // One page of 100 entries (the endpoint's own webhook.created among them, not subscribed).
+    expect(idsAt(hooked.path).length).toBeGreaterThanOrEqual(99);
+    expect(idsAt(hooked.path).length).toBeLessThan(150);
+    await sweepWebhookEvents(db(), webhookQueue, later, () => true, { pagesPerTeam: 1 });
+    await drained();
+    expect(new Set(idsAt(hooked.path)).size).toBe(150);
+  });
+
   it('when its time runs out between teams, starts the next run after the last team it finished', { timeout: 60_000 }, async () => {
     const first = await lostRenames('first', 1);
     const second = await lostRenames('second', 1);
@@ -301,18 +322,13 @@ describe('webhook sweep', () => {
     lossy.add(team.id);
     const now = new Date();
     // Entries whose ids date from 40 and 10 days ago (as after a sweep stopped for weeks), the watermark before both.
-    const aged = (days: number) => ({
-      teamId: team.id,
-      entryId: `${uuidV7Floor(addDays(now, -days))}-7000-8000-${String(days).padStart(12, '0')}`,
-      action: 'team.updated' as const,
-      createdAt: isoMillis(new Date(now.getTime() + 1000)),
-      actorUserId: 1,
-      actorEmail: owner.email,
-      targetType: 'team' as const,
-      targetId: team.id,
-      changes: '{}',
-      ttl: expirySeconds(addDays(now, 300)),
-    });
+    const aged = (days: number) =>
+      renameEntry(
+        team.id,
+        owner.email,
+        `${uuidV7Floor(addDays(now, -days))}-7000-8000-${String(days).padStart(12, '0')}`,
+        new Date(now.getTime() + 1000),
+      );
     const [old, recent] = [aged(40), aged(10)];
     await db().entities.auditEntry.put([old, recent]).go();
     await db()

@@ -19,8 +19,8 @@ export interface NewEntry {
 /** Teams whose endpoints are read at the same time. */
 const TEAMS_IN_FLIGHT = 10;
 
-/** Receipts per BatchWriteItem (DynamoDB's most). */
-const RECEIPTS_PER_WRITE = 25;
+/** Receipt BatchWriteItems (25 receipts each) in flight at once. */
+const RECEIPT_WRITES_IN_FLIGHT = 4;
 
 /**
  * The messages of audit entries (docs/webhooks.md): for each entry, one per endpoint of its team
@@ -76,14 +76,12 @@ export const fanOut = async (
   const ttl = expirySeconds(addDays(now, config.webhookDeliveryLogDays));
   const written = unique.filter((key) => !sent.has(entryKey(key))).map((key) => ({ ...key, ttl }));
   try {
-    for (let i = 0; i < written.length; i += RECEIPTS_PER_WRITE) {
-      await untilProcessed(written.slice(i, i + RECEIPTS_PER_WRITE), async (items) => {
-        // DynamoDB hands back the keys it left: the items are tried again by key.
-        const { unprocessed } = await db.entities.webhookFanout.put(items).go();
-        const left = new Set(unprocessed.map(entryKey));
-        return { unprocessed: items.filter((item) => left.has(entryKey(item))) };
-      });
-    }
+    // ElectroDB splits them into BatchWriteItems of 25, a few at a time; DynamoDB hands back the keys it left.
+    await untilProcessed(written, async (items) => {
+      const { unprocessed } = await db.entities.webhookFanout.put(items).go({ concurrency: RECEIPT_WRITES_IN_FLIGHT });
+      const left = new Set(unprocessed.map(entryKey));
+      return { unprocessed: items.filter((item) => left.has(entryKey(item))) };
+    });
   } catch (error) {
     log.error('webhook fan-out receipts not written: the sweep may send these entries again', error, { entries: written.length });
   }

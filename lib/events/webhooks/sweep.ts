@@ -59,8 +59,10 @@ interface Options {
 }
 
 /**
- * Checks the team's entries from its mark to `until` while `mayGoOn()` allows; returns its next
- * mark, or undefined when the stretch held no entries (nothing to write).
+ * Checks the team's entries from its mark to `until`, at most `pagesPerTeam` pages and while
+ * `mayGoOn()` allows; returns its next mark (undefined when the stretch held no entries: nothing
+ * to write), and whether the run's time ran out (a team stopped at its page cap is done for this
+ * run, and the run goes on to the next team).
  */
 const sweepTeam = async (
   db: Db,
@@ -71,7 +73,7 @@ const sweepTeam = async (
   now: Date,
   { mayGoOn, pagesPerTeam }: { mayGoOn: () => boolean; pagesPerTeam: number },
   result: WebhookSweep,
-): Promise<Mark | undefined> => {
+): Promise<{ next: Mark | undefined; outOfTime: boolean }> => {
   const { auditEntry, webhookFanout } = db.entities;
   // Receipts last WEBHOOK_DELIVERY_LOG_DAYS: an older entry cannot be told from one sent, so a
   // watermark left further back (a sweep stopped for weeks) starts at the receipts' horizon.
@@ -81,7 +83,7 @@ const sweepTeam = async (
   const to = uuidV7Floor(until);
   const done: Mark = { sweepFrom: isoMillis(until) };
   // A clock stepped back can leave the mark past `until`: nothing to read until it is passed.
-  if (from >= to) return undefined;
+  if (from >= to) return { next: undefined, outOfTime: false };
   const entries = (cursor: string | null) =>
     auditEntry.query
       .byTeam({ teamId })
@@ -93,7 +95,7 @@ const sweepTeam = async (
     const page = await entries(cursor);
     const first = page.data[0];
     const last = page.data.at(-1);
-    if (!first || !last) return reached && done;
+    if (!first || !last) return { next: reached && done, outOfTime: false };
     const receipts = await webhookFanout.query
       .byTeam({ teamId })
       .between({ entryId: first.entryId }, { entryId: last.entryId })
@@ -107,12 +109,15 @@ const sweepTeam = async (
     result.sent += sent.entries;
     result.messages += sent.messages;
     cursor = page.cursor;
-    if (cursor === null) return done;
+    if (cursor === null) return { next: done, outOfTime: false };
     reached = { sweepFrom: mark.sweepFrom, sweepAfter: last.entryId };
-    if (!mayGoOn()) break;
+    if (!mayGoOn()) {
+      result.caughtUp = false;
+      return { next: reached, outOfTime: true };
+    }
   }
   result.caughtUp = false;
-  return reached;
+  return { next: reached, outOfTime: false };
 };
 
 /** Moves the team's watermark from `read` to `next`, unless an overlapping run moved it first or the team's cleanup deleted it. */
@@ -132,7 +137,10 @@ const moveMark = async (db: Db, teamId: number, read: Mark, next: Mark): Promise
   }
 };
 
-/** One team: its entries (or, without endpoints, a daily move of its watermark). Throws what the table or the queue throws. */
+/**
+ * One team: its entries (or, without endpoints, a daily move of its watermark). Returns whether the
+ * run's time ran out on it; throws what the table or the queue throws.
+ */
 const sweepOne = async (
   db: Db,
   queue: () => WebhookQueue,
@@ -141,17 +149,19 @@ const sweepOne = async (
   now: Date,
   options: { mayGoOn: () => boolean; pagesPerTeam: number },
   result: WebhookSweep,
-): Promise<void> => {
+): Promise<boolean> => {
   let next: Mark | undefined;
+  let outOfTime = false;
   if (!team.endpoints) {
     // No endpoint: nothing to send, and a later one gets only events after its creation. The
     // watermark moves up once a day, so the team's next endpoint starts the sweep from there.
     if (team.sweepFrom < isoMillis(addDays(until, -1))) next = { sweepFrom: isoMillis(until) };
   } else {
-    next = await sweepTeam(db, queue, team.teamId, team, until, now, options, result);
+    ({ next, outOfTime } = await sweepTeam(db, queue, team.teamId, team, until, now, options, result));
     if (next) result.teams++;
   }
   if (next) await moveMark(db, team.teamId, team, next);
+  return outOfTime;
 };
 
 /**
@@ -182,6 +192,7 @@ export const sweepWebhookEvents = async (
       .between({ teamId: low }, { teamId: high })
       .go({ cursor, limit: TEAMS_PAGE, attributes: ['teamId', 'endpoints', 'sweepFrom', 'sweepAfter'] });
   let lastDone: number | undefined;
+  let outOfTime = false;
   for (const [low, high] of stretches) {
     let cursor: string | null = null;
     do {
@@ -191,24 +202,25 @@ export const sweepWebhookEvents = async (
         if (!sweepFrom || sweepFrom >= isoMillis(until)) continue;
         if (!mayGoOn()) {
           result.caughtUp = false;
+          outOfTime = true;
           break;
         }
         try {
-          await sweepOne(db, queue, { ...team, sweepFrom }, until, now, { mayGoOn, pagesPerTeam }, result);
+          outOfTime = await sweepOne(db, queue, { ...team, sweepFrom }, until, now, { mayGoOn, pagesPerTeam }, result);
         } catch (error) {
           result.failed++;
           log.error('webhook sweep of a team failed; the next run tries it again', error, { teamId: team.teamId });
         }
-        // A team cut short is not done: the next run starts with it.
-        if (!result.caughtUp) break;
+        // A team the time ran out on is not done: the next run starts with it.
+        if (outOfTime) break;
         lastDone = team.teamId;
       }
-      cursor = result.caughtUp ? page.cursor : null;
+      cursor = outOfTime ? null : page.cursor;
     } while (cursor !== null);
-    if (!result.caughtUp) break;
+    if (outOfTime) break;
   }
-  // Cut short: the next run starts after the last team finished.
-  if (!result.caughtUp && lastDone !== undefined) {
+  // Out of time: the next run starts after the last team finished.
+  if (outOfTime && lastDone !== undefined) {
     await webhookSweep.put({ sweep: 'webhooks', resumeAfter: lastDone, updatedAt: isoMillis(now) }).go({ response: 'none' });
   }
   return result;
