@@ -171,13 +171,15 @@ export class RosterStack extends Stack {
     const issuer = options.issuer ?? `https://${api.apiId}.execute-api.${this.region}.${this.urlSuffix}`;
     for (const route of ROUTES) {
       const signs = 'signs' in route && route.signs;
+      // Sealing keys ride in the signing keys' secret (lib/auth/factor-seal.ts): the same read.
+      const readsKeys = signs || ('seals' in route && route.seals);
       const usesTable = route.actions.length > 0;
       const alias = this.apiFunction(
         route.name,
         {
           TOKEN_ISSUER: issuer,
           ...(usesTable ? { TABLE_NAME: table.tableName } : {}),
-          ...(signs ? { SIGNING_KEY_SECRET_ARN: data.signingKey.secretArn } : {}),
+          ...(readsKeys ? { SIGNING_KEY_SECRET_ARN: data.signingKey.secretArn } : {}),
           ...('webhookQueue' in route && route.webhookQueue ? { WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl } : {}),
         },
         deployments,
@@ -189,9 +191,9 @@ export class RosterStack extends Stack {
       if (usesTable) fn.allowTable(table, route.actions, route.indexes);
       // A list may create the cursor key item on first need, and write nothing else with PutItem.
       if ('pages' in route && route.pages) fn.allowTable(table, ['PutItem'], [], [cursorKeyPartitionKey()]);
-      // Only the functions that sign may read the private keys; the others verify with the public
-      // keys in the table item (GetItem, in their route actions).
-      if (signs) fn.allowSecretRead(data.signingKey);
+      // Only the functions that sign or seal may read the private keys; the others verify with the
+      // public keys in the table item (GetItem, in their route actions).
+      if (readsKeys) fn.allowSecretRead(data.signingKey);
       if ('webhookQueue' in route && route.webhookQueue) data.webhookQueue.grantSendMessages(fn);
       const added = api.addRoutes({
         path: route.path,

@@ -7,4 +7,9 @@ export interface Identity {
   userUuid: string;
   email: string;
   sessionId: string;
+  /**
+   * The assurance level: `aal2` once the session proved a second factor (docs/mfa.md). An Actor's
+   * is `aal2` only when both its token and its session item say so (readAsActor).
+   */
+  aal: 'aal1' | 'aal2';
 }

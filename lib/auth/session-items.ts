@@ -112,8 +112,10 @@ export const readAsActor = async <const T extends readonly Read[]>(
   const identity = await verifyClaims(claims);
   const session = results[reads.length] as SessionItem | null;
   if (!isLive(session, Date.now())) throw new AppError('unauthorized');
+  // aal2 needs both: a token signed before a step-up, or a session whose step-up a factor's removal undid, is aal1.
+  const aal = identity.aal === 'aal2' && session.aal === 'aal2' ? 'aal2' : 'aal1';
   return {
-    actor: identity as Actor,
+    actor: { ...identity, aal } as Actor,
     session,
     items: results.slice(0, reads.length) as { -readonly [I in keyof T]: EntityItem<T[I][0]> | null },
   };

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, randomUUIDv7 } from 'node:crypto';
 import { config } from '#lib/core/config.ts';
 import { addDays, epochSeconds, isoMillis } from '#lib/core/time.ts';
+import type { SecondFactorMethod } from '#lib/db/entities/users.ts';
 import type { UserItem } from '#lib/db/items.ts';
 import type { Tx } from '#lib/db/service.ts';
 import type { AuthSession } from '#lib/wire/responses.ts';
@@ -19,7 +20,15 @@ const ttlOf = (expiresAt: number, lastUsed: Date): number => Math.min(expiresAt,
  */
 export const sessionBody = async (
   u: UserItem,
-  s: { sessionId: string; expiresAt: number; createdAt: string; method?: SignInMethod | undefined },
+  s: {
+    sessionId: string;
+    expiresAt: number;
+    createdAt: string;
+    method?: SignInMethod | undefined;
+    aal?: 'aal2' | undefined;
+    secondMethod?: SecondFactorMethod | undefined;
+    secondAt?: number | undefined;
+  },
   refresh: string,
   issuedAt: Date,
 ): Promise<AuthSession> => {
@@ -28,6 +37,7 @@ export const sessionBody = async (
     notAfter: s.expiresAt,
     authenticatedAt: new Date(s.createdAt),
     method: s.method ?? 'password',
+    second: s.aal === 'aal2' && s.secondMethod && s.secondAt !== undefined ? { method: s.secondMethod, at: s.secondAt } : undefined,
   });
   return {
     session: {
@@ -108,3 +118,37 @@ export const touchSession = (tx: Tx, s: SessionItem, now: Date, tat: number) =>
         `${op.gt(a.expiresAt, epochSeconds(now))} AND ${s.refreshTat === undefined ? op.notExists(a.refreshTat) : op.eq(a.refreshTat, s.refreshTat)}`,
     )
     .commit();
+
+/** A new active refresh token of an existing session (a rotation's successor, a step-up's), living as long as the session. */
+export const sessionRefreshToken = (tx: Tx, token: string, s: Pick<SessionItem, 'sessionId' | 'userUuid' | 'expiresAt'>, now: Date) =>
+  tx.refreshToken
+    .create({
+      tokenHash: hashOpaqueToken(token),
+      sessionId: s.sessionId,
+      userUuid: s.userUuid,
+      status: 'ACTIVE',
+      createdAt: isoMillis(now),
+      expiresAt: s.expiresAt,
+      ttl: s.expiresAt,
+    })
+    .commit();
+
+/**
+ * Raises session `s` to aal2, a second factor proven by `method` at `now`: the items to write in
+ * the caller's transaction (the session, conditional on it being live, and a new refresh token:
+ * only hashes of the session's others are kept, so none can be handed back) and the body to answer
+ * once they are written. Refreshing any of the session's tokens keeps aal2 from then on.
+ */
+export const raiseSession = async (u: UserItem, s: SessionItem, method: SecondFactorMethod, now: Date) => {
+  const refresh = newOpaqueToken();
+  const secondAt = epochSeconds(now);
+  const writes = (tx: Tx) => [
+    tx.session
+      .patch({ userUuid: s.userUuid, sessionId: s.sessionId })
+      .set({ aal: 'aal2', secondMethod: method, secondAt })
+      .where((a, op) => op.gt(a.expiresAt, secondAt))
+      .commit(),
+    sessionRefreshToken(tx, refresh, s, now),
+  ];
+  return { writes, body: await sessionBody(u, { ...s, aal: 'aal2', secondMethod: method, secondAt }, refresh, now) };
+};

@@ -1,12 +1,12 @@
 import { type CryptoKey, SignJWT, importJWK } from 'jose';
 import { config } from '#lib/core/config.ts';
 import { db as sharedDb } from '#lib/db/service.ts';
+import type { SecondFactorMethod } from '#lib/db/entities/users.ts';
 import type { Identity } from './actor.ts';
-import { KeyCache, isLocal, unavailable } from './keys/cache.ts';
-import { localKeyset } from './keys/local.ts';
-import { type Algorithm, type Keyset, parseKeyset, signingKeyOf } from './keys/model.ts';
+import { KeyCache, unavailable } from './keys/cache.ts';
+import { type Algorithm, signingKeyOf } from './keys/model.ts';
+import { loadPrivateKeyset } from './private-keyset.ts';
 import { readPublishedKeys } from './keys/table-store.ts';
-import { secretString, secretsManager } from './secret-store.ts';
 import { ACCESS_TOKEN_TYPE, AUDIENCE } from './tokens.ts';
 
 /**
@@ -20,11 +20,7 @@ interface Signer {
 }
 
 const signers = new KeyCache<Signer>(async () => {
-  const arn = config.signingKeySecretArn;
-  let keyset: Keyset;
-  if (arn) keyset = parseKeyset(await secretString(secretsManager(), { SecretId: arn }));
-  else if (isLocal()) keyset = await localKeyset(sharedDb(), config.dataDir, new Date());
-  else throw new Error('SIGNING_KEY_SECRET_ARN is not set: this function cannot sign');
+  const keyset = await loadPrivateKeyset('sign');
   // The item says which keys are published, and since when: a key signs only once published.
   const published = (await readPublishedKeys(sharedDb(), true)) ?? [];
   const key = signingKeyOf(keyset, published, new Date());
@@ -36,8 +32,9 @@ const signers = new KeyCache<Signer>(async () => {
 export const currentSigningKey = (): Promise<Signer> => signers.get().catch(unavailable);
 
 /**
- * The claims of an access token: GoTrue's (Supabase auth-js's `JwtPayload` accepts them), without
- * MFA: every session is one sign-in (`aal1`), and `amr` says how and when it happened.
+ * The claims of an access token: GoTrue's (Supabase auth-js's `JwtPayload` accepts them). `aal`
+ * is `aal2` once the session proved a second factor; `amr` says how and when each step happened,
+ * the latest first (as GoTrue orders it).
  */
 export type AccessTokenClaims = {
   iss: string;
@@ -46,8 +43,8 @@ export type AccessTokenClaims = {
   exp: number;
   iat: number;
   role: string;
-  aal: 'aal1';
-  amr: { method: SignInMethod; timestamp: number }[];
+  aal: 'aal1' | 'aal2';
+  amr: { method: SignInMethod | SecondFactorMethod; timestamp: number }[];
   session_id: string;
   email: string;
   is_anonymous: false;
@@ -63,6 +60,8 @@ export interface SignOptions {
   notAfter?: number;
   /** When the password was checked: the session's creation (`amr`); default `now`. */
   authenticatedAt?: Date;
+  /** The second factor the session proved (aal2), and when (epoch s). */
+  second?: { method: SecondFactorMethod; at: number } | undefined;
 }
 
 /**
@@ -71,9 +70,9 @@ export interface SignOptions {
  * clock read: the same claims and key give the same token (refresh retries rely on it).
  */
 export const signAccessToken = async (
-  actor: Identity,
+  actor: Omit<Identity, 'aal'>,
   now: Date,
-  { notAfter = Number.POSITIVE_INFINITY, authenticatedAt = now, method = 'password' }: SignOptions = {},
+  { notAfter = Number.POSITIVE_INFINITY, authenticatedAt = now, method = 'password', second }: SignOptions = {},
 ): Promise<{ token: string; expiresAt: number }> => {
   const iat = Math.floor(now.getTime() / 1000);
   const expiresAt = Math.min(iat + config.accessTokenSeconds, notAfter);
@@ -85,8 +84,11 @@ export const signAccessToken = async (
     exp: expiresAt,
     iat,
     role: AUDIENCE,
-    aal: 'aal1',
-    amr: [{ method, timestamp: Math.floor(authenticatedAt.getTime() / 1000) }],
+    aal: second ? 'aal2' : 'aal1',
+    amr: [
+      ...(second ? [{ method: second.method, timestamp: second.at }] : []),
+      { method, timestamp: Math.floor(authenticatedAt.getTime() / 1000) },
+    ],
     session_id: actor.sessionId,
     email: actor.email,
     is_anonymous: false,

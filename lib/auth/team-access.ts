@@ -3,7 +3,7 @@
  * read from the base table, strongly consistent; what each role may then do is ./team-rules.ts.
  */
 import type { EntityItem } from 'electrodb';
-import { notFound } from '#lib/core/errors.ts';
+import { AppError, notFound } from '#lib/core/errors.ts';
 import type { Page } from '#lib/core/pagination.ts';
 import { type Read, readTogether } from '#lib/db/batch-read.ts';
 import type { MembershipItem, TeamItem } from '#lib/db/items.ts';
@@ -17,6 +17,14 @@ export interface TeamAccess {
 }
 
 const NOT_MEMBER = 'No team with that slug, or you are not a member of it.';
+
+/**
+ * A team that requires MFA (`requireMfa`) answers a member's aal1 session 403 `mfa_required`:
+ * decided from the team and the session already read, so it costs no request.
+ */
+export const requireAssurance = (team: Pick<TeamItem, 'requireMfa'>, actor: Actor): void => {
+  if (team.requireMfa === true && actor.aal !== 'aal2') throw new AppError('mfa_required');
+};
 
 /**
  * Step one of every team-scoped use case: the id of the team behind `slug`, read with the
@@ -51,6 +59,7 @@ export const memberOf = async <const T extends readonly Read[]>(
     { relaxedFrom: 2 },
   );
   if (!team || !me || team.slug !== slug) throw notFound(NOT_MEMBER);
+  requireAssurance(team as TeamItem, actor);
   return { team: team as TeamItem, me: me as MembershipItem, also: rest as { -readonly [I in keyof T]: EntityItem<T[I][0]> | null } };
 };
 

@@ -12,6 +12,9 @@ export const canUpdateTeam = (actor: Role): boolean => MANAGERS.includes(actor);
 
 export const canDeleteTeam = (actor: Role): boolean => actor === 'OWNER';
 
+/** Whether the team requires MFA of its members (docs/mfa.md). */
+export const canSetTeamPolicy = (actor: Role): boolean => actor === 'OWNER';
+
 /** List, read, create and delete a team's invites. */
 export const canManageInvites = (actor: Role): boolean => MANAGERS.includes(actor);
 

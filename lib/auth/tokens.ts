@@ -33,9 +33,9 @@ const ourKey = async (header: JWTHeaderParameters): Promise<CryptoKey> => {
 };
 
 /** The identity a token's payload names, if its members are of the types we issue; throws otherwise. */
-const identityOf = ({ sub, email, session_id: sessionId }: JWTPayload): Identity => {
+const identityOf = ({ sub, email, session_id: sessionId, aal }: JWTPayload): Identity => {
   if (typeof sub !== 'string' || typeof email !== 'string' || typeof sessionId !== 'string') throw new Error('claims of the wrong type');
-  return { userUuid: sub, email, sessionId };
+  return { userUuid: sub, email, sessionId, aal: aal === 'aal2' ? 'aal2' : 'aal1' };
 };
 
 /** Anything off is a plain 401; only a key store that cannot be read is another answer (503 `unavailable`). */

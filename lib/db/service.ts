@@ -4,6 +4,7 @@ import { config } from '#lib/core/config.ts';
 import { createDocumentClient } from './client.ts';
 import { auditEntry } from './entities/audit.ts';
 import { cursorKey } from './entities/cursor-key.ts';
+import { factor, mfaChallenge, recoveryCodes } from './entities/factors.ts';
 import { idempotencyRecord } from './entities/idempotency.ts';
 import { invite, inviteSweep, pendingInvite } from './entities/invites.ts';
 import { signingKeys } from './entities/keys.ts';
@@ -23,6 +24,9 @@ export const FACTORIES = {
   session,
   refreshToken,
   accountToken,
+  factor,
+  mfaChallenge,
+  recoveryCodes,
   team,
   slugClaim,
   membership,

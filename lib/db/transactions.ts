@@ -5,7 +5,7 @@ import { recordEvent } from '#lib/core/metrics.ts';
 import type { Db, Tx } from './service.ts';
 
 /** One item of a write transaction as ElectroDB builds it (`tx.entity….commit()`). */
-type TxItem = ReturnType<Parameters<Db['transaction']['write']>[0]>[number];
+export type TxItem = ReturnType<Parameters<Db['transaction']['write']>[0]>[number];
 
 /** Items of a write transaction under one name: a failed condition on any of them is reported by it. */
 export interface Named<N extends string> {

@@ -11,11 +11,13 @@ import type {
   GoTrueResendInput,
   GoTrueSession,
   GoTrueSignUpInput,
+  GoTrueStepUp,
   GoTrueTokenInput,
   GoTrueUser,
   GoTrueUserUpdateInput,
   GoTrueVerifyInput,
 } from '#lib/wire/gotrue.ts';
+import type { StepUp } from '#lib/wire/responses.ts';
 import { RefreshBody, SignInBody, text } from '#lib/wire/schemas.ts';
 import { gotrueSession, gotrueUser } from './views.ts';
 
@@ -128,3 +130,9 @@ export const gotrueResend = async (db: Db, input: GoTrueResendInput, client: Cli
     throw new AppError('validation_failed', undefined, { fields: { type: 'only signup confirmations are resent by address, with email' } });
   return resendConfirmation(db, input.email, client, now);
 };
+
+/** A verified factor's answer as GoTrue's: the session, bare (auth-js saves it), with the recovery codes when there are new ones. */
+export const gotrueStepUp = ({ session, recovery_codes }: StepUp): GoTrueStepUp => ({
+  ...gotrueSession({ session }),
+  ...(recovery_codes ? { recovery_codes } : {}),
+});

@@ -9,6 +9,7 @@ export interface PathParams {
   uuid: string;
   sessionId: string;
   deliveryId: string;
+  factorId: string;
 }
 
 const ID = /^[1-9][0-9]{0,15}$/;
@@ -35,6 +36,7 @@ const checks: { [K in keyof PathParams]: (value: string) => PathParams[K] } = {
   uuid: uuidParam,
   sessionId: uuidParam,
   deliveryId: uuidParam,
+  factorId: uuidParam,
 };
 
 /**

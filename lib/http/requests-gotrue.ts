@@ -1,4 +1,5 @@
 import {
+  GoTrueChallengeBody,
   GoTrueLogoutQuery,
   GoTrueRecoverBody,
   GoTrueResendBody,
@@ -8,6 +9,7 @@ import {
   GoTrueUserUpdateBody,
   GoTrueVerifyBody,
 } from '#lib/wire/gotrue.ts';
+import { EnrolBody, VerifyFactorBody } from '#lib/wire/schemas.ts';
 import type { Request } from './requests.ts';
 import type { RouteName } from './routes.ts';
 
@@ -23,6 +25,9 @@ export const GOTRUE_REQUESTS = {
   'gotrue-recover': { body: GoTrueRecoverBody },
   'gotrue-verify': { body: GoTrueVerifyBody },
   'gotrue-resend': { body: GoTrueResendBody },
+  'gotrue-factors-enrol': { body: EnrolBody },
+  'gotrue-factors-challenge': { body: GoTrueChallengeBody },
+  'gotrue-factors-verify': { body: VerifyFactorBody },
 } as const satisfies Partial<Record<RouteName, Request>>;
 
 export const gotrueRequestOf = (name: RouteName): Request => (GOTRUE_REQUESTS as Partial<Record<RouteName, Request>>)[name] ?? {};

@@ -12,12 +12,14 @@ import {
   SignOutQuery,
   SignUpBody,
   TeamBody,
+  TeamUpdateBody,
   TransferBody,
   UserDeleteBody,
   UserUpdateBody,
   VerifyBody,
   WebhookBody,
 } from '#lib/wire/schemas.ts';
+import { EnrolBody, RecoveryCodeBody, RenameFactorBody, VerifyFactorBody } from '#lib/wire/schemas.ts';
 import type { RouteName } from './routes.ts';
 
 export interface Request {
@@ -41,9 +43,13 @@ export const REQUESTS = {
   'auth-recover': { body: RecoverBody },
   'auth-reset': { body: ResetBody },
   'auth-sessions-list': { query: PageQuery },
+  'auth-factors-enrol': { body: EnrolBody },
+  'auth-factors-rename': { body: RenameFactorBody },
+  'auth-factors-verify': { body: VerifyFactorBody },
+  'auth-recovery-codes-verify': { body: RecoveryCodeBody },
   'teams-list': { query: PageQuery },
   'teams-create': { body: TeamBody },
-  'teams-update': { body: TeamBody },
+  'teams-update': { body: TeamUpdateBody },
   'members-list': { query: PageQuery },
   'audit-list': { query: AuditQuery },
   'webhooks-create': { body: WebhookBody },

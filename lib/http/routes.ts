@@ -20,8 +20,18 @@ export interface Route {
   actions: readonly DynamoAction[];
   /** Global secondary indexes the function queries. */
   indexes: readonly ('gsi1' | 'gsi2')[];
-  /** Signs access tokens: only these functions may read the private signing keys. */
+  /** Signs access tokens: only these functions (and `seals`) may read the private signing keys. */
   signs?: true;
+  /**
+   * Seals or opens second-factor secrets: reads the sealing keys, which ride in the signing keys'
+   * secret (lib/auth/factor-seal.ts), so the same read as `signs`.
+   */
+  seals?: true;
+  /**
+   * Answers secrets (a TOTP key, tokens, recovery codes): never stored under an Idempotency-Key,
+   * so the header is not honoured (docs/idempotency.md); a retry runs again.
+   */
+  secretAnswer?: true;
   /**
    * Concurrency reserved for (and capping) this function, password hashing being costly: only when
    * the deploy opts in (`cdk deploy -c reservedConcurrency=true`, infra/options.ts).
@@ -185,6 +195,86 @@ export const ROUTES = [
     status: 200,
     actions: [...AUTH, 'DeleteItem'],
     indexes: [],
+  },
+  // Second factors (lib/identity/mfa/, docs/mfa.md).
+  { name: 'auth-factors-list', method: 'GET', path: '/api/auth/factors', auth: true, body: false, status: 200, actions: AUTH, indexes: [] },
+  {
+    name: 'auth-factors-enrol',
+    method: 'POST',
+    path: '/api/auth/factors',
+    auth: true,
+    body: true,
+    status: 201,
+    actions: [...AUTH, 'PutItem', 'UpdateItem'],
+    indexes: [],
+    seals: true,
+    secretAnswer: true,
+  },
+  {
+    name: 'auth-factors-rename',
+    method: 'PUT',
+    path: '/api/auth/factors/{factorId}',
+    auth: true,
+    body: true,
+    status: 200,
+    actions: [...AUTH, 'UpdateItem'],
+    indexes: [],
+  },
+  {
+    name: 'auth-factors-delete',
+    method: 'DELETE',
+    path: '/api/auth/factors/{factorId}',
+    auth: true,
+    body: false,
+    status: 200,
+    actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'Query', 'BatchWriteItem'],
+    indexes: [],
+  },
+  {
+    name: 'auth-factors-challenge',
+    method: 'POST',
+    path: '/api/auth/factors/{factorId}/challenge',
+    auth: true,
+    body: false,
+    status: 201,
+    actions: [...AUTH, 'PutItem', 'UpdateItem', 'DeleteItem'],
+    indexes: [],
+  },
+  {
+    name: 'auth-factors-verify',
+    method: 'POST',
+    path: '/api/auth/factors/{factorId}/verify',
+    auth: true,
+    body: true,
+    status: 200,
+    actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem', 'Query', 'BatchWriteItem'],
+    indexes: [],
+    signs: true,
+    seals: true,
+    secretAnswer: true,
+  },
+  {
+    name: 'auth-recovery-codes-create',
+    method: 'POST',
+    path: '/api/auth/recovery-codes',
+    auth: true,
+    body: false,
+    status: 201,
+    actions: [...AUTH, 'PutItem'],
+    indexes: [],
+    secretAnswer: true,
+  },
+  {
+    name: 'auth-recovery-codes-verify',
+    method: 'POST',
+    path: '/api/auth/recovery-codes/verify',
+    auth: true,
+    body: true,
+    status: 200,
+    actions: [...AUTH, 'UpdateItem', 'PutItem'],
+    indexes: [],
+    signs: true,
+    secretAnswer: true,
   },
   { name: 'jwks', method: 'GET', path: '/.well-known/jwks.json', auth: false, body: false, status: 200, actions: ['GetItem'], indexes: [] },
   {
@@ -536,6 +626,53 @@ export const ROUTES = [
     dialect: 'gotrue',
   },
   {
+    name: 'gotrue-factors-enrol',
+    method: 'POST',
+    path: '/auth/v1/factors',
+    auth: true,
+    body: true,
+    status: 200,
+    actions: [...AUTH, 'PutItem', 'UpdateItem'],
+    indexes: [],
+    seals: true,
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-factors-challenge',
+    method: 'POST',
+    path: '/auth/v1/factors/{factorId}/challenge',
+    auth: true,
+    body: true,
+    status: 200,
+    actions: [...AUTH, 'PutItem'],
+    indexes: [],
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-factors-verify',
+    method: 'POST',
+    path: '/auth/v1/factors/{factorId}/verify',
+    auth: true,
+    body: true,
+    status: 200,
+    actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem', 'Query', 'BatchWriteItem'],
+    indexes: [],
+    signs: true,
+    seals: true,
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-factors-delete',
+    method: 'DELETE',
+    path: '/auth/v1/factors/{factorId}',
+    auth: true,
+    body: false,
+    status: 200,
+    actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'Query', 'BatchWriteItem'],
+    indexes: [],
+    dialect: 'gotrue',
+  },
+  {
     name: 'gotrue-logout',
     method: 'POST',
     path: '/auth/v1/logout',
@@ -658,8 +795,8 @@ export const FUNCTION_DEFAULTS = { timeoutSeconds: 10, memoryMb: 1024 } as const
 export const FALLBACK = 'fallback';
 
 /** The routes that honour `Idempotency-Key`: the POSTs with a token (docs/idempotency.md says why not the others). */
-export const isIdempotent = (route: Pick<Route, 'method' | 'auth' | 'dialect'>): boolean =>
-  route.method === 'POST' && route.auth && route.dialect === undefined;
+export const isIdempotent = (route: Pick<Route, 'method' | 'auth' | 'dialect' | 'secretAnswer'>): boolean =>
+  route.method === 'POST' && route.auth && route.dialect === undefined && route.secretAnswer !== true;
 
 export const routeNamed = (name: RouteName): Route => ROUTES.find((r) => r.name === name) as Route;
 

@@ -72,11 +72,14 @@ const leave = (tx: Tx, { membership: m }: Held, by: AuditActor, now: Date) => [
 /** A membership's items in the transaction: its delete and audit entry, and an OWNER's `ownerCount`. */
 const itemsOf = (h: Held): number => (h.membership.role === 'OWNER' ? 3 : 2);
 
+/** The user's own items the last transaction deletes: the user, its e-mail claim, its factors' secrets and its recovery codes. */
+const ownItems = (u: UserItem): number => 3 + (u.factors ?? []).length;
+
 /**
- * The memberships in transactions of at most 100 items, the last of which also deletes the user
- * and the e-mail claim: up to 32 owned teams (or 49 memberships) it is all one transaction.
+ * The memberships in transactions of at most 100 items, the last of which also deletes the user's
+ * own items: up to 29 owned teams (or 43 memberships) it is all one transaction.
  */
-const batches = (held: Held[]): Held[][] => {
+const batches = (held: Held[], own: number): Held[][] => {
   const out: Held[][] = [[]];
   let size = 0;
   for (const h of held) {
@@ -87,8 +90,8 @@ const batches = (held: Held[]): Held[][] => {
     (out[out.length - 1] as Held[]).push(h);
     size += itemsOf(h);
   }
-  // Room for the user and its e-mail claim.
-  if (size + 2 > MAX_TRANSACTION_ITEMS) out.push([]);
+  // Room for the user's own items.
+  if (size + own > MAX_TRANSACTION_ITEMS) out.push([]);
   return out;
 };
 
@@ -98,7 +101,7 @@ const batches = (held: Held[]): Held[][] => {
  * Throws `conflict` when the user changed (password or address) since it was read.
  */
 const leaveAndDelete = async (db: Db, u: UserItem, held: Held[], by: AuditActor, now: Date): Promise<boolean> => {
-  const all = batches(held);
+  const all = batches(held, ownItems(u));
   for (const [n, batch] of all.entries()) {
     const last = n === all.length - 1;
     // Which condition failed: the user's (a 409) or a membership's or team's (read again).
@@ -111,11 +114,20 @@ const leaveAndDelete = async (db: Db, u: UserItem, held: Held[], by: AuditActor,
               'account',
               ...(last
                 ? [
-                    // Only the account as read: a password or address change meanwhile is a 409.
+                    // Only the account as read: a password, address or factor change meanwhile is a 409.
                     tx.user
                       .delete({ userUuid: u.userUuid })
-                      .where((a, op) => `${op.eq(a.passwordHash, u.passwordHash)} AND ${op.eq(a.email, u.email)}`)
+                      .where(
+                        (a, op) =>
+                          `${op.eq(a.passwordHash, u.passwordHash)} AND ${op.eq(a.email, u.email)} AND ${
+                            u.factorsVersion === undefined ? op.notExists(a.factorsVersion) : op.eq(a.factorsVersion, u.factorsVersion)
+                          }`,
+                      )
                       .commit(),
+                    // Second factors (docs/mfa.md): the sealed keys and the recovery codes go with the account.
+                    ...(u.factors ?? []).map((f) => tx.factor.delete({ userUuid: u.userUuid, factorId: f.id }).commit()),
+                    // Only an account that ever had a factor can have codes: the others pay nothing for this.
+                    ...(u.factorsVersion === undefined ? [] : [tx.recoveryCodes.delete({ userUuid: u.userUuid }).commit()]),
                     tx.emailClaim
                       .delete({ email: u.email })
                       .where((a, op) => op.eq(a.userUuid, u.userUuid))
@@ -146,7 +158,8 @@ const leaveAndDelete = async (db: Db, u: UserItem, held: Held[], by: AuditActor,
  * limits of a password change. Refused with 409 `sole_owner` while the user is the only owner of a
  * team. The steps, each leaving a consistent state if the next fails: the memberships leave (an
  * OWNER's under `ownerCount > 1`, in the same transaction), the last transaction deleting the user
- * item and its e-mail claim (the address is free again); then every session ends. The id claim is
+ * item, its e-mail claim (the address is free again), its factors' sealed keys and its recovery
+ * codes; then every session ends. The id claim is
  * kept (user ids are never reused). Invites the user sent stay with their teams, their inviter
  * shown as null. Throws `unauthorized`, `validation_failed`, `rate_limited`, `sole_owner`, `conflict`.
  */

@@ -1,12 +1,11 @@
 import { hashOpaqueToken, newOpaqueToken } from '#lib/auth/opaque-tokens.ts';
 import { type SessionItem, endSessions, isRefreshable } from '#lib/auth/session-items.ts';
-import { openChild, sealChild, sessionBody, touchSession } from '#lib/auth/sessions.ts';
+import { openChild, sealChild, sessionBody, sessionRefreshToken, touchSession } from '#lib/auth/sessions.ts';
 import { config } from '#lib/core/config.ts';
 import { AppError, rateLimited } from '#lib/core/errors.ts';
 import { noteRequest } from '#lib/core/log.ts';
 import { EVENT_METRICS } from '#lib/core/metric-names.ts';
 import { recordEvent } from '#lib/core/metrics.ts';
-import { isoMillis } from '#lib/core/time.ts';
 import { readTogether } from '#lib/db/batch-read.ts';
 import type { UserItem } from '#lib/db/items.ts';
 import type { Db } from '#lib/db/service.ts';
@@ -65,20 +64,7 @@ export const refresh = async (db: Db, input: RefreshInput, now: Date) => {
             .where((a, op) => op.eq(a.status, 'ACTIVE'))
             .commit(),
         ),
-        named(
-          'child',
-          tx.refreshToken
-            .create({
-              tokenHash: hashOpaqueToken(child),
-              sessionId: s.sessionId,
-              userUuid: s.userUuid,
-              status: 'ACTIVE',
-              createdAt: isoMillis(now),
-              expiresAt: s.expiresAt,
-              ttl: s.expiresAt,
-            })
-            .commit(),
-        ),
+        named('child', sessionRefreshToken(tx, child, s, now)),
         named('session', touchSession(tx, s, now, tat)),
       ]);
     },

@@ -49,6 +49,7 @@ export const RECOVERY_PLACEHOLDERS = ['to', 'name', 'link', 'lifetime'] as const
 export const EMAIL_CHANGE_PLACEHOLDERS = ['to', 'name', 'oldEmail', 'link', 'lifetime'] as const;
 export const EMAIL_CHANGE_NOTICE_PLACEHOLDERS = ['to', 'name', 'newEmail'] as const;
 export const ADDRESS_IN_USE_PLACEHOLDERS = ['to', 'name'] as const;
+export const RECOVERY_CODE_USED_PLACEHOLDERS = ['to', 'name', 'left'] as const;
 
 const html = (title: string, body: string): string => `<!doctype html>
 <html><head><meta charset="utf-8"><title>${title}</title></head>
@@ -148,6 +149,23 @@ If it was you, sign in with your password, or ask for a password reset for {{to}
   ),
 };
 
+// No link: whoever used the code may be reading along, and the owner needs nothing new to act.
+const RECOVERY_CODE_USED: Parts = {
+  subject: 'A recovery code was used on your Roster account',
+  text: `Hello {{name}},
+
+A recovery code was used in place of your second factor to sign in to your Roster account {{to}}. It no longer works; {{left}} of your recovery codes are left.
+
+If this was not you, someone knows your password and has one of your recovery codes: reset your password now by asking for a password reset for {{to}} (a reset ends every session), then sign in, make new recovery codes and check your second factors.
+`,
+  html: html(
+    'A recovery code was used',
+    `<p>Hello {{name}},</p>
+<p>A recovery code was used in place of your second factor to sign in to your Roster account {{to}}. It no longer works; {{left}} of your recovery codes are left.</p>
+<p>If this was not you, someone knows your password and has one of your recovery codes: reset your password now by asking for a password reset for {{to}} (a reset ends every session), then sign in, make new recovery codes and check your second factors.</p>`,
+  ),
+};
+
 const nameOr = (name: string, address: string): string => (name.trim() === '' ? address : name);
 
 /** Subject, plain text and HTML of the link that confirms an address. Throws on a bad link, lifetime or template. */
@@ -194,4 +212,15 @@ export const renderAddressInUse = (
   fill(loadTemplates('address_in_use', ADDRESS_IN_USE_PLACEHOLDERS, ADDRESS_IN_USE, templateDir), {
     to: data.to,
     name: nameOr(data.name, data.to),
+  });
+
+/** The notice to an account's address that one of its recovery codes was used; `left` is how many remain. */
+export const renderRecoveryCodeUsed = (
+  data: { to: string; name: string; left: number },
+  templateDir: string | undefined = config.mailTemplateDir,
+): Rendered =>
+  fill(loadTemplates('recovery_code_used', RECOVERY_CODE_USED_PLACEHOLDERS, RECOVERY_CODE_USED, templateDir), {
+    to: data.to,
+    name: nameOr(data.name, data.to),
+    left: String(data.left),
   });

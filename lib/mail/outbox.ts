@@ -69,6 +69,7 @@ const ACCOUNT_KIND: Record<AccountKind, true> = {
   email_change: true,
   email_change_notice: true,
   address_in_use: true,
+  recovery_code_used: true,
 };
 const isAccountKind = (kind: OutboxKind): kind is AccountKind => kind in ACCOUNT_KIND;
 

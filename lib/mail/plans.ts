@@ -8,6 +8,7 @@ import {
   renderAddressInUse,
   renderEmailChange,
   renderEmailChangeNotice,
+  renderRecoveryCodeUsed,
   renderRecovery,
   renderVerification,
   resetLink,
@@ -191,6 +192,11 @@ const accountMail = async (db: Db, message: Exclude<OutboxRef, { inviteUuid: str
       const newEmail = user.newEmail ?? user.email;
       if (newEmail === to) return { notSent: 'skipped: no change of address is pending' };
       return { to, render: () => renderEmailChangeNotice({ to, name, newEmail }) };
+    }
+    case 'recovery_code_used': {
+      if (user.email !== to) return { notSent: 'skipped: the account has another address now' };
+      const left = (await db.entities.recoveryCodes.get({ userUuid: user.userUuid }).go({ consistent: true })).data?.hashes?.length ?? 0;
+      return { to, render: () => renderRecoveryCodeUsed({ to, name, left }) };
     }
   }
 };

@@ -16,6 +16,7 @@ import {
   MemberSchema,
   MembershipSchema,
   SessionInfoSchema,
+  StepUpSchema,
   TeamSchema,
   TransferSchema,
   UserSchema,
@@ -29,9 +30,18 @@ import {
   GoTrueSessionSchema,
   GoTrueSettingsSchema,
   GoTrueSignUpAnswerSchema,
+  GoTrueStepUpSchema,
   GoTrueTokenBody,
   GoTrueUserSchema,
 } from '#lib/wire/gotrue.ts';
+import {
+  ChallengeSchema,
+  FactorListSchema,
+  FactorRemovedSchema,
+  FactorSchema,
+  RecoveryCodesSchema,
+  TotpEnrolmentSchema,
+} from '#lib/wire/mfa.ts';
 import { BulkInviteRow, Email, InviteBody, RefreshBody, SignInBody } from '#lib/wire/schemas.ts';
 
 export type Json = Record<string, unknown>;
@@ -110,6 +120,20 @@ metadata.add(AuthSessionSchema, {
   ],
 });
 metadata.add(SessionInfoSchema, { id: 'SessionInfo' });
+metadata.add(FactorSchema, { id: 'Factor', description: "A second factor (GoTrue's shape, as auth-js reads it from the user)." });
+metadata.add(FactorListSchema, { id: 'FactorList' });
+metadata.add(TotpEnrolmentSchema, {
+  id: 'TotpEnrolment',
+  description:
+    'A new TOTP factor and its key, shown this once: `secret` (base32), `uri` (`otpauth://`), `qr_code` (an SVG document of the URI).',
+});
+metadata.add(ChallengeSchema, { id: 'Challenge' });
+metadata.add(FactorRemovedSchema, { id: 'FactorRemoved' });
+metadata.add(RecoveryCodesSchema, { id: 'RecoveryCodes', description: 'Ten one-time codes, shown this once.' });
+metadata.add(StepUpSchema, {
+  id: 'StepUp',
+  description: "The session raised to aal2; `recovery_codes` only when this verify set up the account's first factor.",
+});
 
 const EXAMPLE_INVITE = {
   id: 1764751239999,
@@ -222,6 +246,10 @@ metadata.add(GoTrueUserSchema, {
 metadata.add(GoTrueSessionSchema, {
   id: 'GoTrueSession',
   description: "GoTrue's session: the access and refresh tokens and the user, bare.",
+});
+metadata.add(GoTrueStepUpSchema, {
+  id: 'GoTrueStepUp',
+  description: "GoTrue's session raised to aal2, bare; `recovery_codes` only when this verify set up the account's first factor.",
 });
 metadata.add(GoTrueSignUpAnswerSchema, {
   id: 'GoTrueSignUpAnswer',

@@ -48,6 +48,7 @@ const PARAMETERS: Record<string, Json> = {
   uuid: { type: 'string', format: 'uuid', description: "The invite's UUID, as in the e-mailed link." },
   sessionId: { type: 'string', format: 'uuid', description: "The session's id, from `GET /api/auth/sessions`." },
   deliveryId: { type: 'string', format: 'uuid', description: "The delivery's id, from the endpoint's delivery log." },
+  factorId: { type: 'string', format: 'uuid', description: "The factor's id, from `GET /api/auth/factors` (or enrolment's answer)." },
   asset: { type: 'string', description: 'The file name.' },
 };
 
@@ -106,6 +107,8 @@ const errorCodes = (route: Route, operation: Operation): ErrorCode[] => {
     ['validation_failed', 'idempotency_key_reused', 'idempotency_in_progress'].forEach((c) => codes.add(c as ErrorCode));
   if (request.query) codes.add('validation_failed');
   if (route.path.includes('{')) codes.add('not_found');
+  // A team that requires MFA answers every route of its own an aal1 session 403 (docs/mfa.md).
+  if (route.path.includes('{slug}')) codes.add('mfa_required');
   codes.add('internal');
   if (route.actions.length > 0) codes.add('unavailable');
   return [...codes].sort((a, b) => STATUS[a] - STATUS[b] || a.localeCompare(b));

@@ -75,12 +75,13 @@ export const INVITE_OPERATIONS = {
     tag: 'My invites',
     summary: 'Accept an invite',
     description:
-      'Makes the user a member with the invite’s role, in one transaction with ending the invite. Needs a confirmed e-mail address. Checks, in order: 404 no such invite, 403 addressed to another e-mail, 403 `email_not_verified`, 404 team gone, 409 no longer pending, 410 expired.',
+      'Makes the user a member with the invite’s role, in one transaction with ending the invite. Needs a confirmed e-mail address. Checks, in order: 404 no such invite, 403 addressed to another e-mail, 403 `email_not_verified`, 404 team gone, 409 no longer pending, 410 expired, 403 `mfa_required` (the team requires MFA and this session is aal1).',
     success: { data: EmptySchema },
     errors: [
       'not_found',
       'invite_email_mismatch',
       'email_not_verified',
+      'mfa_required',
       'invite_not_pending',
       'invite_expired',
       'already_member',

@@ -1,6 +1,6 @@
 import { type Claims, queryThenReadAsActor, readAsActor } from '#lib/auth/session-items.ts';
-import { actorStillHolds, requireMember } from '#lib/auth/team-access.ts';
-import { canDeleteTeam, canUpdateTeam } from '#lib/auth/team-rules.ts';
+import { actorStillHolds, requireAssurance, requireMember } from '#lib/auth/team-access.ts';
+import { canDeleteTeam, canSetTeamPolicy, canUpdateTeam } from '#lib/auth/team-rules.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { newId } from '#lib/core/ids.ts';
 import { Page, type PageRequest } from '#lib/core/pagination.ts';
@@ -8,10 +8,10 @@ import { isoMillis } from '#lib/core/time.ts';
 import { cleanupDueAt } from '#lib/teams/cleanup.ts';
 import type { TeamItem } from '#lib/db/items.ts';
 import { cursorAfter, queryPage } from '#lib/db/pages.ts';
-import type { Db } from '#lib/db/service.ts';
+import type { Db, Tx } from '#lib/db/service.ts';
 import { commit, named, write } from '#lib/db/transactions.ts';
 import { auditActor, audited, changed } from '#lib/events/audit.ts';
-import type { TeamInput } from '#lib/wire/schemas.ts';
+import type { TeamInput, TeamUpdateInput } from '#lib/wire/schemas.ts';
 import { type TeamView, teamView } from '#lib/wire/views.ts';
 
 /**
@@ -99,17 +99,30 @@ export const getTeam = async (db: Db, claims: Claims, slug: string): Promise<Tea
   teamView((await requireMember(db, slug, claims)).team);
 
 /**
- * Renames a team and/or moves it to a new slug. A slug change deletes the old claim and creates
- * the new one in the same transaction as the team, so no moment exists where both or neither
- * slug leads to it. Throws `forbidden`, `slug_taken`, `conflict`.
+ * Renames a team and/or moves it to a new slug, and sets whether it requires MFA. A slug change
+ * deletes the old claim and creates the new one in the same transaction as the team, so no moment
+ * exists where both or neither slug leads to it. `requireMfa` changes only by an OWNER from an
+ * aal2 session (so no owner can lock themselves out), conditional on the value read; each change is
+ * a `team.mfa_policy_changed` entry. Throws `forbidden`, `mfa_required`, `slug_taken`, `conflict`.
  */
-export const updateTeam = async (db: Db, claims: Claims, slug: string, input: TeamInput, now: Date): Promise<TeamView> => {
+export const updateTeam = async (db: Db, claims: Claims, slug: string, input: TeamUpdateInput, now: Date): Promise<TeamView> => {
   const { team: current, me, actor } = await requireMember(db, slug, claims);
   if (!canUpdateTeam(me.role)) throw new AppError('forbidden');
+  const requireMfa = input.requireMfa ?? current.requireMfa === true;
+  const policyChanged = requireMfa !== (current.requireMfa === true);
+  if (policyChanged && !canSetTeamPolicy(me.role))
+    throw new AppError('forbidden', 'Only an owner may change whether the team requires MFA.');
+  if (policyChanged) requireAssurance({ requireMfa: true }, actor);
   const updatedAt = isoMillis(now);
   const moving = input.slug !== current.slug;
   const renamed = changed({ name: current.name, slug: current.slug }, { name: input.name, slug: input.slug });
   const conflict = () => new AppError('conflict');
+  const entry = (action: 'team.updated' | 'team.mfa_policy_changed', changes: ReturnType<typeof changed>) => (tx: Tx) =>
+    audited(
+      tx,
+      { teamId: current.teamId, action, actor: auditActor(actor, me.userId), target: { type: 'team', id: current.teamId }, changes },
+      now,
+    );
   await commit(
     () =>
       write(db, (tx) => [
@@ -117,8 +130,12 @@ export const updateTeam = async (db: Db, claims: Claims, slug: string, input: Te
           'team',
           tx.team
             .patch({ teamId: current.teamId })
-            .set({ name: input.name, slug: input.slug, updatedAt })
-            .where((a, op) => op.eq(a.slug, current.slug))
+            .set({ name: input.name, slug: input.slug, updatedAt, ...(policyChanged ? { requireMfa } : {}) })
+            .where((a, op) =>
+              policyChanged
+                ? `${op.eq(a.slug, current.slug)} AND ${current.requireMfa === undefined ? op.notExists(a.requireMfa) : op.eq(a.requireMfa, current.requireMfa)}`
+                : op.eq(a.slug, current.slug),
+            )
             .commit(),
         ),
         named('actorRole', actorStillHolds(tx, me)),
@@ -135,28 +152,22 @@ export const updateTeam = async (db: Db, claims: Claims, slug: string, input: Te
             : []),
         ),
         // A rename to the same name and slug changes nothing worth an entry.
+        named('audit', ...(Object.keys(renamed).length === 0 ? [] : [entry('team.updated', renamed)(tx)])),
         named(
-          'audit',
-          ...(Object.keys(renamed).length === 0
-            ? []
-            : [
-                audited(
-                  tx,
-                  {
-                    teamId: current.teamId,
-                    action: 'team.updated',
-                    actor: auditActor(actor, me.userId),
-                    target: { type: 'team', id: current.teamId },
-                    changes: renamed,
-                  },
-                  now,
-                ),
-              ]),
+          'policyAudit',
+          ...(policyChanged ? [entry('team.mfa_policy_changed', { requireMfa: { before: !requireMfa, after: requireMfa } })(tx)] : []),
         ),
       ]),
-    { team: conflict, actorRole: conflict, newSlug: () => new AppError('slug_taken'), oldSlug: conflict, audit: conflict },
+    {
+      team: conflict,
+      actorRole: conflict,
+      newSlug: () => new AppError('slug_taken'),
+      oldSlug: conflict,
+      audit: conflict,
+      policyAudit: conflict,
+    },
   );
-  return teamView({ ...current, name: input.name, slug: input.slug, updatedAt });
+  return teamView({ ...current, name: input.name, slug: input.slug, updatedAt, requireMfa });
 };
 
 /**

@@ -63,6 +63,15 @@ export const GoTrueResendBody = z.object({
   phone: z.optional(z.never({ error: 'phone numbers are not supported' })),
 });
 
+/**
+ * auth-js's `mfa.challenge` sends its parameters as the body: the factor (also in the path) and,
+ * for phone factors, a channel. TOTP challenges need neither; phone factors are not offered.
+ */
+export const GoTrueChallengeBody = z.object({
+  factorId: z.optional(z.string()),
+  channel: z.optional(z.never({ error: 'phone factors are not supported' })),
+});
+
 // Answers, for the OpenAPI document (lib/openapi/) and the tests' check of every answer.
 
 /** The user as GoTrue answers it: the API's user, without the members that have no value yet (auth-js's types have them optional). */
@@ -83,6 +92,9 @@ export const GoTrueSessionSchema = z.strictObject({
 });
 
 /** Sign-up's answer: the session, or with CONCEAL_ACCOUNTS the user alone (GoTrue's answer when confirmations come first). */
+/** A verified factor's answer: the aal2 session, and the recovery codes when this verify made them (docs/mfa.md). */
+export const GoTrueStepUpSchema = z.strictObject({ ...GoTrueSessionSchema.def.shape, recovery_codes: z.optional(z.array(z.string())) });
+
 export const GoTrueSignUpAnswerSchema = z.union([GoTrueSessionSchema, GoTrueUserSchema]);
 
 export const GoTrueSettingsSchema = z.strictObject({
@@ -103,6 +115,7 @@ export const GoTrueErrorSchema = z.strictObject({
 
 export type GoTrueUser = z.infer<typeof GoTrueUserSchema>;
 export type GoTrueSession = z.infer<typeof GoTrueSessionSchema>;
+export type GoTrueStepUp = z.infer<typeof GoTrueStepUpSchema>;
 export type GoTrueSettings = z.infer<typeof GoTrueSettingsSchema>;
 export type GoTrueSignUpInput = z.infer<typeof GoTrueSignUpBody>;
 export type GoTrueTokenInput = z.infer<typeof GoTrueTokenBody>;

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import type { ErrorCode } from '#lib/core/errors.ts';
 import { AUDIT_ACTIONS, AUDIT_TARGETS } from '#lib/db/entities/audit-actions.ts';
 import { ROLES } from '#lib/db/entities/roles.ts';
+import { FactorSchema } from './mfa.ts';
 
 /**
  * What the API answers, as zod schemas: the views in views.ts are typed from them, the OpenAPI
@@ -19,6 +20,8 @@ export const TeamSchema = z.strictObject({
   name: z.string(),
   slug: z.string(),
   logo: z.nullable(z.string()),
+  /** Every team route answers an aal1 session 403 `mfa_required` (docs/mfa.md). */
+  requireMfa: z.boolean(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -60,22 +63,27 @@ export const UserSchema = z.strictObject({
   app_metadata: z.strictObject({ provider: z.literal('email'), providers: z.array(z.literal('email')) }),
   /** The names, and what the user's app stored beside them through the Supabase-compatible API (`data`). */
   user_metadata: z.looseObject({ firstName: z.string(), lastName: z.string() }),
+  /** Only once a factor was set up, as GoTrue: auth-js's listFactors and getAuthenticatorAssuranceLevel read it (docs/mfa.md). */
+  factors: z.optional(z.array(FactorSchema)),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
 
-export const AuthSessionSchema = z.strictObject({
-  session: z.strictObject({
-    access_token: z.string(),
-    token_type: z.literal('bearer'),
-    /** Seconds the access token lives. */
-    expires_in: z.int().check(z.positive()),
-    /** When the access token expires, in seconds since the epoch. */
-    expires_at: z.int().check(z.positive()),
-    refresh_token: z.string(),
-    user: UserSchema,
-  }),
+const SessionSchema = z.strictObject({
+  access_token: z.string(),
+  token_type: z.literal('bearer'),
+  /** Seconds the access token lives. */
+  expires_in: z.int().check(z.positive()),
+  /** When the access token expires, in seconds since the epoch. */
+  expires_at: z.int().check(z.positive()),
+  refresh_token: z.string(),
+  user: UserSchema,
 });
+
+export const AuthSessionSchema = z.strictObject({ session: SessionSchema });
+
+/** A session raised to aal2 (a verified code, a recovery code); with the recovery codes when this verify set up the first factor. */
+export const StepUpSchema = z.strictObject({ session: SessionSchema, recovery_codes: z.optional(z.array(z.string())) });
 
 /**
  * Sign-up's answer with CONCEAL_ACCOUNTS (docs/accounts.md, "Concealing accounts"): no session
@@ -272,6 +280,7 @@ export type Membership = z.infer<typeof MembershipSchema>;
 export type Member = z.infer<typeof MemberSchema>;
 export type User = z.infer<typeof UserSchema>;
 export type AuthSession = z.infer<typeof AuthSessionSchema>;
+export type StepUp = z.infer<typeof StepUpSchema>;
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
 export type AuditEntry = z.infer<typeof AuditEntrySchema>;
 export type Invite = z.infer<typeof InviteSchema>;

@@ -134,6 +134,9 @@ export const SignOutQuery = z.object({
 
 export const TeamBody = z.object({ name: text(100), slug: Slug });
 
+/** An update also sets whether the team requires MFA (absent: unchanged). */
+export const TeamUpdateBody = z.object({ name: text(100), slug: Slug, requireMfa: z.optional(z.boolean()) });
+
 export const RoleBody = z.object({ role: Role });
 
 export const InviteBody = z.object({ email: Email, role: Role });
@@ -204,7 +207,30 @@ export type RecoverInput = z.infer<typeof RecoverBody>;
 export type ResetInput = z.infer<typeof ResetBody>;
 export type UserDeleteInput = z.infer<typeof UserDeleteBody>;
 export type SignInInput = z.infer<typeof SignInBody>;
+// Second factors (docs/mfa.md), in GoTrue's names on both APIs.
+
+/** POST /api/auth/factors (and GoTrue's /factors): a TOTP factor to set up. `issuer` names the account in the app (default: this deployment's host). */
+export const EnrolBody = z.object({
+  factor_type: z.literal('totp', { error: 'must be totp' }),
+  friendly_name: z.optional(text(100)),
+  issuer: z.optional(text(100)),
+});
+
+export const RenameFactorBody = z.object({ friendly_name: text(100) });
+
+/** A code from the factor (six digits) for the challenge made for it in this session. */
+export const VerifyFactorBody = z.object({
+  challenge_id: z.uuid({ error: 'must be the id of a challenge' }),
+  code: z.string().check(z.regex(/^\d{6}$/u, { error: 'must be the six digits the app shows' })),
+});
+
+/** One of the account's recovery codes, as shown (dashes, spaces and case do not matter). */
+export const RecoveryCodeBody = z.object({ code: z.string().check(z.maxLength(64)) });
+
 export type TeamInput = z.infer<typeof TeamBody>;
+export type EnrolInput = z.infer<typeof EnrolBody>;
+export type VerifyFactorInput = z.infer<typeof VerifyFactorBody>;
+export type TeamUpdateInput = z.infer<typeof TeamUpdateBody>;
 export type RoleInput = z.infer<typeof RoleBody>;
 export type InviteInput = z.infer<typeof InviteBody>;
 export type TransferInput = z.infer<typeof TransferBody>;

@@ -1,4 +1,5 @@
 import type { InviteItem, MembershipItem, TeamItem, UserItem } from '#lib/db/items.ts';
+import type { Factor } from './mfa.ts';
 import type { Invite, Member, Membership, Team, User } from './responses.ts';
 
 /**
@@ -11,6 +12,7 @@ export const teamView = (t: TeamItem): Team => ({
   name: t.name,
   slug: t.slug,
   logo: t.logo ?? null,
+  requireMfa: t.requireMfa === true,
   createdAt: t.createdAt,
   updatedAt: t.updatedAt,
 });
@@ -37,6 +39,15 @@ export const memberView = (m: MembershipItem, u: UserItem): Member => ({
   updatedAt: m.updatedAt,
 });
 
+export const factorView = (f: NonNullable<UserItem['factors']>[number]): Factor => ({
+  id: f.id,
+  friendly_name: f.name,
+  factor_type: f.type,
+  status: f.status,
+  created_at: f.createdAt,
+  updated_at: f.updatedAt,
+});
+
 export const userView = (u: UserItem): User => ({
   id: u.userUuid,
   aud: 'authenticated',
@@ -48,6 +59,7 @@ export const userView = (u: UserItem): User => ({
   last_sign_in_at: u.lastSignInAt ?? null,
   app_metadata: { provider: 'email', providers: ['email'] },
   user_metadata: { ...(u.metadata as Record<string, unknown> | undefined), firstName: u.firstName, lastName: u.lastName },
+  ...(u.factors?.length ? { factors: u.factors.map(factorView) } : {}),
   created_at: u.createdAt,
   updated_at: u.updatedAt,
 });

@@ -12,6 +12,7 @@ import { MAILER, STREAM_DISPATCH, TEAM_CLEANUP, WEBHOOK_DELIVERY, WEBHOOK_FANOUT
 import { invocation } from '#lib/http/server.ts';
 import type { UserItem } from '#lib/db/items.ts';
 import { addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
+import { currentStep, totpCode } from '../helpers/mfa.ts';
 
 /**
  * Least privilege, observed (SECURITY-TESTS K1): DynamoDB Local checks no IAM, so a function that
@@ -236,6 +237,40 @@ describe('IAM grants cover what every function does', () => {
     await call('POST', '/auth/v1/logout', gotrue.access_token);
     await call('GET', '/auth/v1/.well-known/jwks.json');
     await call('GET', '/auth/v1/settings');
+
+    // Second factors (docs/mfa.md): activation ends the other sessions and makes recovery codes; a
+    // recovery code mails a notice; removing the last verified factor takes the codes and ends the other sessions.
+    const mfa = await signUp(api, 'mfa');
+    const other = (await call('POST', '/api/auth/signin', undefined, { email: mfa.email, password: mfa.password })).body.data.session;
+    const totp = (await call('POST', '/api/auth/factors', mfa.token, { factor_type: 'totp' })).body.data;
+    await call('GET', '/api/auth/factors', mfa.token);
+    await call('PUT', `/api/auth/factors/${totp.id}`, mfa.token, { friendly_name: 'Phone' });
+    const step = currentStep();
+    const challenged = (await call('POST', `/api/auth/factors/${totp.id}/challenge`, mfa.token)).body.data;
+    const stepped = await call('POST', `/api/auth/factors/${totp.id}/verify`, mfa.token, {
+      challenge_id: challenged.id,
+      code: totpCode(totp.totp.secret, step),
+    });
+    expect(stepped.status).toBe(200);
+    expect((await call('GET', '/api/auth/user', other.access_token)).status).toBe(401);
+    const aal1 = (await call('POST', '/api/auth/signin', undefined, { email: mfa.email, password: mfa.password })).body.data.session;
+    const codes: string[] = stepped.body.data.recovery_codes;
+    expect((await call('POST', '/api/auth/recovery-codes/verify', aal1.access_token, { code: codes[0] })).status).toBe(200);
+    const aal2 = stepped.body.data.session.access_token;
+    expect((await call('POST', '/api/auth/recovery-codes', aal2)).status).toBe(201);
+    const gotrueFactor = (await call('POST', '/auth/v1/factors', aal2, { factor_type: 'totp' })).body;
+    const gotrueChallenge = (await call('POST', `/auth/v1/factors/${gotrueFactor.id}/challenge`, aal2, { factorId: gotrueFactor.id })).body;
+    const gotrueVerified = await call('POST', `/auth/v1/factors/${gotrueFactor.id}/verify`, aal2, {
+      challenge_id: gotrueChallenge.id,
+      code: totpCode(gotrueFactor.totp.secret),
+    });
+    expect(gotrueVerified.status).toBe(200);
+    expect((await call('DELETE', `/auth/v1/factors/${gotrueFactor.id}`, aal2)).status).toBe(200);
+    expect((await call('DELETE', `/api/auth/factors/${totp.id}`, aal2)).status).toBe(200);
+    // The team policy is the team update's own write.
+    const ruled = await createTeam(api, mfa);
+    const policy = await call('PUT', `/api/teams/${ruled.slug}`, aal2, { name: 'Ruled', slug: ruled.slug, requireMfa: true });
+    expect(policy.status).toBe(200);
 
     // An invitation link: its page reads the invite and token, then team and inviter; sign-up with its token confirms the address.
     const keeper = await signUp(api, 'keeper');

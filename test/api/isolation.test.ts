@@ -46,6 +46,8 @@ const ALLOWED_KEYS = new Set([
   'name',
   'slug',
   'logo',
+  // A team's MFA policy (docs/mfa.md).
+  'requireMfa',
   'createdAt',
   'updatedAt',
   'userId',

@@ -3,48 +3,15 @@
  * its public methods as an app calls them, every step asserting what auth-js returns. The links it
  * would follow from the mail are made as the mailer makes them (issueToken in the server's table).
  */
-import { type AuthChangeEvent, GoTrueClient, type Session } from '@supabase/auth-js';
+import type { Session } from '@supabase/auth-js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Api, freshEmail, useApi } from '../helpers/api.ts';
-import { expectDocumented } from '../helpers/openapi.ts';
+import { authClient } from '../helpers/auth-js.ts';
 
 const api = useApi();
 const PASSWORD = 'correct horse battery staple';
 
-/**
- * fetch, and every answer auth-js gets checked against openapi.json (status, headers, body), as
- * the api tier's own requests are: the document describes the wire auth-js reads.
- */
-const documentedFetch: typeof fetch = async (input, init) => {
-  const res = await fetch(input, init);
-  const url = new URL(input instanceof Request ? input.url : String(input));
-  const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
-  expectDocumented(method, url.pathname, { status: res.status, headers: res.headers, text: await res.clone().text() });
-  return res;
-};
-
-/** auth-js as an app sets it up, with its session kept in memory and no timers of its own. */
-const client = () => {
-  const store = new Map<string, string>();
-  const events: AuthChangeEvent[] = [];
-  const auth = new GoTrueClient({
-    url: `${api.url}/auth/v1`,
-    storageKey: `roster-test-${Math.random()}`,
-    storage: {
-      getItem: (key) => store.get(key) ?? null,
-      setItem: (key, value) => void store.set(key, value),
-      removeItem: (key) => void store.delete(key),
-    },
-    autoRefreshToken: false,
-    persistSession: true,
-    detectSessionInUrl: false,
-    fetch: documentedFetch,
-  });
-  auth.onAuthStateChange((event) => {
-    events.push(event);
-  });
-  return { auth, events };
-};
+const client = () => authClient(api);
 
 /** The token of the link the mailer would send for `purpose` (its `token` is GoTrue's `token_hash`). */
 const mailedToken = async (target: Api, email: string, purpose: 'verification' | 'recovery' | 'email_change') => {

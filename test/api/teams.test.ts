@@ -17,6 +17,7 @@ describe('teams', () => {
         name: 'Acme',
         slug,
         logo: null,
+        requireMfa: false,
         createdAt: expect.stringMatching(MILLIS),
         updatedAt: expect.stringMatching(MILLIS),
       },

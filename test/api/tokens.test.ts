@@ -175,11 +175,12 @@ describe('verifyAccessToken', () => {
     issued = (await signAccessToken({ userUuid: randomUUID(), email: 'ann@example.com', sessionId: randomUUID() }, new Date())).token;
   });
 
-  it('accepts what signAccessToken issues, with the actor it was issued for', async () => {
+  it('accepts what signAccessToken issues, with the actor it was issued for and its level', async () => {
     await fc.assert(
-      fc.asyncProperty(actorArb, async (actor) => {
-        const { token } = await signAccessToken(actor, new Date());
-        expect(await verifyAccessToken(token)).toEqual(actor);
+      fc.asyncProperty(actorArb, fc.boolean(), async (actor, stepped) => {
+        const second = stepped ? { method: 'totp' as const, at: Math.floor(Date.now() / 1000) } : undefined;
+        const { token } = await signAccessToken(actor, new Date(), { second });
+        expect(await verifyAccessToken(token)).toEqual({ ...actor, aal: stepped ? 'aal2' : 'aal1' });
       }),
       RUNS,
     );

@@ -89,7 +89,7 @@ const ownTimeouts: Record<string, number> = {
   [WEBHOOK_DELIVERY.name]: WEBHOOK_DELIVERY.timeoutSeconds,
   [WEBHOOK_SWEEP.name]: WEBHOOK_SWEEP.timeoutSeconds,
 };
-const signers = ROUTES.filter((r) => 'signs' in r && r.signs).map((r) => r.name);
+const signers = ROUTES.filter((r) => ('signs' in r && r.signs) || ('seals' in r && r.seals)).map((r) => r.name);
 const pagers: string[] = ROUTES.filter((r) => 'pages' in r && r.pages).map((r) => r.name);
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -506,12 +506,17 @@ describe('environment and secret', () => {
     expect(() => synth({ issuer: 'http://auth.example.com' })).toThrow(/context issuer must be an absolute https URL/);
   });
 
-  it('signs tokens in sign-up, sign-in, refresh, password reset and their GoTrue twins (with the link sign-in) only', () => {
+  it('reads the private keys in the functions that sign (sign-up, sign-in, refresh, reset, step-up and GoTrue twins) or seal factors only', () => {
     expect([...signers].sort()).toEqual([
+      'auth-factors-enrol',
+      'auth-factors-verify',
+      'auth-recovery-codes-verify',
       'auth-refresh',
       'auth-reset',
       'auth-signin',
       'auth-signup',
+      'gotrue-factors-enrol',
+      'gotrue-factors-verify',
       'gotrue-signup',
       'gotrue-token',
       'gotrue-verify',

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FALLBACK, ROUTES, isIdempotent, matchRoute } from '#lib/http/routes.ts';
+import { FALLBACK, ROUTES, type Route, isIdempotent, matchRoute } from '#lib/http/routes.ts';
 
 describe('route table', () => {
   it('names a handler file for every route and the fallback', () => {
@@ -13,6 +13,7 @@ describe('route table', () => {
     const idempotent = ROUTES.filter(isIdempotent);
     expect(idempotent.map((r) => r.name).sort()).toEqual(
       [
+        'auth-factors-challenge',
         'auth-signout',
         'auth-verify-resend',
         'invites-accept',
@@ -31,6 +32,12 @@ describe('route table', () => {
     for (const route of idempotent) {
       expect(route.actions, route.name).toEqual(expect.arrayContaining(['BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem']));
     }
+  });
+
+  it('never keeps an answer that holds a secret under an Idempotency-Key (a TOTP key, tokens, recovery codes)', () => {
+    const secret = ['auth-factors-enrol', 'auth-factors-verify', 'auth-recovery-codes-create', 'auth-recovery-codes-verify'];
+    for (const name of secret) expect((ROUTES as readonly Route[]).find((r) => r.name === name)?.secretAnswer, name).toBe(true);
+    expect(ROUTES.filter(isIdempotent).filter((r) => secret.includes(r.name))).toEqual([]);
   });
 
   it('has unique names and unique method + path pairs', () => {

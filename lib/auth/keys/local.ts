@@ -9,6 +9,7 @@ import {
   publicKeysOf,
   publicPartOf,
   rotateKeyset,
+  withFreshSealKey,
   withPublishedRetirements,
 } from './model.ts';
 import { publishKeys, readPublishedItem, readPublishedKeys } from './table-store.ts';
@@ -22,8 +23,17 @@ import { publishKeys, readPublishedItem, readPublishedKeys } from './table-store
 export const localKeyset = async (database: Db, dir: string, now: Date): Promise<Keyset> => {
   let keyset = await readKeysetFile(dir);
   if (!keyset) {
-    await placeKeysetFile(dir, { keys: [await newKey(ALGORITHMS[0] ?? 'RS256', now)] }, 'create');
+    await placeKeysetFile(
+      dir,
+      { keys: [await newKey(ALGORITHMS[0] ?? 'RS256', now)], sealKeys: withFreshSealKey(undefined, now) },
+      'create',
+    );
     keyset = (await readKeysetFile(dir)) as Keyset;
+  }
+  if (!keyset.sealKeys?.length) {
+    // A data directory from before sealing keys: one is added (local mode runs one server process).
+    keyset = { ...keyset, sealKeys: withFreshSealKey(undefined, now) };
+    await placeKeysetFile(dir, keyset, 'replace');
   }
   const published = (await readPublishedKeys(database, true)) ?? [];
   const missing = publicKeysOf(keyset).filter((k) => !published.some((p) => p.kid === k.kid && publicPartOf(p) === publicPartOf(k)));

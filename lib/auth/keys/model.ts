@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { type JWK, calculateJwkThumbprint } from 'jose';
 import * as z from 'zod/mini';
 import { config } from '#lib/core/config.ts';
@@ -94,13 +94,42 @@ const PrivateKeyEntry = z.object({
   retiredAt: z.optional(ISO),
   privateJwk: z.union([CurveJwk, RsaJwk]),
 });
+/** A key that seals second-factor secrets (lib/auth/factor-seal.ts): 32 random bytes, base64url. */
+const SealKeyEntry = z.object({
+  kid: z.string().check(z.regex(KID)),
+  key: z.string().check(z.regex(/^[A-Za-z0-9_-]{43}$/)),
+  createdAt: ISO,
+});
 /** Unknown members (the `bootstrap` filler of the secret CloudFormation creates) are dropped. */
-const KeysetSchema = z.object({ keys: z.array(PrivateKeyEntry) });
+const KeysetSchema = z.object({ keys: z.array(PrivateKeyEntry), sealKeys: z.optional(z.array(SealKeyEntry)) });
 
 export type PrivateKey = z.infer<typeof PrivateKeyEntry>;
+export type SealKey = z.infer<typeof SealKeyEntry>;
+/**
+ * The secret's content. `sealKeys` ride in the same secret (no second secret to pay for): every
+ * rotation carries them over, adds one when the newest is older than SEAL_KEY_MAX_AGE_DAYS, and
+ * never drops one, since a factor sealed under it would be lost (docs/mfa.md, "Sealing keys").
+ */
 export interface Keyset {
   keys: PrivateKey[];
+  sealKeys?: SealKey[] | undefined;
 }
+
+/** A new sealing key joins the keyset at the first rotation after the newest is this old. */
+export const SEAL_KEY_MAX_AGE_DAYS = 365;
+
+const newSealKey = (now: Date): SealKey => ({
+  kid: `seal-${now.toISOString().slice(0, 10)}-${randomBytes(4).toString('hex')}`,
+  key: randomBytes(32).toString('base64url'),
+  createdAt: now.toISOString(),
+});
+
+/** The sealing keys after a rotation at `now`: all kept, and a new one if none is younger than SEAL_KEY_MAX_AGE_DAYS. */
+export const withFreshSealKey = (sealKeys: readonly SealKey[] | undefined, now: Date): SealKey[] => {
+  const newest = newestKeyOf(sealKeys ?? []);
+  const fresh = newest !== undefined && now.getTime() - Date.parse(newest.createdAt) < SEAL_KEY_MAX_AGE_DAYS * 86_400_000;
+  return fresh ? [...(sealKeys ?? [])] : [...(sealKeys ?? []), newSealKey(now)];
+};
 /** What the table item holds per key: the public JWK members and the key's dates. */
 export interface PublicKey {
   kid: string;
@@ -240,6 +269,7 @@ export const retireKeys = <T extends { kid: string; retiredAt?: string | undefin
  * item; createSecret copies them into the next keyset): each key's retiredAt is the earlier of the two.
  */
 export const withPublishedRetirements = (keyset: Keyset, published: readonly PublicKey[]): Keyset => ({
+  ...keyset,
   keys: keyset.keys.map((key) => {
     const retiredAt = earliest(key.retiredAt, entryOf(key, published)?.retiredAt);
     return retiredAt === undefined ? key : { ...key, retiredAt };
@@ -247,11 +277,12 @@ export const withPublishedRetirements = (keyset: Keyset, published: readonly Pub
 });
 
 /**
- * The first half of a rotation: drops the keys whose tokens have all expired and adds a new key.
- * It retires nothing: the key signing now goes on signing until its retirement is recorded.
+ * The first half of a rotation: drops the keys whose tokens have all expired and adds a new key
+ * (and a sealing key when due: withFreshSealKey). It retires nothing: the key signing now goes on signing until its retirement is recorded.
  */
 export const addKey = async (keyset: Keyset, now: Date, alg: Algorithm = ALGORITHMS[0] ?? 'RS256'): Promise<Keyset> => ({
   keys: [...keyset.keys.filter((k) => stillVerifies(k, now)), await newKey(alg, now)],
+  sealKeys: withFreshSealKey(keyset.sealKeys, now),
 });
 
 /**
@@ -261,7 +292,7 @@ export const addKey = async (keyset: Keyset, now: Date, alg: Algorithm = ALGORIT
 export const rotateKeyset = async (keyset: Keyset, now: Date, alg: Algorithm = ALGORITHMS[0] ?? 'RS256'): Promise<Keyset> => {
   const next = await addKey(keyset, now, alg);
   const older = new Set(next.keys.slice(0, -1).map((k) => k.kid));
-  return { keys: retireKeys(next.keys, older, now) };
+  return { ...next, keys: retireKeys(next.keys, older, now) };
 };
 
 /** The public halves of a keyset (never a private member), without publication dates. */

@@ -18,6 +18,7 @@ export const AUDIT_ACTIONS = [
   'transfer.canceled',
   'webhook.created',
   'webhook.deleted',
+  'team.mfa_policy_changed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

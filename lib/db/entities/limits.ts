@@ -4,7 +4,8 @@ import { KEYS, TTL_ATTRIBUTE } from './table.ts';
 /**
  * What a rate-limit item counts: a token bucket (sign-in and sign-up per address, password change
  * per user, invitation mail per team and per inviting user, webhook replays per team, account mail
- * per e-mail address and per user, reset requests per address; per recipient address: the gap
+ * per e-mail address and per user, reset requests per address, second-factor guesses per factor and
+ * per user; per recipient address: the gap
  * between two mails of a kind, and invitations and nominations per hour and per day), one
  * account's failed password attempts of the last hour from every network (`account`),
  * or one account's consecutive failures from one source network (`account-net`).
@@ -22,6 +23,8 @@ export const LIMIT_SCOPES = [
   'recipient-gap',
   'recipient-unsolicited-hour',
   'recipient-unsolicited-day',
+  'mfa-factor',
+  'mfa-user',
   'account',
   'account-net',
 ] as const;

@@ -37,6 +37,8 @@ export const OUTBOX_KINDS = [
    * its owner is told instead of the asker (lib/identity/conceal.ts). Looked up when sent, as `recovery`.
    */
   'address_in_use',
+  /** A recovery code was used to raise a session to aal2: its owner is told (docs/mfa.md). */
+  'recovery_code_used',
 ] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 

@@ -19,6 +19,8 @@ export const team = (config?: EntityConfiguration) =>
         slug: { type: 'string', required: true },
         logo: { type: 'string' },
         ownerCount: { type: 'number', required: true },
+        /** Every team route answers an aal1 session 403 `mfa_required` (docs/mfa.md). */
+        requireMfa: { type: 'boolean' },
         createdAt: { type: 'string', required: true, readOnly: true },
         updatedAt: { type: 'string', required: true },
       },

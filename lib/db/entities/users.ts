@@ -1,5 +1,10 @@
 import { Entity, type EntityConfiguration } from 'electrodb';
+import { FACTOR_TYPES } from './factors.ts';
 import { KEYS, TTL_ATTRIBUTE } from './table.ts';
+
+/** How a session was raised to aal2: its tokens' `amr` method (GoTrue's names where it has one). */
+export const SECOND_FACTOR_METHODS = ['totp', 'recovery_code'] as const;
+export type SecondFactorMethod = (typeof SECOND_FACTOR_METHODS)[number];
 
 const idPadding = { length: 16, char: '0' } as const;
 
@@ -29,6 +34,25 @@ export const user = (config?: EntityConfiguration) =>
          * value it was issued under and works only while it is unchanged (absent counts as 0).
          */
         tokenEpoch: { type: 'number' },
+        /**
+         * The second factors as a client sees them (docs/mfa.md; their secrets are `factor` items),
+         * at most MAX_FACTORS. Every change of the list is conditional on `factorsVersion` as read.
+         */
+        factors: {
+          type: 'list',
+          items: {
+            type: 'map',
+            properties: {
+              id: { type: 'string', required: true },
+              type: { type: FACTOR_TYPES, required: true },
+              name: { type: 'string', required: true },
+              status: { type: ['unverified', 'verified'] as const, required: true },
+              createdAt: { type: 'string', required: true },
+              updatedAt: { type: 'string', required: true },
+            },
+          },
+        },
+        factorsVersion: { type: 'number' },
       },
       indexes: {
         primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: [] } },
@@ -90,6 +114,11 @@ export const session = (config?: EntityConfiguration) =>
          * an address confirmed, `recovery`: a reset link; lib/identity/link-sign-in.ts). Absent: password.
          */
         method: { type: ['password', 'otp', 'recovery'] as const },
+        /** `aal2` once a second factor was proven in this session (docs/mfa.md); absent: aal1. */
+        aal: { type: ['aal2'] as const },
+        /** How and when (epoch s) the second factor was proven: the tokens' second `amr` entry. */
+        secondMethod: { type: SECOND_FACTOR_METHODS },
+        secondAt: { type: 'number' },
         ttl: { type: 'number', field: TTL_ATTRIBUTE },
       },
       // Under the user's partition: "every session of this user" is a strongly consistent Query, so

@@ -1,5 +1,6 @@
 /** The invitee's side: the invites addressed to the caller's account, read, accepted or declined. */
 import { type Actor, type Claims, readAsActor } from '#lib/auth/session-items.ts';
+import { requireAssurance } from '#lib/auth/team-access.ts';
 import { config } from '#lib/core/config.ts';
 import { AppError, notFound } from '#lib/core/errors.ts';
 import { newId } from '#lib/core/ids.ts';
@@ -135,7 +136,8 @@ export const acceptInvite = async (db: Db, claims: Claims, inviteUuid: string, n
   } = await readAsActor(db, claims, (userUuid) => [[db.entities.invite, { inviteUuid }], ownItem(db, userUuid)] as const);
   let i = addressedTo(found, user);
   let invitee = accountOf(user);
-  stillOpen(i, await teamOf(db, i), now);
+  // A team that requires MFA takes only members who proved a second factor in this session.
+  requireAssurance(stillOpen(i, await teamOf(db, i), now), actor);
   const stamp = isoMillis(now);
   let readAgain = false;
   const again = () => {

@@ -1,0 +1,71 @@
+import { Entity, type EntityConfiguration } from 'electrodb';
+import { KEYS, TTL_ATTRIBUTE } from './table.ts';
+
+/**
+ * Second factors (docs/mfa.md). What a client may see of them (id, type, name, status, dates) is
+ * on the user item (`factors`), which sign-in and GET /user read anyway; what proves a factor is
+ * here, one item per factor under the user's partition, read only by the step-up.
+ */
+export const FACTOR_TYPES = ['totp'] as const;
+export type FactorType = (typeof FACTOR_TYPES)[number];
+
+/** The secret half of a factor. */
+export const factor = (config?: EntityConfiguration) =>
+  new Entity(
+    {
+      model: { entity: 'factor', version: '1', service: 'roster' },
+      attributes: {
+        userUuid: { type: 'string', required: true, readOnly: true },
+        factorId: { type: 'string', required: true, readOnly: true },
+        type: { type: FACTOR_TYPES, required: true, readOnly: true },
+        /** The TOTP key, sealed (lib/auth/factor-seal.ts): never stored in the clear. */
+        sealedSecret: { type: 'string', required: true },
+        /** The last TOTP step a code was accepted for: a code works once, and no older one after it. */
+        lastStep: { type: 'number' },
+        createdAt: { type: 'string', required: true, readOnly: true },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: ['factorId'] } },
+      },
+    },
+    config,
+  );
+
+/** A challenge of a factor, for one session: a verify uses it up (deletes it), within its five minutes. */
+export const mfaChallenge = (config?: EntityConfiguration) =>
+  new Entity(
+    {
+      model: { entity: 'mfaChallenge', version: '1', service: 'roster' },
+      attributes: {
+        challengeId: { type: 'string', required: true, readOnly: true },
+        userUuid: { type: 'string', required: true, readOnly: true },
+        sessionId: { type: 'string', required: true, readOnly: true },
+        factorId: { type: 'string', required: true, readOnly: true },
+        createdAt: { type: 'string', required: true, readOnly: true },
+        /** Epoch seconds after which it no longer works (TTL deletion comes later). */
+        expiresAt: { type: 'number', required: true, readOnly: true },
+        ttl: { type: 'number', field: TTL_ATTRIBUTE },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['challengeId'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );
+
+/** A user's recovery codes, as SHA-256 hex: using one deletes it from the set, conditional on it being there (works once). */
+export const recoveryCodes = (config?: EntityConfiguration) =>
+  new Entity(
+    {
+      model: { entity: 'recoveryCodes', version: '1', service: 'roster' },
+      attributes: {
+        userUuid: { type: 'string', required: true, readOnly: true },
+        hashes: { type: 'set', items: 'string' },
+        createdAt: { type: 'string', required: true },
+      },
+      indexes: {
+        primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: [] } },
+      },
+    },
+    config,
+  );

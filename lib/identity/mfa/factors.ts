@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { seal } from '#lib/auth/factor-seal.ts';
+import { type Claims, endSessionsOf, readAsActor } from '#lib/auth/session-items.ts';
+import { newTotpKey, totpEnrolment } from '#lib/auth/totp.ts';
+import { config } from '#lib/core/config.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { isoMillis } from '#lib/core/time.ts';
+import type { Db } from '#lib/db/service.ts';
+import type { Factor, TotpEnrolment } from '#lib/wire/mfa.ts';
+import type { EnrolInput } from '#lib/wire/schemas.ts';
+import { factorView } from '#lib/wire/views.ts';
+import { type FactorEntry, MAX_FACTORS, changeFactorList, factorNamed, factorsOf, hasVerifiedFactor } from './factor-list.ts';
+
+/** The caller's user item, read with the session. Throws `unauthorized`. */
+const readOwn = async (db: Db, claims: Claims) => {
+  const {
+    actor,
+    items: [u],
+  } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
+  if (!u) throw new AppError('unauthorized');
+  return { actor, u };
+};
+
+/** The additional data that binds a sealed TOTP key to its factor (lib/auth/factor-seal.ts). */
+export const sealBinding = (userUuid: string, factorId: string): string => `totp ${userUuid} ${factorId}`;
+
+/** Who the authenticator app says the codes are for: `issuer` as asked, else this deployment's host. */
+const issuerOf = (asked: string | undefined): string => asked ?? new URL(config.publicUrl).hostname;
+
+/**
+ * Sets up a TOTP factor, unverified until a first code from it is verified (step-up.ts). Its key
+ * is answered once, here, and stored only sealed. An account that has a verified factor already
+ * adds another only from an aal2 session: a stolen password alone must not add a thief's factor.
+ * Throws `unauthorized`, `mfa_required`, `too_many_factors`, `conflict`, `unavailable`.
+ */
+export const enrolFactor = async (db: Db, claims: Claims, input: EnrolInput, now: Date): Promise<TotpEnrolment> => {
+  const { actor, u: read } = await readOwn(db, claims);
+  const factorId = randomUUID();
+  const key = newTotpKey();
+  const sealedSecret = await seal(key, sealBinding(read.userUuid, factorId));
+  const stamp = isoMillis(now);
+  const name = input.friendly_name ?? '';
+  const u = await changeFactorList(db, read, stamp, (current) => {
+    if (hasVerifiedFactor(current) && actor.aal !== 'aal2') throw new AppError('mfa_required');
+    if (factorsOf(current).length >= MAX_FACTORS) throw new AppError('too_many_factors');
+    return {
+      factors: [...factorsOf(current), { id: factorId, type: 'totp', name, status: 'unverified', createdAt: stamp, updatedAt: stamp }],
+      also: (tx) => [tx.factor.create({ userUuid: current.userUuid, factorId, type: 'totp', sealedSecret, createdAt: stamp }).commit()],
+    };
+  });
+  const { uri, secret, qrCode } = totpEnrolment(issuerOf(input.issuer), u.email, key);
+  return { id: factorId, type: 'totp', friendly_name: name, totp: { qr_code: qrCode, secret, uri } };
+};
+
+/** The caller's factors, verified or not. Throws `unauthorized`. */
+export const listFactors = async (db: Db, claims: Claims): Promise<Factor[]> => factorsOf((await readOwn(db, claims)).u).map(factorView);
+
+/** A new name for one of the caller's factors. Throws `unauthorized`, `not_found`, `conflict`. */
+export const renameFactor = async (db: Db, claims: Claims, factorId: string, name: string, now: Date): Promise<Factor> => {
+  const { u: read } = await readOwn(db, claims);
+  const stamp = isoMillis(now);
+  let renamed: FactorEntry | undefined;
+  await changeFactorList(db, read, stamp, (current) => {
+    renamed = { ...factorNamed(current, factorId), name, updatedAt: stamp };
+    const entry = renamed;
+    return { factors: factorsOf(current).map((f) => (f.id === factorId ? entry : f)), also: () => [] };
+  });
+  return factorView(renamed as FactorEntry);
+};
+
+/**
+ * Removes one of the caller's factors. A verified one only from an aal2 session (a recovery code
+ * raises a session to aal2 when the factor is lost). The factor's secret, and with the last
+ * verified factor the recovery codes, go in the same transaction; then every other session of the
+ * account ends (docs/mfa.md, "Sessions"). The caller's session keeps its level.
+ * Throws `unauthorized`, `not_found`, `mfa_required`, `conflict`.
+ */
+export const removeFactor = async (db: Db, claims: Claims, factorId: string, now: Date): Promise<{ id: string }> => {
+  const { actor, u: read } = await readOwn(db, claims);
+  let verified = false;
+  await changeFactorList(db, read, isoMillis(now), (current) => {
+    const entry = factorNamed(current, factorId);
+    verified = entry.status === 'verified';
+    if (verified && actor.aal !== 'aal2') throw new AppError('mfa_required');
+    const left = factorsOf(current).filter((f) => f.id !== factorId);
+    const lastVerified = verified && !left.some((f) => f.status === 'verified');
+    return {
+      factors: left,
+      also: (tx) => [
+        tx.factor.delete({ userUuid: current.userUuid, factorId }).commit(),
+        ...(lastVerified ? [tx.recoveryCodes.delete({ userUuid: current.userUuid }).commit()] : []),
+      ],
+    };
+  });
+  if (verified) await endSessionsOf(db, actor.userUuid, actor.sessionId);
+  return { id: factorId };
+};

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { seal, unseal } from '#lib/auth/factor-seal.ts';
+import { hashRecoveryCode, newRecoveryCodes } from '#lib/auth/recovery-codes.ts';
+import { type Claims, endSessionsOf, readAsActor } from '#lib/auth/session-items.ts';
+import { raiseSession } from '#lib/auth/sessions.ts';
+import { matchTotp } from '#lib/auth/totp.ts';
+import { AppError, notFound } from '#lib/core/errors.ts';
+import { epochSeconds, isoMillis } from '#lib/core/time.ts';
+import type { UserItem } from '#lib/db/items.ts';
+import type { Db } from '#lib/db/service.ts';
+import { commit, named, write } from '#lib/db/transactions.ts';
+import { forgiveMfaGuess, takeMfaGuess } from '#lib/limits/mfa-attempts.ts';
+import type { Challenge } from '#lib/wire/mfa.ts';
+import type { VerifyFactorInput } from '#lib/wire/schemas.ts';
+import type { StepUp } from '#lib/wire/responses.ts';
+import { NO_FACTOR, factorNamed, factorsOf, hasVerifiedFactor, listChanged, writeFactorList } from './factor-list.ts';
+import { sealBinding } from './factors.ts';
+
+/** A challenge takes a code for this long (GoTrue's default too). */
+export const CHALLENGE_SECONDS = 300;
+
+const wrongCode = () => new AppError('mfa_verification_failed');
+const challengeGone = () => new AppError('mfa_challenge_expired');
+
+/** A challenge of one of the caller's factors, for this session: a verify must name it within CHALLENGE_SECONDS. Throws `unauthorized`, `not_found`. */
+export const challengeFactor = async (db: Db, claims: Claims, factorId: string, now: Date): Promise<Challenge> => {
+  const {
+    actor,
+    items: [u],
+  } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
+  if (!u) throw new AppError('unauthorized');
+  factorNamed(u, factorId);
+  const challengeId = randomUUID();
+  const expiresAt = epochSeconds(now) + CHALLENGE_SECONDS;
+  await db.entities.mfaChallenge
+    .create({
+      challengeId,
+      userUuid: u.userUuid,
+      sessionId: actor.sessionId,
+      factorId,
+      createdAt: isoMillis(now),
+      expiresAt,
+      ttl: expiresAt,
+    })
+    .go({ response: 'none' });
+  return { id: challengeId, type: 'totp', expires_at: expiresAt };
+};
+
+/**
+ * Verifies a code from a factor for its challenge and raises the caller's session to aal2. The
+ * guess is admitted first (5 then 1 a minute per factor, 10 an hour per account; a right code
+ * gives its tokens back). One transaction then uses the challenge up, moves the factor's last
+ * used step forward (so the same code, or an older one, never works again: two verifies of one
+ * code race on that condition and one loses), raises the session and, for a factor's first code,
+ * marks it verified; the first verified factor of an account also gets its recovery codes, which
+ * this answer shows once. Activating a factor ends the account's other sessions (they proved
+ * nothing new). Throws `unauthorized`, `not_found`, `mfa_challenge_expired`,
+ * `mfa_verification_failed`, `rate_limited`, `conflict`, `unavailable`.
+ */
+export const verifyFactor = async (db: Db, claims: Claims, factorId: string, input: VerifyFactorInput, now: Date): Promise<StepUp> => {
+  const {
+    actor,
+    session,
+    items: [u, factor, challenge],
+  } = await readAsActor(
+    db,
+    claims,
+    (userUuid) =>
+      [
+        [db.entities.user, { userUuid }],
+        [db.entities.factor, { userUuid, factorId }],
+        [db.entities.mfaChallenge, { challengeId: input.challenge_id }],
+      ] as const,
+  );
+  if (!u) throw new AppError('unauthorized');
+  const entry = factorNamed(u, factorId);
+  if (!factor) throw notFound(NO_FACTOR);
+  const ours = challenge?.userUuid === u.userUuid && challenge.sessionId === actor.sessionId && challenge.factorId === factorId;
+  if (!ours || challenge.expiresAt <= epochSeconds(now)) throw challengeGone();
+
+  const guess = await takeMfaGuess(db, u.userUuid, factorId, now);
+  const binding = sealBinding(u.userUuid, factorId);
+  const { secret, stale } = await unseal(factor.sealedSecret, binding);
+  const step = matchTotp(secret, input.code, now, factor.lastStep);
+  if (step === null) throw wrongCode();
+
+  const stamp = isoMillis(now);
+  const activating = entry.status === 'unverified';
+  const codes = activating && !hasVerifiedFactor(u) ? newRecoveryCodes() : undefined;
+  const factors = activating
+    ? factorsOf(u).map((f) => (f.id === factorId ? { ...f, status: 'verified' as const, updatedAt: stamp } : f))
+    : factorsOf(u);
+  const resealed = stale ? await seal(secret, binding) : undefined;
+  const raised = await raiseSession({ ...u, factors } satisfies UserItem, session, 'totp', now);
+  await commit(
+    () =>
+      write(db, (tx) => [
+        named(
+          'challenge',
+          tx.mfaChallenge
+            .delete({ challengeId: challenge.challengeId })
+            .where((a, op) => op.exists(a.challengeId))
+            .commit(),
+        ),
+        named(
+          'factor',
+          tx.factor
+            .patch({ userUuid: u.userUuid, factorId })
+            .set({ lastStep: step, ...(resealed ? { sealedSecret: resealed } : {}) })
+            .where((a, op) => `${op.notExists(a.lastStep)} OR ${op.lt(a.lastStep, step)}`)
+            .commit(),
+        ),
+        named('session', ...raised.writes(tx)),
+        named('list', ...(activating ? [writeFactorList(tx, u, factors, stamp)] : [])),
+        named(
+          'codes',
+          ...(codes
+            ? [tx.recoveryCodes.put({ userUuid: u.userUuid, hashes: codes.map(hashRecoveryCode), createdAt: stamp }).commit()]
+            : []),
+        ),
+      ]),
+    // The challenge used, or the step taken, by a verify that won the race: this code is spent.
+    { challenge: challengeGone, factor: wrongCode, session: () => new AppError('unauthorized'), list: listChanged, codes: listChanged },
+  );
+  await forgiveMfaGuess(db, guess);
+  if (activating) await endSessionsOf(db, u.userUuid, actor.sessionId);
+  return { ...raised.body, ...(codes ? { recovery_codes: codes } : {}) };
+};
