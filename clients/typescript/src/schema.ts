@@ -229,6 +229,131 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/factors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My factors
+         * @description Every factor of the signed-in account, verified or not (also `factors` on the user).
+         */
+        get: operations["auth-factors-list"];
+        put?: never;
+        /**
+         * Set up a TOTP factor
+         * @description Answers the new factor's key once: `totp.secret` (base32), `totp.uri` (`otpauth://`) and `totp.qr_code` (an SVG document) for an authenticator app. The factor is `unverified` until a code from it is verified (challenge, then verify), which also answers the recovery codes when it is the first. With a verified factor already, only an aal2 session may add another (403 `mfa_required`); at most 10 factors (422 `too_many_factors`). `Idempotency-Key` is not honoured: the answer holds a secret, so it is never stored.
+         */
+        post: operations["auth-factors-enrol"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/factors/{factorId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Rename a factor */
+        put: operations["auth-factors-rename"];
+        post?: never;
+        /**
+         * Remove a factor
+         * @description A verified factor only from an aal2 session (403 `mfa_required`; a recovery code raises a session to aal2 when the factor is lost). Every other session of the account ends; the last verified factor takes the recovery codes with it.
+         */
+        delete: operations["auth-factors-delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/factors/{factorId}/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Challenge a factor
+         * @description A challenge for this session, which `verify` must name within 5 minutes (`expires_at`, in seconds since the epoch).
+         */
+        post: operations["auth-factors-challenge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/factors/{factorId}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a code (step up to aal2)
+         * @description Checks a code from the factor for its challenge, and raises this session to aal2: the answer is a new `data.session` (`aal: "aal2"` in the access token, `amr` listing `totp` and the sign-in). A code works once, and no older one after it (422 `mfa_verification_failed`); a used or expired challenge is 410 `mfa_challenge_expired`. Guesses: 5 then 1 a minute per factor, 10 an hour per account (429 with `Retry-After`); a right code does not count. A factor's first code verifies it, ends the account's other sessions, and for the account's first factor answers ten `recovery_codes`, shown only this once. `Idempotency-Key` is not honoured.
+         */
+        post: operations["auth-factors-verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/recovery-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * New recovery codes
+         * @description Ten new codes in place of the old ones, shown once; only from an aal2 session of an account with a verified factor (403 `mfa_required`).
+         */
+        post: operations["auth-recovery-codes-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/recovery-codes/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Use a recovery code
+         * @description In place of a lost factor: raises this session to aal2 (`amr` says `recovery_code`), uses the code up and mails the account's owner. A wrong or used code is 422 `mfa_verification_failed`; guesses count against the account's 10 an hour (429).
+         */
+        post: operations["auth-recovery-codes-verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -720,7 +845,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invite
-         * @description Makes the user a member with the invite’s role, in one transaction with ending the invite. Needs a confirmed e-mail address. Checks, in order: 404 no such invite, 403 addressed to another e-mail, 403 `email_not_verified`, 404 team gone, 409 no longer pending, 410 expired.
+         * @description Makes the user a member with the invite’s role, in one transaction with ending the invite. Needs a confirmed e-mail address. Checks, in order: 404 no such invite, 403 addressed to another e-mail, 403 `email_not_verified`, 404 team gone, 409 no longer pending, 410 expired, 403 `mfa_required` (the team requires MFA and this session is aal1).
          */
         post: operations["invites-accept"];
         delete?: never;
@@ -805,6 +930,86 @@ export interface paths {
         put: operations["gotrue-user-update"];
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/factors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enrol a factor (GoTrue)
+         * @description auth-js's `mfa.enroll({ factorType: 'totp' })`: as `POST /api/auth/factors`, bare (`totp.qr_code` is the SVG, which auth-js makes a data URL).
+         */
+        post: operations["gotrue-factors-enrol"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/factors/{factorId}/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Challenge a factor (GoTrue)
+         * @description auth-js's `mfa.challenge`: as `POST /api/auth/factors/{factorId}/challenge`, bare.
+         */
+        post: operations["gotrue-factors-challenge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/factors/{factorId}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a factor (GoTrue)
+         * @description auth-js's `mfa.verify` and `mfa.challengeAndVerify`: as `POST /api/auth/factors/{factorId}/verify`; answers the aal2 session, bare.
+         */
+        post: operations["gotrue-factors-verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/factors/{factorId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unenrol a factor (GoTrue)
+         * @description auth-js's `mfa.unenroll`: as `DELETE /api/auth/factors/{factorId}` (a verified factor needs aal2: GoTrue's `insufficient_aal`).
+         */
+        delete: operations["gotrue-factors-delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1037,6 +1242,7 @@ export interface components {
             name: string;
             slug: string;
             logo: string | null;
+            requireMfa: boolean;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1092,6 +1298,7 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+            factors?: components["schemas"]["Factor"][];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1123,6 +1330,58 @@ export interface components {
             userAgent: string | null;
             ip: string | null;
             current: boolean;
+        };
+        Factor: {
+            /** Format: uuid */
+            id: string;
+            friendly_name: string;
+            /** @enum {string} */
+            factor_type: "totp";
+            /** @enum {string} */
+            status: "unverified" | "verified";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        FactorList: components["schemas"]["Factor"][];
+        TotpEnrolment: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            type: "totp";
+            friendly_name: string;
+            totp: {
+                qr_code: string;
+                secret: string;
+                uri: string;
+            };
+        };
+        Challenge: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            type: "totp";
+            expires_at: number;
+        };
+        FactorRemoved: {
+            /** Format: uuid */
+            id: string;
+        };
+        RecoveryCodes: {
+            recovery_codes: string[];
+        };
+        StepUp: {
+            session: {
+                access_token: string;
+                /** @constant */
+                token_type: "bearer";
+                expires_in: number;
+                expires_at: number;
+                refresh_token: string;
+                user: components["schemas"]["User"];
+            };
+            recovery_codes?: string[];
         };
         Invite: {
             id: number;
@@ -1203,7 +1462,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             /** @enum {string} */
-            action: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted";
+            action: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed";
             actor: {
                 userId: number | null;
                 /** Format: email */
@@ -1230,7 +1489,7 @@ export interface components {
             id: number;
             /** Format: uri */
             url: string;
-            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted")[];
+            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed")[];
             createdBy: {
                 userId: number;
             };
@@ -1241,7 +1500,7 @@ export interface components {
             id: number;
             /** Format: uri */
             url: string;
-            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted")[];
+            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed")[];
             createdBy: {
                 userId: number;
             };
@@ -1253,7 +1512,7 @@ export interface components {
             id: string;
             eventId: string;
             /** @enum {string} */
-            event: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted";
+            event: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed";
             attempt: number;
             replay: boolean;
             succeeded: boolean;
@@ -1318,6 +1577,7 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+            factors?: components["schemas"]["Factor"][];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1331,6 +1591,16 @@ export interface components {
             expires_at: number;
             refresh_token: string;
             user: components["schemas"]["GoTrueUser"];
+        };
+        GoTrueStepUp: {
+            access_token: string;
+            /** @constant */
+            token_type: "bearer";
+            expires_in: number;
+            expires_at: number;
+            refresh_token: string;
+            user: components["schemas"]["GoTrueUser"];
+            recovery_codes?: string[];
         };
         GoTrueSignUpAnswer: components["schemas"]["GoTrueSession"] | components["schemas"]["GoTrueUser"];
         GoTrueSettings: {
@@ -1426,6 +1696,16 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "invite_email_mismatch";
+                message: string;
+                fields?: {
+                    [key: string]: string;
+                };
+            };
+        };
+        MfaRequiredError: {
+            error: {
+                /** @enum {string} */
+                code: "mfa_required";
                 message: string;
                 fields?: {
                     [key: string]: string;
@@ -1552,6 +1832,16 @@ export interface components {
                 };
             };
         };
+        MfaChallengeExpiredError: {
+            error: {
+                /** @enum {string} */
+                code: "mfa_challenge_expired";
+                message: string;
+                fields?: {
+                    [key: string]: string;
+                };
+            };
+        };
         BodyTooLargeError: {
             error: {
                 /** @enum {string} */
@@ -1586,6 +1876,26 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "idempotency_key_reused";
+                message: string;
+                fields?: {
+                    [key: string]: string;
+                };
+            };
+        };
+        MfaVerificationFailedError: {
+            error: {
+                /** @enum {string} */
+                code: "mfa_verification_failed";
+                message: string;
+                fields?: {
+                    [key: string]: string;
+                };
+            };
+        };
+        TooManyFactorsError: {
+            error: {
+                /** @enum {string} */
+                code: "too_many_factors";
                 message: string;
                 fields?: {
                     [key: string]: string;
@@ -3189,6 +3499,968 @@ export interface operations {
             };
         };
     };
+    "auth-factors-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description My factors */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FactorList"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-factors-enrol": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "factor_type": "totp",
+                 *       "friendly_name": "Phone"
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    factor_type: "totp";
+                    friendly_name?: string;
+                    issuer?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Set up a TOTP factor */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TotpEnrolment"];
+                    };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description `too_many_factors`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooManyFactorsError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-factors-rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The factor's id, from `GET /api/auth/factors` (or enrolment's answer). */
+                factorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "friendly_name": "Work phone"
+                 *     }
+                 */
+                "application/json": {
+                    friendly_name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Rename a factor */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Factor"];
+                    };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-factors-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The factor's id, from `GET /api/auth/factors` (or enrolment's answer). */
+                factorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Remove a factor */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FactorRemoved"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-factors-challenge": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any 1 to 255 printable ASCII characters (a UUID, say), new for each request. Sent again with the same request by the same user within 24 hours, it gets the first answer again (with `Idempotent-Replayed: true`) and nothing is done twice; with another request, 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress` with `Retry-After`. A 401, 429 or 5xx is not kept: a retry runs again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The factor's id, from `GET /api/auth/factors` (or enrolment's answer). */
+                factorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Challenge a factor */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Challenge"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description On `idempotency_in_progress`: seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyInProgressError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `idempotency_key_reused`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-factors-verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The factor's id, from `GET /api/auth/factors` (or enrolment's answer). */
+                factorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "challenge_id": "0195f1d2-7c3a-7b8e-9f10-2a3b4c5d6e7f",
+                 *       "code": "123456"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    challenge_id: string;
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Verify a code (step up to aal2) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StepUp"];
+                    };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description `mfa_challenge_expired` */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaChallengeExpiredError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description `mfa_verification_failed`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaVerificationFailedError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-recovery-codes-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description New recovery codes */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RecoveryCodes"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-recovery-codes-verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "k3m9-x2ab-7hqp-40vd"
+                 *     }
+                 */
+                "application/json": {
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Use a recovery code */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StepUp"];
+                    };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description `mfa_verification_failed`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaVerificationFailedError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
     jwks: {
         parameters: {
             query?: never;
@@ -3650,6 +4922,17 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
+            /** @description `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaRequiredError"];
+                };
+            };
             /** @description `not_found` */
             404: {
                 headers: {
@@ -3719,6 +5002,7 @@ export interface operations {
                 "application/json": {
                     name: string;
                     slug: string;
+                    requireMfa?: boolean;
                 };
             };
         };
@@ -3759,7 +5043,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3767,7 +5051,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -3888,7 +5172,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3896,7 +5180,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -3965,7 +5249,7 @@ export interface operations {
                 limit?: number;
                 /** @description Where the page starts: copy it from the previous page's `Link` header. */
                 cursor?: string;
-                action?: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted";
+                action?: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed";
             };
             header?: never;
             path: {
@@ -4002,7 +5286,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4010,7 +5294,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -4115,7 +5399,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4123,7 +5407,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -4211,7 +5495,7 @@ export interface operations {
                  */
                 "application/json": {
                     url: string;
-                    events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted")[];
+                    events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed")[];
                 };
             };
         };
@@ -4254,7 +5538,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4263,7 +5547,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -4393,7 +5677,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4401,7 +5685,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -4508,7 +5792,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4516,7 +5800,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -4623,7 +5907,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4632,7 +5916,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -4766,6 +6050,17 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
+            /** @description `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaRequiredError"];
+                };
+            };
             /** @description `not_found` */
             404: {
                 headers: {
@@ -4887,7 +6182,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4895,7 +6190,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -5018,7 +6313,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5026,7 +6321,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -5152,7 +6447,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5161,7 +6456,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -5301,7 +6596,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5309,7 +6604,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -5412,7 +6707,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5421,7 +6716,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -5541,7 +6836,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5550,7 +6845,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -5672,7 +6967,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5680,7 +6975,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -5813,7 +7108,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `email_not_verified`, `forbidden` */
+            /** @description `email_not_verified`, `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5822,7 +7117,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -6006,7 +7301,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `email_not_verified`, `forbidden` */
+            /** @description `email_not_verified`, `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6015,7 +7310,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -6145,7 +7440,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6153,7 +7448,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -6243,7 +7538,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
+            /** @description `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6251,7 +7546,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -6356,7 +7651,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `email_not_verified`, `forbidden` */
+            /** @description `email_not_verified`, `forbidden`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6365,7 +7660,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -6714,7 +8009,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `email_not_verified`, `invite_email_mismatch` */
+            /** @description `email_not_verified`, `invite_email_mismatch`, `mfa_required` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6723,7 +8018,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["InviteEmailMismatchError"];
+                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["InviteEmailMismatchError"] | components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `not_found` */
@@ -7400,6 +8695,489 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-factors-enrol": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "factor_type": "totp",
+                 *       "friendly_name": "Phone"
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    factor_type: "totp";
+                    friendly_name?: string;
+                    issuer?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Enrol a factor (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrolment"];
+                };
+            };
+            /** @description `validation_failed`, `bad_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `bad_jwt`, `insufficient_aal` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `too_many_enrolled_mfa_factors` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-factors-challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The factor's id, from `GET /api/auth/factors` (or enrolment's answer). */
+                factorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    factorId?: string;
+                    channel?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Challenge a factor (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Challenge"];
+                };
+            };
+            /** @description `validation_failed`, `bad_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `bad_jwt` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-factors-verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The factor's id, from `GET /api/auth/factors` (or enrolment's answer). */
+                factorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "challenge_id": "0195f1d2-7c3a-7b8e-9f10-2a3b4c5d6e7f",
+                 *       "code": "123456"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    challenge_id: string;
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Verify a factor (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueStepUp"];
+                };
+            };
+            /** @description `validation_failed`, `bad_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `bad_jwt` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `mfa_challenge_expired`, `mfa_verification_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `over_request_rate_limit` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-factors-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The factor's id, from `GET /api/auth/factors` (or enrolment's answer). */
+                factorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unenrol a factor (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FactorRemoved"];
+                };
+            };
+            /** @description `bad_jwt`, `insufficient_aal` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
