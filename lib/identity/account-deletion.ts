@@ -8,6 +8,7 @@ import { commit, named, write } from '#lib/db/transactions.ts';
 import { type AuditActor, audited } from '#lib/events/audit.ts';
 import { checkPasswordAttempt, limitPasswordChange, recordPasswordSuccess } from '#lib/limits/password-attempts.ts';
 import { memberTarget } from '#lib/teams/members.ts';
+import { SECOND_FACTOR_FIRST, hasVerifiedFactor } from './account.ts';
 import type { UserDeleteInput } from '#lib/wire/schemas.ts';
 
 /** DynamoDB's cap on the items of one transaction. */
@@ -180,6 +181,7 @@ export const deleteAccount = async (
     await endSessionsOf(db, actor.userUuid);
     return {};
   }
+  if (hasVerifiedFactor(u) && actor.aal !== 'aal2') throw new AppError('mfa_required', SECOND_FACTOR_FIRST);
   // The current password is guessed under the limits of a password change (lib/identity/account.ts).
   await limitPasswordChange(db, u.userUuid, now);
   const attempt = await checkPasswordAttempt(db, u.email, client.ip, now);

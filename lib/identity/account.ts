@@ -18,6 +18,13 @@ import type { UserUpdateInput } from '#lib/wire/schemas.ts';
 import { userView } from '#lib/wire/views.ts';
 import { accountMessage } from './verification.ts';
 
+/** Whether the account has a verified second factor (docs/mfa.md): then its password, address and existence change only from aal2. */
+export const hasVerifiedFactor = (u: UserItem): boolean => (u.factors ?? []).some((f) => f.status === 'verified');
+
+/** GoTrue's words for the same refusal. */
+export const SECOND_FACTOR_FIRST =
+  'This account has a second factor: the password, the e-mail address and the account itself change only from a session that proved it. Verify a code first.';
+
 /** The signed-in user's own record. Throws `unauthorized`. */
 export const getCurrentUser = async (db: Db, claims: Claims) => {
   const {
@@ -130,6 +137,8 @@ export const updateUser = async (
     items: [u],
   } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
   if (!u) throw new AppError('unauthorized');
+  if ((input.password !== undefined || input.email !== undefined) && hasVerifiedFactor(u) && actor.aal !== 'aal2')
+    throw new AppError('mfa_required', SECOND_FACTOR_FIRST);
   // Without the current password only from a session opened moments ago (GoTrue's clients: a
   // sign-up, a sign-in or a reset link just used), never from an old one a thief may hold.
   const reauthenticated =

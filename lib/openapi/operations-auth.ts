@@ -58,7 +58,7 @@ export const AUTH_OPERATIONS = {
     description:
       "Changes `firstName`, `lastName`, the password or the e-mail address (the last two with `currentPassword`, which a wrong value fails with 422 on `fields.currentPassword`). A password change ends every other session and voids the links mailed before it. A new `email` is not the account's yet: the answer shows it as `new_email`, a confirmation link goes to it and a notice to the current address; `POST /api/auth/verify` with that link's token makes the change. An address another account has is refused with 409 `email_taken`, the current one with 422 on `email`; a few confirmation e-mails an hour per address and per user (429 with `Retry-After`).",
     success: { data: UserSchema },
-    errors: ['email_taken', 'rate_limited', ...WRITES],
+    errors: ['email_taken', 'mfa_required', 'rate_limited', ...WRITES],
     example: { firstName: 'Ada', lastName: 'King' },
   },
   'auth-user-delete': {
@@ -67,7 +67,7 @@ export const AUTH_OPERATIONS = {
     description:
       'Deletes the signed-in account with its current password: its memberships, sessions and personal data go, and the e-mail address is free again. Refused with 409 `sole_owner` (the teams in `fields.teams`) while the user is the only owner of any team. A wrong password is 422 on `fields.currentPassword`.',
     success: { data: EmptySchema },
-    errors: ['sole_owner', 'rate_limited', ...WRITES],
+    errors: ['sole_owner', 'mfa_required', 'rate_limited', ...WRITES],
     example: { currentPassword: 'correct horse battery staple' },
   },
   'auth-verify': {

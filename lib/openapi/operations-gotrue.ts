@@ -38,7 +38,7 @@ export const GOTRUE_OPERATIONS = {
     description:
       '`data` updates the names (`firstName`, `lastName`) and merges the rest into user_metadata (at most 20 keys, 2 KB). A new `password` or `email` needs `current_password`, unless the session was opened in the last 15 minutes (a sign-in, or a reset link just used): an old session a thief may hold cannot change them. A new address is pending until its link is used, as on `PUT /api/auth/user`. No phone numbers.',
     success: { bare: GoTrueUserSchema },
-    errors: ['email_taken', 'rate_limited', 'conflict'],
+    errors: ['email_taken', 'mfa_required', 'rate_limited', 'conflict'],
     example: { data: { firstName: 'Ada', company: 'Analytical Engines' } },
   },
   'gotrue-logout': {

@@ -244,6 +244,34 @@ describe('removing a factor', () => {
   });
 });
 
+describe('an account with a verified factor', () => {
+  it('changes its password or address, and is deleted, only from an aal2 session', async () => {
+    const user = await signUp(api, 'guarded');
+    const m = await mfaUser(api, user);
+    const attempts = [
+      ['PUT', '/api/auth/user', { password: 'a brand new passphrase', currentPassword: user.password }],
+      ['PUT', '/api/auth/user', { email: `moved-${user.email}`, currentPassword: user.password }],
+      ['DELETE', '/api/auth/user', { currentPassword: user.password }],
+    ] as const;
+    for (const [method, path, json] of attempts) {
+      const res = await api.call(method, path, { token: m.aal1Token, json });
+      expect([res.status, res.body.error?.code]).toEqual([403, 'mfa_required']);
+    }
+    const gotrue = await api.call('PUT', '/auth/v1/user', {
+      token: m.aal1Token,
+      json: { password: 'a brand new passphrase', current_password: user.password },
+    });
+    expect([gotrue.status, gotrue.body.error_code]).toEqual([403, 'insufficient_aal']);
+    // Names stay free to change; from aal2 the password too.
+    expect((await api.call('PUT', '/api/auth/user', { token: m.aal1Token, json: { firstName: 'Still me' } })).status).toBe(200);
+    const changed = await api.call('PUT', '/api/auth/user', {
+      token: m.token,
+      json: { password: 'a brand new passphrase', currentPassword: user.password },
+    });
+    expect(changed.status).toBe(200);
+  });
+});
+
 describe('deleting an account', () => {
   it("takes its factors' sealed keys and its recovery codes with it", async () => {
     const user = await signUp(api, 'leaver');

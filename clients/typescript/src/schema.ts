@@ -2621,6 +2621,17 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
+            /** @description `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaRequiredError"];
+                };
+            };
             /** @description `conflict`, `email_taken` */
             409: {
                 headers: {
@@ -2757,6 +2768,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaRequiredError"];
                 };
             };
             /** @description `conflict`, `sole_owner` */
@@ -8634,7 +8656,7 @@ export interface operations {
                     "application/json": components["schemas"]["GoTrueError"];
                 };
             };
-            /** @description `bad_jwt` */
+            /** @description `bad_jwt`, `insufficient_aal` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

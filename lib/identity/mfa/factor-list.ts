@@ -11,8 +11,6 @@ export const MAX_FACTORS = 10;
 
 export const factorsOf = (u: UserItem): FactorEntry[] => u.factors ?? [];
 
-export const hasVerifiedFactor = (u: UserItem): boolean => factorsOf(u).some((f) => f.status === 'verified');
-
 export const NO_FACTOR = 'No factor with that id.';
 
 export const factorNamed = (u: UserItem, factorId: string): FactorEntry => {

@@ -9,7 +9,8 @@ import type { Db } from '#lib/db/service.ts';
 import type { Factor, TotpEnrolment } from '#lib/wire/mfa.ts';
 import type { EnrolInput } from '#lib/wire/schemas.ts';
 import { factorView } from '#lib/wire/views.ts';
-import { type FactorEntry, MAX_FACTORS, changeFactorList, factorNamed, factorsOf, hasVerifiedFactor } from './factor-list.ts';
+import { type FactorEntry, MAX_FACTORS, changeFactorList, factorNamed, factorsOf } from './factor-list.ts';
+import { hasVerifiedFactor } from '../account.ts';
 
 /** The caller's user item, read with the session. Throws `unauthorized`. */
 const readOwn = async (db: Db, claims: Claims) => {

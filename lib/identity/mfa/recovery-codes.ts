@@ -8,7 +8,7 @@ import { commit, named, write } from '#lib/db/transactions.ts';
 import { forgiveMfaGuess, takeMfaGuess } from '#lib/limits/mfa-attempts.ts';
 import type { StepUp } from '#lib/wire/responses.ts';
 import { accountMessage } from '../verification.ts';
-import { hasVerifiedFactor } from './factor-list.ts';
+import { hasVerifiedFactor } from '../account.ts';
 
 const wrongCode = () => new AppError('mfa_verification_failed', 'That recovery code is wrong, or was used already.');
 

@@ -13,7 +13,8 @@ import { forgiveMfaGuess, takeMfaGuess } from '#lib/limits/mfa-attempts.ts';
 import type { Challenge } from '#lib/wire/mfa.ts';
 import type { VerifyFactorInput } from '#lib/wire/schemas.ts';
 import type { StepUp } from '#lib/wire/responses.ts';
-import { NO_FACTOR, factorNamed, factorsOf, hasVerifiedFactor, listChanged, writeFactorList } from './factor-list.ts';
+import { NO_FACTOR, factorNamed, factorsOf, listChanged, writeFactorList } from './factor-list.ts';
+import { hasVerifiedFactor } from '../account.ts';
 import { sealBinding } from './factors.ts';
 
 /** A challenge takes a code for this long (GoTrue's default too). */
