@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { openBytes, sealBytes } from '#lib/core/aead.ts';
 import { serviceUnavailable } from '#lib/core/errors.ts';
 import { log } from '#lib/core/log.ts';
 import { KeyCache, unavailable } from './keys/cache.ts';
@@ -6,10 +6,11 @@ import { type SealKey, newestKeyOf } from './keys/model.ts';
 import { loadPrivateKeyset } from './private-keyset.ts';
 
 /**
- * Second-factor secrets (TOTP keys) are stored sealed: AES-256-GCM under a sealing key kept in the
+ * Second-factor secrets (TOTP keys) are stored sealed (lib/core/aead.ts) under a sealing key kept in the
  * signing keys' secret, never in the table (docs/mfa.md, "Sealing keys"). The sealed text names
  * its key, so keys rotate without re-sealing everything at once: the newest seals, every listed
- * key opens, and a secret opened with an older key is sealed again by the write that uses it.
+ * key opens (a kid this process does not know yet makes it read the keys again), and a secret
+ * opened with an older key is sealed again by the write that uses it.
  * The additional data binds a sealed secret to its factor: copied onto another item, it fails.
  */
 const sealKeys = new KeyCache<SealKey[]>(async () => (await loadPrivateKeyset('seal second-factor secrets')).sealKeys ?? []);
@@ -28,23 +29,20 @@ export const seal = async (secret: Uint8Array, binding: string): Promise<string>
     );
     throw serviceUnavailable(60, 'Second factors cannot be set up yet on this deployment.');
   }
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', Buffer.from(key.key, 'base64url'), iv);
-  cipher.setAAD(Buffer.from(binding, 'utf8'));
-  const body = Buffer.concat([cipher.update(secret), cipher.final(), cipher.getAuthTag()]);
-  return [FORMAT, key.kid, iv.toString('base64url'), body.toString('base64url')].join('.');
+  return [FORMAT, key.kid, sealBytes(Buffer.from(key.key, 'base64url'), secret, binding).toString('base64url')].join('.');
 };
 
 /** The secret, and whether it was sealed under an older key than the newest (to seal again). Throws when it cannot be opened. */
 export const unseal = async (sealed: string, binding: string): Promise<{ secret: Uint8Array; stale: boolean }> => {
-  const [format, kid, iv, body] = sealed.split('.');
-  const all = await keys();
+  const [format, kid, body] = sealed.split('.');
+  let all = await keys();
+  if (!all.some((k) => k.kid === kid)) {
+    // Sealed by a process that loaded a newer keyset than this one's cache: read it again (once).
+    sealKeys.forget();
+    all = await keys();
+  }
   const key = all.find((k) => k.kid === kid);
-  if (format !== FORMAT || !key || !iv || !body) throw new Error(`sealed with an unknown key: ${kid ?? '(none)'}`);
-  const bytes = Buffer.from(body, 'base64url');
-  const decipher = createDecipheriv('aes-256-gcm', Buffer.from(key.key, 'base64url'), Buffer.from(iv, 'base64url'));
-  decipher.setAAD(Buffer.from(binding, 'utf8'));
-  decipher.setAuthTag(bytes.subarray(bytes.length - 16));
-  const secret = Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]);
+  if (format !== FORMAT || !key || !body) throw new Error(`sealed with an unknown key: ${kid ?? '(none)'}`);
+  const secret = openBytes(Buffer.from(key.key, 'base64url'), Buffer.from(body, 'base64url'), binding);
   return { secret: new Uint8Array(secret), stale: newestKeyOf(all)?.kid !== key.kid };
 };

@@ -166,6 +166,9 @@ export const rotationStep = async (sm: SecretsManagerClient, database: Db, event
       const accepted = (k: PrivateKey) => stillVerifies(k, now) && items.some((p) => p.kid === k.kid);
       const lost = from.keys.filter((k) => accepted(k) && !next.keys.some((n) => n.kid === k.kid));
       if (lost.length > 0) throw new Error(`the pending keyset lacks keys whose tokens may be valid: ${lost.map((k) => k.kid).join(', ')}`);
+      // Nor a sealing key: every second factor sealed under it would be lost (docs/mfa.md).
+      const lostSeals = (from.sealKeys ?? []).filter((k) => !next.sealKeys?.some((n) => n.kid === k.kid && n.key === k.key));
+      if (lostSeals.length > 0) throw new Error(`the pending keyset lacks sealing keys: ${lostSeals.map((k) => k.kid).join(', ')}`);
       const signingNow = signingKeyOf(from, items, now);
       for (const key of signingNow ? [added, signingNow] : [added]) await checkPublished(key, items, now);
       return log.info('rotation: tested', { token });

@@ -112,13 +112,18 @@ export const readAsActor = async <const T extends readonly Read[]>(
   const identity = await verifyClaims(claims);
   const session = results[reads.length] as SessionItem | null;
   if (!isLive(session, Date.now())) throw new AppError('unauthorized');
-  // aal2 needs both: a token signed before a step-up, or a session whose step-up a factor's removal undid, is aal1.
+  // aal2 needs both: a token signed before a step-up, or a session the removal of its last factor took back to aal1, is aal1.
   const aal = identity.aal === 'aal2' && session.aal === 'aal2' ? 'aal2' : 'aal1';
   return {
     actor: { ...identity, aal } as Actor,
     session,
     items: results.slice(0, reads.length) as { -readonly [I in keyof T]: EntityItem<T[I][0]> | null },
   };
+};
+
+/** Refuses (403 `mfa_required`) an actor whose session has not proved a second factor (docs/mfa.md). */
+export const requireAal2 = (actor: Actor, message?: string): void => {
+  if (actor.aal !== 'aal2') throw new AppError('mfa_required', message);
 };
 
 /**
@@ -183,6 +188,19 @@ export const endSessionsOf = async (db: Db, userUuid: string, except?: string): 
     );
     cursor = page.cursor;
   } while (cursor !== null);
+};
+
+/**
+ * endSessionsOf after a change that is already committed (a factor verified or removed): a failure
+ * is logged, not answered, so the answer (which may hold one-time recovery codes) is not lost. The
+ * sessions then end at their next refresh's check or their expiry; the log line says which user.
+ */
+export const endOtherSessionsAfter = async (db: Db, userUuid: string, except: string): Promise<void> => {
+  try {
+    await endSessionsOf(db, userUuid, except);
+  } catch (error) {
+    log.error('could not end the other sessions after a second-factor change', error, { userId: userUuid });
+  }
 };
 
 /**

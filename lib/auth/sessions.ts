@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, randomUUIDv7 } from 'node:crypto';
+import { hkdfSync, randomUUIDv7 } from 'node:crypto';
+import { openBytes, sealBytes } from '#lib/core/aead.ts';
 import { config } from '#lib/core/config.ts';
 import { addDays, epochSeconds, isoMillis } from '#lib/core/time.ts';
 import type { SecondFactorMethod } from '#lib/db/entities/users.ts';
@@ -90,19 +91,11 @@ export const newSession = async (u: UserItem, client: ClientInfo, now: Date, met
 const sealKey = (parent: string): Buffer =>
   Buffer.from(hkdfSync('sha256', Buffer.from(parent, 'utf8'), Buffer.alloc(0), 'roster refresh successor', 32));
 
-export const sealChild = (parent: string, child: string): string => {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', sealKey(parent), iv);
-  const sealed = Buffer.concat([cipher.update(child, 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url');
-};
+export const sealChild = (parent: string, child: string): string =>
+  sealBytes(sealKey(parent), Buffer.from(child, 'utf8')).toString('base64url');
 
-export const openChild = (parent: string, seal: string): string => {
-  const bytes = Buffer.from(seal, 'base64url');
-  const decipher = createDecipheriv('aes-256-gcm', sealKey(parent), bytes.subarray(0, 12));
-  decipher.setAuthTag(bytes.subarray(bytes.length - 16));
-  return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString('utf8');
-};
+export const openChild = (parent: string, seal: string): string =>
+  openBytes(sealKey(parent), Buffer.from(seal, 'base64url')).toString('utf8');
 
 /**
  * Items to write when a session is used (refreshed): its idle timeout starts again, and its
@@ -115,7 +108,10 @@ export const touchSession = (tx: Tx, s: SessionItem, now: Date, tat: number) =>
     .set({ lastUsedAt: isoMillis(now), ttl: ttlOf(s.expiresAt, now), refreshTat: tat })
     .where(
       (a, op) =>
-        `${op.gt(a.expiresAt, epochSeconds(now))} AND ${s.refreshTat === undefined ? op.notExists(a.refreshTat) : op.eq(a.refreshTat, s.refreshTat)}`,
+        `${op.gt(a.expiresAt, epochSeconds(now))} AND ${s.refreshTat === undefined ? op.notExists(a.refreshTat) : op.eq(a.refreshTat, s.refreshTat)} AND ${
+          // A step-up since the read retires the token being refreshed (raiseSession).
+          s.refreshFrom === undefined ? op.notExists(a.refreshFrom) : op.eq(a.refreshFrom, s.refreshFrom)
+        }`,
     )
     .commit();
 
@@ -135,9 +131,10 @@ export const sessionRefreshToken = (tx: Tx, token: string, s: Pick<SessionItem, 
 
 /**
  * Raises session `s` to aal2, a second factor proven by `method` at `now`: the items to write in
- * the caller's transaction (the session, conditional on it being live, and a new refresh token:
- * only hashes of the session's others are kept, so none can be handed back) and the body to answer
- * once they are written. Refreshing any of the session's tokens keeps aal2 from then on.
+ * the caller's transaction (the session, conditional on it being live, and a new refresh token)
+ * and the body to answer once they are written. The session's older refresh tokens stop working
+ * (`refreshFrom`): a refresh token taken from the aal1 session must not refresh into aal2. The new
+ * one keeps aal2 through its rotations.
  */
 export const raiseSession = async (u: UserItem, s: SessionItem, method: SecondFactorMethod, now: Date) => {
   const refresh = newOpaqueToken();
@@ -145,7 +142,7 @@ export const raiseSession = async (u: UserItem, s: SessionItem, method: SecondFa
   const writes = (tx: Tx) => [
     tx.session
       .patch({ userUuid: s.userUuid, sessionId: s.sessionId })
-      .set({ aal: 'aal2', secondMethod: method, secondAt })
+      .set({ aal: 'aal2', secondMethod: method, secondAt, refreshFrom: isoMillis(now) })
       .where((a, op) => op.gt(a.expiresAt, secondAt))
       .commit(),
     sessionRefreshToken(tx, refresh, s, now),

@@ -3,12 +3,12 @@
  * read from the base table, strongly consistent; what each role may then do is ./team-rules.ts.
  */
 import type { EntityItem } from 'electrodb';
-import { AppError, notFound } from '#lib/core/errors.ts';
+import { notFound } from '#lib/core/errors.ts';
 import type { Page } from '#lib/core/pagination.ts';
 import { type Read, readTogether } from '#lib/db/batch-read.ts';
 import type { MembershipItem, TeamItem } from '#lib/db/items.ts';
 import type { Db, Tx } from '#lib/db/service.ts';
-import { type Actor, type Claims, readAsActor } from './session-items.ts';
+import { type Actor, type Claims, readAsActor, requireAal2 } from './session-items.ts';
 
 /** The team and the caller's membership in it. */
 export interface TeamAccess {
@@ -23,7 +23,7 @@ const NOT_MEMBER = 'No team with that slug, or you are not a member of it.';
  * decided from the team and the session already read, so it costs no request.
  */
 export const requireAssurance = (team: Pick<TeamItem, 'requireMfa'>, actor: Actor): void => {
-  if (team.requireMfa === true && actor.aal !== 'aal2') throw new AppError('mfa_required');
+  if (team.requireMfa === true) requireAal2(actor);
 };
 
 /**

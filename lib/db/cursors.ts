@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { openBytes, sealBytes } from '#lib/core/aead.ts';
 import { CURSOR_KEY_ITEM } from './entities/cursor-key.ts';
 import type { Db } from './service.ts';
 import { isConditionFailure } from './transactions.ts';
@@ -8,14 +9,8 @@ import { isConditionFailure } from './transactions.ts';
  * show other users' ids) sealed with AES-256-GCM under the deployment's cursor key, with the list's
  * identity (which list, whose: e.g. a team's members) as associated data. A cursor opens only for
  * the list that issued it; one changed, made up or issued by another list is refused.
- *
- * Layout, base64url: 12-byte random nonce, ciphertext (the start key's JSON), 16-byte tag. With
- * random nonces one key may seal about 2^32 cursors before a nonce repeats with any likelihood
- * worth naming; a repeat would expose the XOR of two start keys, not the key.
+ * Layout, base64url: lib/core/aead.ts's (nonce, ciphertext of the start key's JSON, tag).
  */
-const NONCE_BYTES = 12;
-const TAG_BYTES = 16;
-
 /** The key per table (one per deployment; the tests use one table per file), read once per container. */
 const keys = new WeakMap<Db, Promise<Buffer>>();
 
@@ -55,26 +50,14 @@ const cursorKey = (db: Db): Promise<Buffer> => {
 };
 
 /** ElectroDB's cursor for `list`, sealed. */
-export const sealCursor = async (db: Db, list: string, startKey: string): Promise<string> => {
-  const key = await cursorKey(db);
-  const nonce = randomBytes(NONCE_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, nonce).setAAD(Buffer.from(list, 'utf8'));
-  const sealed = Buffer.concat([nonce, cipher.update(Buffer.from(startKey, 'base64url')), cipher.final(), cipher.getAuthTag()]);
-  return sealed.toString('base64url');
-};
+export const sealCursor = async (db: Db, list: string, startKey: string): Promise<string> =>
+  sealBytes(await cursorKey(db), Buffer.from(startKey, 'base64url'), list).toString('base64url');
 
 /** ElectroDB's cursor inside `cursor`, or undefined unless `list` sealed it with this key. */
 export const openCursor = async (db: Db, list: string, cursor: string): Promise<string | undefined> => {
-  const sealed = Buffer.from(cursor, 'base64url');
-  if (sealed.length <= NONCE_BYTES + TAG_BYTES) return undefined;
   const key = await cursorKey(db);
-  const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, NONCE_BYTES), { authTagLength: TAG_BYTES })
-    .setAAD(Buffer.from(list, 'utf8'))
-    .setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
   try {
-    return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]).toString(
-      'base64url',
-    );
+    return openBytes(key, Buffer.from(cursor, 'base64url'), list).toString('base64url');
   } catch {
     return undefined;
   }

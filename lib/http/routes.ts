@@ -260,7 +260,7 @@ export const ROUTES = [
     auth: true,
     body: false,
     status: 201,
-    actions: [...AUTH, 'PutItem'],
+    actions: [...AUTH, 'PutItem', 'ConditionCheckItem'],
     indexes: [],
     secretAnswer: true,
   },

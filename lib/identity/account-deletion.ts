@@ -1,5 +1,5 @@
 import { verifyPassword } from '#lib/auth/passwords.ts';
-import { type Claims, type ClientInfo, endSessionsOf, readAsActor } from '#lib/auth/session-items.ts';
+import { type Claims, type ClientInfo, endSessionsOf, readAsActor, requireAal2 } from '#lib/auth/session-items.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { readTogether } from '#lib/db/batch-read.ts';
 import type { MembershipItem, TeamItem, UserItem } from '#lib/db/items.ts';
@@ -181,7 +181,7 @@ export const deleteAccount = async (
     await endSessionsOf(db, actor.userUuid);
     return {};
   }
-  if (hasVerifiedFactor(u) && actor.aal !== 'aal2') throw new AppError('mfa_required', SECOND_FACTOR_FIRST);
+  if (hasVerifiedFactor(u)) requireAal2(actor, SECOND_FACTOR_FIRST);
   // The current password is guessed under the limits of a password change (lib/identity/account.ts).
   await limitPasswordChange(db, u.userUuid, now);
   const attempt = await checkPasswordAttempt(db, u.email, client.ip, now);

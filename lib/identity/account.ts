@@ -1,6 +1,15 @@
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from '#lib/auth/common-passwords.ts';
 import { hashPassword, verifyPassword } from '#lib/auth/passwords.ts';
-import { type Claims, type ClientInfo, endSessionsOf, isLive, namesSession, readAsActor, signOutAs } from '#lib/auth/session-items.ts';
+import {
+  type Claims,
+  type ClientInfo,
+  endSessionsOf,
+  isLive,
+  namesSession,
+  readAsActor,
+  requireAal2,
+  signOutAs,
+} from '#lib/auth/session-items.ts';
 import { config } from '#lib/core/config.ts';
 import { AppError, notFound } from '#lib/core/errors.ts';
 import { Page, type PageRequest } from '#lib/core/pagination.ts';
@@ -18,12 +27,15 @@ import type { UserUpdateInput } from '#lib/wire/schemas.ts';
 import { userView } from '#lib/wire/views.ts';
 import { accountMessage } from './verification.ts';
 
-/** Whether the account has a verified second factor (docs/mfa.md): then its password, address and existence change only from aal2. */
+/**
+ * Whether the account has a verified second factor (docs/mfa.md): then its address and existence
+ * change only from aal2, and its password too but through a reset link (which never raises the level).
+ */
 export const hasVerifiedFactor = (u: UserItem): boolean => (u.factors ?? []).some((f) => f.status === 'verified');
 
 /** GoTrue's words for the same refusal. */
 export const SECOND_FACTOR_FIRST =
-  'This account has a second factor: the password, the e-mail address and the account itself change only from a session that proved it. Verify a code first.';
+  'This account has a second factor: the password, the e-mail address and the account itself change only from a session that proved it (a new password also through a reset link). Verify a code first.';
 
 /** The signed-in user's own record. Throws `unauthorized`. */
 export const getCurrentUser = async (db: Db, claims: Claims) => {
@@ -137,12 +149,16 @@ export const updateUser = async (
     items: [u],
   } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
   if (!u) throw new AppError('unauthorized');
-  if ((input.password !== undefined || input.email !== undefined) && hasVerifiedFactor(u) && actor.aal !== 'aal2')
-    throw new AppError('mfa_required', SECOND_FACTOR_FIRST);
   // Without the current password only from a session opened moments ago (GoTrue's clients: a
   // sign-up, a sign-in or a reset link just used), never from an old one a thief may hold.
   const reauthenticated =
     input.currentPassword === undefined && recentSignInMs !== undefined && now.getTime() - Date.parse(session.createdAt) <= recentSignInMs;
+  // An account with a second factor: its password and address change only from aal2, but for a new
+  // password right after a reset link (auth-js's reset flow), which may set one as POST
+  // /api/auth/reset does: the link proves the mailbox, and the new session is aal1 all the same.
+  const afterResetLink = reauthenticated && session.method === 'recovery' && input.email === undefined;
+  if ((input.password !== undefined || input.email !== undefined) && hasVerifiedFactor(u) && !afterResetLink)
+    requireAal2(actor, SECOND_FACTOR_FIRST);
   if (input.email !== undefined && input.email === u.email) {
     throw new AppError('validation_failed', undefined, { fields: { email: 'is already your address' } });
   }

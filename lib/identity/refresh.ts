@@ -46,6 +46,8 @@ export const refresh = async (db: Db, input: RefreshInput, now: Date) => {
     [db.entities.user, { userUuid: token.userUuid }],
   ] as const);
   if (!isRefreshable(s, now.getTime()) || !u || s.userUuid !== token.userUuid) throw expired();
+  // Issued before the session stepped up to aal2: retired (lib/auth/sessions.ts raiseSession).
+  if (s.refreshFrom !== undefined && token.createdAt < s.refreshFrom) throw expired();
   noteRequest({ userId: u.userUuid });
 
   const child = newOpaqueToken();

@@ -57,9 +57,9 @@ export const MFA_OPERATIONS = {
     tag: 'Second factors',
     summary: 'Verify a code (step up to aal2)',
     description:
-      "Checks a code from the factor for its challenge, and raises this session to aal2: the answer is a new `data.session` (`aal: \"aal2\"` in the access token, `amr` listing `totp` and the sign-in). A code works once, and no older one after it (422 `mfa_verification_failed`); a used or expired challenge is 410 `mfa_challenge_expired`. Guesses: 5 then 1 a minute per factor, 10 an hour per account (429 with `Retry-After`); a right code does not count. A factor's first code verifies it, ends the account's other sessions, and for the account's first factor answers ten `recovery_codes`, shown only this once. `Idempotency-Key` is not honoured.",
+      "Checks a code from the factor for its challenge, and raises this session to aal2: the answer is a new `data.session` (`aal: \"aal2\"` in the access token, `amr` listing `totp` and the sign-in). A code works once, and no older one after it (422 `mfa_verification_failed`); a used or expired challenge is 410 `mfa_challenge_expired`. Guesses: 5 then 1 a minute per factor, 10 an hour per account (429 with `Retry-After`); a right code does not count. A factor's first code verifies it (once the account has a verified factor, only from an aal2 session: 403 `mfa_required`), ends the account's other sessions and retires this session's older refresh tokens; the account's first factor answers ten `recovery_codes`, shown only this once, and takes the account's other unverified factors away. `Idempotency-Key` is not honoured.",
     success: { data: StepUpSchema },
-    errors: ['mfa_challenge_expired', 'mfa_verification_failed', 'rate_limited', ...WRITES],
+    errors: ['mfa_required', 'mfa_challenge_expired', 'mfa_verification_failed', 'rate_limited', ...WRITES],
     example: CODE,
   },
   'auth-recovery-codes-create': {
@@ -68,7 +68,7 @@ export const MFA_OPERATIONS = {
     description:
       'Ten new codes in place of the old ones, shown once; only from an aal2 session of an account with a verified factor (403 `mfa_required`).',
     success: { data: RecoveryCodesSchema },
-    errors: ['mfa_required'],
+    errors: ['mfa_required', ...WRITES],
   },
   'auth-recovery-codes-verify': {
     tag: 'Second factors',
@@ -101,7 +101,7 @@ export const MFA_OPERATIONS = {
     description:
       "auth-js's `mfa.verify` and `mfa.challengeAndVerify`: as `POST /api/auth/factors/{factorId}/verify`; answers the aal2 session, bare.",
     success: { bare: GoTrueStepUpSchema },
-    errors: ['mfa_challenge_expired', 'mfa_verification_failed', 'rate_limited', 'conflict'],
+    errors: ['mfa_required', 'mfa_challenge_expired', 'mfa_verification_failed', 'rate_limited', 'conflict'],
     example: CODE,
   },
   'gotrue-factors-delete': {

@@ -1,5 +1,5 @@
-import { type Claims, queryThenReadAsActor, readAsActor } from '#lib/auth/session-items.ts';
-import { actorStillHolds, requireAssurance, requireMember } from '#lib/auth/team-access.ts';
+import { type Claims, queryThenReadAsActor, readAsActor, requireAal2 } from '#lib/auth/session-items.ts';
+import { actorStillHolds, requireMember } from '#lib/auth/team-access.ts';
 import { canDeleteTeam, canSetTeamPolicy, canUpdateTeam } from '#lib/auth/team-rules.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { newId } from '#lib/core/ids.ts';
@@ -112,7 +112,7 @@ export const updateTeam = async (db: Db, claims: Claims, slug: string, input: Te
   const policyChanged = requireMfa !== (current.requireMfa === true);
   if (policyChanged && !canSetTeamPolicy(me.role))
     throw new AppError('forbidden', 'Only an owner may change whether the team requires MFA.');
-  if (policyChanged) requireAssurance({ requireMfa: true }, actor);
+  if (policyChanged) requireAal2(actor);
   const updatedAt = isoMillis(now);
   const moving = input.slug !== current.slug;
   const renamed = changed({ name: current.name, slug: current.slug }, { name: input.name, slug: input.slug });

@@ -9,7 +9,7 @@ describe('sealing second-factor secrets (lib/auth/factor-seal.ts)', () => {
   it('opens what it sealed, for the same binding only, and says when a newer key should seal it again', async () => {
     const secret = new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
     const sealed = await seal(secret, 'totp user-a factor-1');
-    expect(sealed).toMatch(/^v1\.seal-[\w-]+\.[\w-]{16}\.[\w-]+$/);
+    expect(sealed).toMatch(/^v1\.seal-[\w-]+\.[\w-]{60,}$/);
     expect(sealed).not.toContain(Buffer.from(secret).toString('base64url'));
     const opened = await unseal(sealed, 'totp user-a factor-1');
     expect([...opened.secret]).toEqual([...secret]);
@@ -20,6 +20,28 @@ describe('sealing second-factor secrets (lib/auth/factor-seal.ts)', () => {
     const flipped = `${sealed.slice(0, -2)}${sealed.endsWith('A') ? 'B' : 'A'}${sealed.slice(-1)}`;
     await expect(unseal(flipped, 'totp user-a factor-1')).rejects.toThrow();
     await expect(unseal(sealed.replace(/^v1\.[^.]+/, 'v1.seal-unknown'), 'totp user-a factor-1')).rejects.toThrow(/unknown key/);
+  });
+});
+
+describe('a sealing key this process does not know yet', () => {
+  it('is read again from the keyset, once, instead of failing', async () => {
+    const { config } = await import('#lib/core/config.ts');
+    const { readKeysetFile, placeKeysetFile } = await import('#lib/auth/keys/file-store.ts');
+    const { forgetCachedKeys } = await import('#lib/auth/keys/cache.ts');
+    await seal(new Uint8Array(20), 'warm');
+    const before = (await readKeysetFile(config.dataDir)) as NonNullable<Awaited<ReturnType<typeof readKeysetFile>>>;
+    const newer = [...(before.sealKeys ?? []), ...withFreshSealKey([], new Date())];
+    // Another process sealed under a newer key...
+    await placeKeysetFile(config.dataDir, { ...before, sealKeys: newer }, 'replace');
+    forgetCachedKeys();
+    const sealed = await seal(new Uint8Array([7, 7, 7]), 'totp u f');
+    expect(sealed.split('.')[1]).toBe(newer.at(-1)?.kid);
+    // ...while this one still holds the older keyset in its cache.
+    await placeKeysetFile(config.dataDir, before, 'replace');
+    forgetCachedKeys();
+    await seal(new Uint8Array(20), 'warm');
+    await placeKeysetFile(config.dataDir, { ...before, sealKeys: newer }, 'replace');
+    expect([...(await unseal(sealed, 'totp u f')).secret]).toEqual([7, 7, 7]);
   });
 });
 

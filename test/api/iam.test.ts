@@ -265,12 +265,12 @@ describe('IAM grants cover what every function does', () => {
       code: totpCode(gotrueFactor.totp.secret),
     });
     expect(gotrueVerified.status).toBe(200);
-    expect((await call('DELETE', `/auth/v1/factors/${gotrueFactor.id}`, aal2)).status).toBe(200);
-    expect((await call('DELETE', `/api/auth/factors/${totp.id}`, aal2)).status).toBe(200);
-    // The team policy is the team update's own write.
+    // The team policy is the team update's own write (set while this session is still aal2: removing the last factor takes it back to aal1).
     const ruled = await createTeam(api, mfa);
     const policy = await call('PUT', `/api/teams/${ruled.slug}`, aal2, { name: 'Ruled', slug: ruled.slug, requireMfa: true });
     expect(policy.status).toBe(200);
+    expect((await call('DELETE', `/auth/v1/factors/${gotrueFactor.id}`, aal2)).status).toBe(200);
+    expect((await call('DELETE', `/api/auth/factors/${totp.id}`, aal2)).status).toBe(200);
 
     // An invitation link: its page reads the invite and token, then team and inviter; sign-up with its token confirms the address.
     const keeper = await signUp(api, 'keeper');

@@ -610,6 +610,19 @@ const roundTrip = async (keyset: Keyset, database: Db, now: Date): Promise<strin
 };
 
 describe('rotation steps (lib/auth/key-rotation.ts) against DynamoDB Local', () => {
+  it('makes a sealing key with the first key, carries it over, and refuses a pending keyset that lost one (testSecret)', async () => {
+    const { sm, t1, token, run } = await rotationUnderWay();
+    const [seal] = sm.keyset().sealKeys ?? [];
+    expect(seal?.key).toMatch(/^[\w-]{43}$/);
+    await run('createSecret', t1);
+    expect(sm.keyset('AWSPENDING').sealKeys).toEqual([seal]);
+    // A pending keyset written without them (an older build, a hand-made version) never becomes current.
+    const version = sm.versions.get(token) as { value?: string };
+    version.value = JSON.stringify({ keys: sm.keyset('AWSPENDING').keys });
+    await run('setSecret', t1);
+    await expect(run('testSecret', t1)).rejects.toThrow(/lacks sealing keys/);
+  });
+
   it('makes the first key from the empty secret CloudFormation creates, and publishes it', async () => {
     const sm = new SecretsDouble();
     const database = await freshDb();

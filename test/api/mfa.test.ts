@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { config } from '#lib/core/config.ts';
 import { db } from '#lib/db/service.ts';
-import { type TestUser, signUp, useApi } from '../helpers/api.ts';
+import { type TestUser, createTeam, signUp, useApi } from '../helpers/api.ts';
 import { challengeAndVerify, claimsOf, currentStep, enrolTotp, mfaUser, totpCode } from '../helpers/mfa.ts';
 
 const api = useApi();
@@ -213,7 +213,57 @@ describe('step-up to aal2', () => {
   });
 });
 
+describe('a factor set up with the password alone', () => {
+  it("is taken away by the owner's first verify, and cannot be activated later from aal1", async () => {
+    const owner = await signUp(api, 'owner-first');
+    // A thief with the password sets up a factor before the owner turns MFA on...
+    const thief = await signIn(owner);
+    const planted = await enrolTotp(api, { token: thief.access_token }, 'Planted');
+    const m = await mfaUser(api, owner);
+    // ...the owner's first verify took it away, secret and all.
+    expect((await me(m.token)).body.data.factors.map((f: { id: string }) => f.id)).toEqual([m.factorId]);
+    expect((await db().entities.factor.get({ userUuid: owner.uuid, factorId: planted.factorId }).go()).data).toBeNull();
+    // A factor left unverified after the first is verified needs aal2 to become one.
+    const spare = await enrolTotp(api, { token: m.token }, 'Spare');
+    const fromAal1 = await challengeAndVerify(api, m.aal1Token, spare.factorId, totpCode(spare.secret));
+    expect([fromAal1.status, fromAal1.body.error?.code]).toEqual([403, 'mfa_required']);
+    const fromAal2 = await challengeAndVerify(api, m.token, spare.factorId, totpCode(spare.secret));
+    expect(fromAal2.status).toBe(200);
+    expect(fromAal2.body.data.recovery_codes).toBeUndefined();
+  });
+});
+
+describe('refresh tokens across a step-up', () => {
+  it("retires the aal1 session's refresh tokens: only the step-up's refreshes, and keeps aal2", async () => {
+    const user = await signUp(api, 'refresher');
+    const { factorId, secret } = await enrolTotp(api, user);
+    const stepped = await challengeAndVerify(api, user.token, factorId, totpCode(secret));
+    expect(stepped.status).toBe(200);
+    const old = await api.call('POST', '/api/auth/refresh', { json: { refresh_token: user.refreshToken } });
+    expect(old.status).toBe(401);
+    const fresh = await api.call('POST', '/api/auth/refresh', { json: { refresh_token: stepped.body.data.session.refresh_token } });
+    expect(fresh.status).toBe(200);
+    expect(claimsOf(fresh.body.data.session.access_token).aal).toBe('aal2');
+    // Its successor keeps aal2 too, and the session was not ended by the refused old token.
+    const again = await api.call('POST', '/api/auth/refresh', { json: { refresh_token: fresh.body.data.session.refresh_token } });
+    expect(claimsOf(again.body.data.session.access_token).aal).toBe('aal2');
+  });
+});
+
 describe('removing a factor', () => {
+  it('takes the session back to aal1 with the last verified factor: a team that requires MFA refuses it again', async () => {
+    const owner = await signUp(api, 'downgrade');
+    const m = await mfaUser(api, owner);
+    const team = await createTeam(api, { ...owner, token: m.token });
+    await api.call('PUT', `/api/teams/${team.slug}`, { token: m.token, json: { name: 'Strict', slug: team.slug, requireMfa: true } });
+    expect((await api.call('GET', `/api/teams/${team.slug}`, { token: m.token })).status).toBe(200);
+    expect((await api.call('DELETE', `/api/auth/factors/${m.factorId}`, { token: m.token })).status).toBe(200);
+    const refused = await api.call('GET', `/api/teams/${team.slug}`, { token: m.token });
+    expect([refused.status, refused.body.error?.code]).toEqual([403, 'mfa_required']);
+    const refreshed = await api.call('POST', '/api/auth/refresh', { json: { refresh_token: m.refreshToken } });
+    expect(claimsOf(refreshed.body.data.session.access_token).aal).toBe('aal1');
+  });
+
   it('needs aal2 for a verified factor; then ends the other sessions and, with the last one, the recovery codes', async () => {
     const user = await signUp(api, 'remove');
     const m = await mfaUser(api, user);
@@ -269,6 +319,22 @@ describe('an account with a verified factor', () => {
       json: { password: 'a brand new passphrase', currentPassword: user.password },
     });
     expect(changed.status).toBe(200);
+  });
+});
+
+describe('regenerating recovery codes while the last factor goes', () => {
+  it('never leaves codes behind an account without a verified factor', async () => {
+    for (let round = 0; round < 4; round++) {
+      const user = await signUp(api, 'codes-race');
+      const m = await mfaUser(api, user);
+      const [regenerated, removed] = await Promise.all([
+        api.call('POST', '/api/auth/recovery-codes', { token: m.token }),
+        api.call('DELETE', `/api/auth/factors/${m.factorId}`, { token: m.token }),
+      ]);
+      expect([201, 403, 409]).toContain(regenerated.status);
+      expect(removed.status).toBe(200);
+      expect((await db().entities.recoveryCodes.get({ userUuid: user.uuid }).go()).data).toBeNull();
+    }
   });
 });
 

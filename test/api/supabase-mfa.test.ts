@@ -112,6 +112,10 @@ describe('@supabase/auth-js mfa against /auth/v1', () => {
     expect([refused.error?.status, refused.error?.code]).toEqual([403, 'insufficient_aal']);
 
     for (let i = 1; i < 10; i++) expect((await first.auth.mfa.enroll({ factorType: 'totp', friendlyName: `App ${i}` })).error).toBeNull();
+    // A factor left unverified is not activated from aal1 either.
+    const unverified = (await first.auth.mfa.listFactors()).data?.all.find((f) => f.status === 'unverified') as { id: string };
+    const activation = await second.auth.mfa.challengeAndVerify({ factorId: unverified.id, code: '123456' });
+    expect([activation.error?.status, activation.error?.code]).toEqual([403, 'insufficient_aal']);
     const eleventh = await first.auth.mfa.enroll({ factorType: 'totp' });
     expect([eleventh.error?.status, eleventh.error?.code]).toEqual([422, 'too_many_enrolled_mfa_factors']);
 
@@ -131,5 +135,24 @@ describe('@supabase/auth-js mfa against /auth/v1', () => {
     for (let i = 0; i < 5; i++) await second.auth.mfa.challengeAndVerify({ factorId: factor.id, code: wrong });
     const limited = await second.auth.mfa.challengeAndVerify({ factorId: factor.id, code: totpCode(factor.totp.secret, step + 1) });
     expect([limited.error?.status, limited.error?.code]).toEqual([429, 'over_request_rate_limit']);
+  });
+
+  it('the reset flow of an account with a factor: a new password through the link, but no new address, from aal1', async () => {
+    const first = await signedUp();
+    const { data } = await first.auth.mfa.enroll({ factorType: 'totp' });
+    const factor = data as { id: string; totp: { secret: string } };
+    await first.auth.mfa.challengeAndVerify({ factorId: factor.id, code: totpCode(factor.totp.secret) });
+
+    const table = await (api.table as NonNullable<typeof api.table>)();
+    const claim = (await table.entities.emailClaim.get({ email: first.email }).go({ consistent: true })).data;
+    const user = (await table.entities.user.get({ userUuid: claim?.userUuid as string }).go({ consistent: true })).data;
+    const { issueToken } = await import('#lib/auth/account-tokens.ts');
+    const link = await issueToken(table, { purpose: 'recovery', email: first.email, user: user as NonNullable<typeof user> }, new Date());
+    const reset = authClient(api);
+    expect((await reset.auth.verifyOtp({ token_hash: link, type: 'recovery' })).error).toBeNull();
+    expect((await reset.auth.mfa.getAuthenticatorAssuranceLevel()).data).toMatchObject({ currentLevel: 'aal1', nextLevel: 'aal2' });
+    const moved = await reset.auth.updateUser({ email: `moved-${first.email}` });
+    expect([moved.error?.status, moved.error?.code]).toEqual([403, 'insufficient_aal']);
+    expect((await reset.auth.updateUser({ password: 'a new passphrase for sure' })).error).toBeNull();
   });
 });

@@ -305,7 +305,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a code (step up to aal2)
-         * @description Checks a code from the factor for its challenge, and raises this session to aal2: the answer is a new `data.session` (`aal: "aal2"` in the access token, `amr` listing `totp` and the sign-in). A code works once, and no older one after it (422 `mfa_verification_failed`); a used or expired challenge is 410 `mfa_challenge_expired`. Guesses: 5 then 1 a minute per factor, 10 an hour per account (429 with `Retry-After`); a right code does not count. A factor's first code verifies it, ends the account's other sessions, and for the account's first factor answers ten `recovery_codes`, shown only this once. `Idempotency-Key` is not honoured.
+         * @description Checks a code from the factor for its challenge, and raises this session to aal2: the answer is a new `data.session` (`aal: "aal2"` in the access token, `amr` listing `totp` and the sign-in). A code works once, and no older one after it (422 `mfa_verification_failed`); a used or expired challenge is 410 `mfa_challenge_expired`. Guesses: 5 then 1 a minute per factor, 10 an hour per account (429 with `Retry-After`); a right code does not count. A factor's first code verifies it (once the account has a verified factor, only from an aal2 session: 403 `mfa_required`), ends the account's other sessions and retires this session's older refresh tokens; the account's first factor answers ten `recovery_codes`, shown only this once, and takes the account's other unverified factors away. `Idempotency-Key` is not honoured.
          */
         post: operations["auth-factors-verify"];
         delete?: never;
@@ -4159,6 +4159,17 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
+            /** @description `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaRequiredError"];
+                };
+            };
             /** @description `not_found` */
             404: {
                 headers: {
@@ -4306,6 +4317,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             /** @description `body_too_large` */
@@ -9035,7 +9057,7 @@ export interface operations {
                     "application/json": components["schemas"]["GoTrueError"];
                 };
             };
-            /** @description `bad_jwt` */
+            /** @description `bad_jwt`, `insufficient_aal` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -119,6 +119,11 @@ export const session = (config?: EntityConfiguration) =>
         /** How and when (epoch s) the second factor was proven: the tokens' second `amr` entry. */
         secondMethod: { type: SECOND_FACTOR_METHODS },
         secondAt: { type: 'number' },
+        /**
+         * Set by a step-up (ISO 8601, as refresh tokens' `createdAt`): refresh tokens issued before it
+         * are refused, so one taken from the aal1 session cannot refresh into the aal2 one.
+         */
+        refreshFrom: { type: 'string' },
         ttl: { type: 'number', field: TTL_ATTRIBUTE },
       },
       // Under the user's partition: "every session of this user" is a strongly consistent Query, so

@@ -13,6 +13,10 @@ export const factorsOf = (u: UserItem): FactorEntry[] => u.factors ?? [];
 
 export const NO_FACTOR = 'No factor with that id.';
 
+/** Why a factor is not added from aal1 (enrolment, or a verify that would activate one). */
+export const ADD_FROM_AAL2 =
+  'This account has a verified factor: another one is added only from a session that proved one. Verify a code first.';
+
 export const factorNamed = (u: UserItem, factorId: string): FactorEntry => {
   const entry = factorsOf(u).find((f) => f.id === factorId);
   if (!entry) throw notFound(NO_FACTOR);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { seal } from '#lib/auth/factor-seal.ts';
-import { type Claims, endSessionsOf, readAsActor } from '#lib/auth/session-items.ts';
+import { type Claims, endOtherSessionsAfter, readAsActor, requireAal2 } from '#lib/auth/session-items.ts';
 import { newTotpKey, totpEnrolment } from '#lib/auth/totp.ts';
 import { config } from '#lib/core/config.ts';
 import { AppError } from '#lib/core/errors.ts';
@@ -9,7 +9,7 @@ import type { Db } from '#lib/db/service.ts';
 import type { Factor, TotpEnrolment } from '#lib/wire/mfa.ts';
 import type { EnrolInput } from '#lib/wire/schemas.ts';
 import { factorView } from '#lib/wire/views.ts';
-import { type FactorEntry, MAX_FACTORS, changeFactorList, factorNamed, factorsOf } from './factor-list.ts';
+import { ADD_FROM_AAL2, type FactorEntry, MAX_FACTORS, changeFactorList, factorNamed, factorsOf } from './factor-list.ts';
 import { hasVerifiedFactor } from '../account.ts';
 
 /** The caller's user item, read with the session. Throws `unauthorized`. */
@@ -42,7 +42,7 @@ export const enrolFactor = async (db: Db, claims: Claims, input: EnrolInput, now
   const stamp = isoMillis(now);
   const name = input.friendly_name ?? '';
   const u = await changeFactorList(db, read, stamp, (current) => {
-    if (hasVerifiedFactor(current) && actor.aal !== 'aal2') throw new AppError('mfa_required');
+    if (hasVerifiedFactor(current)) requireAal2(actor, ADD_FROM_AAL2);
     if (factorsOf(current).length >= MAX_FACTORS) throw new AppError('too_many_factors');
     return {
       factors: [...factorsOf(current), { id: factorId, type: 'totp', name, status: 'unverified', createdAt: stamp, updatedAt: stamp }],
@@ -72,8 +72,9 @@ export const renameFactor = async (db: Db, claims: Claims, factorId: string, nam
 /**
  * Removes one of the caller's factors. A verified one only from an aal2 session (a recovery code
  * raises a session to aal2 when the factor is lost). The factor's secret, and with the last
- * verified factor the recovery codes, go in the same transaction; then every other session of the
- * account ends (docs/mfa.md, "Sessions"). The caller's session keeps its level.
+ * verified factor the recovery codes and the caller's session's aal2 (nothing is left to prove),
+ * go in the same transaction; then every other session of the account ends (docs/mfa.md,
+ * "Sessions"). While a verified factor is left, the caller's session keeps its level.
  * Throws `unauthorized`, `not_found`, `mfa_required`, `conflict`.
  */
 export const removeFactor = async (db: Db, claims: Claims, factorId: string, now: Date): Promise<{ id: string }> => {
@@ -82,17 +83,26 @@ export const removeFactor = async (db: Db, claims: Claims, factorId: string, now
   await changeFactorList(db, read, isoMillis(now), (current) => {
     const entry = factorNamed(current, factorId);
     verified = entry.status === 'verified';
-    if (verified && actor.aal !== 'aal2') throw new AppError('mfa_required');
+    if (verified) requireAal2(actor);
     const left = factorsOf(current).filter((f) => f.id !== factorId);
     const lastVerified = verified && !left.some((f) => f.status === 'verified');
     return {
       factors: left,
       also: (tx) => [
         tx.factor.delete({ userUuid: current.userUuid, factorId }).commit(),
-        ...(lastVerified ? [tx.recoveryCodes.delete({ userUuid: current.userUuid }).commit()] : []),
+        ...(lastVerified
+          ? [
+              tx.recoveryCodes.delete({ userUuid: current.userUuid }).commit(),
+              // Nothing is left to prove: this session is aal1 again (its tokens too, through readAsActor).
+              tx.session
+                .patch({ userUuid: actor.userUuid, sessionId: actor.sessionId })
+                .remove(['aal', 'secondMethod', 'secondAt'])
+                .commit(),
+            ]
+          : []),
       ],
     };
   });
-  if (verified) await endSessionsOf(db, actor.userUuid, actor.sessionId);
+  if (verified) await endOtherSessionsAfter(db, actor.userUuid, actor.sessionId);
   return { id: factorId };
 };

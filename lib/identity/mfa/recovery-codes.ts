@@ -1,5 +1,5 @@
 import { hashRecoveryCode, newRecoveryCodes, normaliseRecoveryCode } from '#lib/auth/recovery-codes.ts';
-import { type Claims, readAsActor } from '#lib/auth/session-items.ts';
+import { type Claims, readAsActor, requireAal2 } from '#lib/auth/session-items.ts';
 import { raiseSession } from '#lib/auth/sessions.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { isoMillis } from '#lib/core/time.ts';
@@ -9,6 +9,7 @@ import { forgiveMfaGuess, takeMfaGuess } from '#lib/limits/mfa-attempts.ts';
 import type { StepUp } from '#lib/wire/responses.ts';
 import { accountMessage } from '../verification.ts';
 import { hasVerifiedFactor } from '../account.ts';
+import { listChanged } from './factor-list.ts';
 
 const wrongCode = () => new AppError('mfa_verification_failed', 'That recovery code is wrong, or was used already.');
 
@@ -63,7 +64,9 @@ export const useRecoveryCode = async (db: Db, claims: Claims, typed: string, now
 
 /**
  * Ten new recovery codes in place of the old ones (which stop working), shown once: only from an
- * aal2 session of an account with a verified factor. Throws `unauthorized`, `mfa_required`.
+ * aal2 session of an account with a verified factor, written only while its factors are as read (a
+ * removal of the last factor, or the account's deletion, meanwhile would leave codes of nothing).
+ * Throws `unauthorized`, `mfa_required`, `conflict`.
  */
 export const regenerateRecoveryCodes = async (db: Db, claims: Claims, now: Date): Promise<{ recovery_codes: string[] }> => {
   const {
@@ -71,10 +74,25 @@ export const regenerateRecoveryCodes = async (db: Db, claims: Claims, now: Date)
     items: [u],
   } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
   if (!u) throw new AppError('unauthorized');
-  if (!hasVerifiedFactor(u) || actor.aal !== 'aal2') throw new AppError('mfa_required');
+  if (!hasVerifiedFactor(u)) throw new AppError('mfa_required');
+  requireAal2(actor);
   const codes = newRecoveryCodes();
-  await db.entities.recoveryCodes
-    .put({ userUuid: u.userUuid, hashes: codes.map(hashRecoveryCode), createdAt: isoMillis(now) })
-    .go({ response: 'none' });
+  await commit(
+    () =>
+      write(db, (tx) => [
+        named(
+          'codes',
+          tx.recoveryCodes.put({ userUuid: u.userUuid, hashes: codes.map(hashRecoveryCode), createdAt: isoMillis(now) }).commit(),
+        ),
+        named(
+          'factors',
+          tx.user
+            .check({ userUuid: u.userUuid })
+            .where((a, op) => op.eq(a.factorsVersion, u.factorsVersion ?? 0))
+            .commit(),
+        ),
+      ]),
+    { codes: listChanged, factors: listChanged },
+  );
   return { recovery_codes: codes };
 };

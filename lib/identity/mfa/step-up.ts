@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { seal, unseal } from '#lib/auth/factor-seal.ts';
 import { hashRecoveryCode, newRecoveryCodes } from '#lib/auth/recovery-codes.ts';
-import { type Claims, endSessionsOf, readAsActor } from '#lib/auth/session-items.ts';
+import { type Claims, endOtherSessionsAfter, readAsActor, requireAal2 } from '#lib/auth/session-items.ts';
 import { raiseSession } from '#lib/auth/sessions.ts';
 import { matchTotp } from '#lib/auth/totp.ts';
 import { AppError, notFound } from '#lib/core/errors.ts';
@@ -13,7 +13,7 @@ import { forgiveMfaGuess, takeMfaGuess } from '#lib/limits/mfa-attempts.ts';
 import type { Challenge } from '#lib/wire/mfa.ts';
 import type { VerifyFactorInput } from '#lib/wire/schemas.ts';
 import type { StepUp } from '#lib/wire/responses.ts';
-import { NO_FACTOR, factorNamed, factorsOf, listChanged, writeFactorList } from './factor-list.ts';
+import { ADD_FROM_AAL2, NO_FACTOR, factorNamed, factorsOf, listChanged, writeFactorList } from './factor-list.ts';
 import { hasVerifiedFactor } from '../account.ts';
 import { sealBinding } from './factors.ts';
 
@@ -53,9 +53,10 @@ export const challengeFactor = async (db: Db, claims: Claims, factorId: string, 
  * gives its tokens back). One transaction then uses the challenge up, moves the factor's last
  * used step forward (so the same code, or an older one, never works again: two verifies of one
  * code race on that condition and one loses), raises the session and, for a factor's first code,
- * marks it verified; the first verified factor of an account also gets its recovery codes, which
- * this answer shows once. Activating a factor ends the account's other sessions (they proved
- * nothing new). Throws `unauthorized`, `not_found`, `mfa_challenge_expired`,
+ * marks it verified (from aal2 only, when the account has a verified factor already); the first
+ * verified factor of an account also gets its recovery codes, which this answer shows once, and
+ * takes the account's other unverified factors away. Activating a factor ends the account's other
+ * sessions (they proved nothing new). The session's older refresh tokens stop working. Throws `unauthorized`, `not_found`, `mfa_challenge_expired`,
  * `mfa_verification_failed`, `rate_limited`, `conflict`, `unavailable`.
  */
 export const verifyFactor = async (db: Db, claims: Claims, factorId: string, input: VerifyFactorInput, now: Date): Promise<StepUp> => {
@@ -76,6 +77,9 @@ export const verifyFactor = async (db: Db, claims: Claims, factorId: string, inp
   if (!u) throw new AppError('unauthorized');
   const entry = factorNamed(u, factorId);
   if (!factor) throw notFound(NO_FACTOR);
+  // Verifying a factor adds it: once one is verified, only a session that proved it may add another
+  // (an unverified factor a password thief set up earlier must not become theirs from aal1).
+  if (entry.status === 'unverified' && hasVerifiedFactor(u)) requireAal2(actor, ADD_FROM_AAL2);
   const ours = challenge?.userUuid === u.userUuid && challenge.sessionId === actor.sessionId && challenge.factorId === factorId;
   if (!ours || challenge.expiresAt <= epochSeconds(now)) throw challengeGone();
 
@@ -87,10 +91,13 @@ export const verifyFactor = async (db: Db, claims: Claims, factorId: string, inp
 
   const stamp = isoMillis(now);
   const activating = entry.status === 'unverified';
-  const codes = activating && !hasVerifiedFactor(u) ? newRecoveryCodes() : undefined;
-  const factors = activating
-    ? factorsOf(u).map((f) => (f.id === factorId ? { ...f, status: 'verified' as const, updatedAt: stamp } : f))
-    : factorsOf(u);
+  const first = activating && !hasVerifiedFactor(u);
+  const codes = first ? newRecoveryCodes() : undefined;
+  // The account's first factor: any other unverified one goes (someone may have set it up with the
+  // password alone), as GoTrue does.
+  const dropped = first ? factorsOf(u).filter((f) => f.id !== factorId) : [];
+  const verified = { ...entry, status: 'verified' as const, updatedAt: stamp };
+  const factors = first ? [verified] : factorsOf(u).map((f) => (f.id === factorId && activating ? verified : f));
   const resealed = stale ? await seal(secret, binding) : undefined;
   const raised = await raiseSession({ ...u, factors } satisfies UserItem, session, 'totp', now);
   await commit(
@@ -112,7 +119,11 @@ export const verifyFactor = async (db: Db, claims: Claims, factorId: string, inp
             .commit(),
         ),
         named('session', ...raised.writes(tx)),
-        named('list', ...(activating ? [writeFactorList(tx, u, factors, stamp)] : [])),
+        named(
+          'list',
+          ...(activating ? [writeFactorList(tx, u, factors, stamp)] : []),
+          ...dropped.map((f) => tx.factor.delete({ userUuid: u.userUuid, factorId: f.id }).commit()),
+        ),
         named(
           'codes',
           ...(codes
@@ -124,6 +135,6 @@ export const verifyFactor = async (db: Db, claims: Claims, factorId: string, inp
     { challenge: challengeGone, factor: wrongCode, session: () => new AppError('unauthorized'), list: listChanged, codes: listChanged },
   );
   await forgiveMfaGuess(db, guess);
-  if (activating) await endSessionsOf(db, u.userUuid, actor.sessionId);
+  if (activating) await endOtherSessionsAfter(db, u.userUuid, actor.sessionId);
   return { ...raised.body, ...(codes ? { recovery_codes: codes } : {}) };
 };
