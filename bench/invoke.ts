@@ -14,6 +14,8 @@ export interface ApiRequest {
   form?: string;
   /** Sent as `Idempotency-Key`. */
   idempotencyKey?: string;
+  /** Any other header, as a browser sends it (a page's cookie, Sec-Fetch-Site). */
+  headers?: Record<string, string>;
 }
 
 export interface Reply {
@@ -31,6 +33,7 @@ const headersOf = (req: ApiRequest): Record<string, string> => ({
   ...(req.form !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
   ...(req.token ? { authorization: `Token ${req.token}` } : {}),
   ...(req.idempotencyKey ? { 'idempotency-key': req.idempotencyKey } : {}),
+  ...req.headers,
 });
 
 /** The request's body as sent: its JSON, or its form. */

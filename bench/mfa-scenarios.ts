@@ -1,4 +1,5 @@
 import { currentStep, totpCode } from '#test/helpers/mfa.ts';
+import { softAuthenticator } from '#test/helpers/passkeys.ts';
 import { type ApiRequest, callDirect, expectStatus } from './invoke.ts';
 import { type Account, PASSWORD, inParallel, signUp } from './seed.ts';
 import type { Scenario } from './scenarios.ts';
@@ -82,7 +83,117 @@ const at =
 let lister: Promise<{ token: string; factorId: string }> | undefined;
 const listed = () => (lister ??= signUp('factors').then(async (account) => ({ token: account.token, ...(await enrol(account.token)) })));
 
+/** An account with a passkey registered on an authenticator made in Node (test/helpers), and a password session. */
+const withPasskey = async (name: string) => {
+  const account = await signUp(name);
+  const authenticator = await softAuthenticator();
+  const { body: enrolled } = await call(
+    { method: 'POST', path: '/api/auth/factors', token: account.token, json: { factor_type: 'webauthn' } },
+    201,
+    'enrol a passkey',
+  );
+  const factorId = enrolled.data.id as string;
+  const { body: creation } = await call(
+    { method: 'POST', path: `/api/auth/factors/${factorId}/challenge`, token: account.token },
+    201,
+    'challenge',
+  );
+  await call(
+    {
+      method: 'POST',
+      path: `/api/auth/factors/${factorId}/verify`,
+      token: account.token,
+      json: {
+        challenge_id: creation.data.id,
+        webauthn: { type: 'create', credential_response: authenticator.create(creation.data.webauthn.credential_options.publicKey) },
+      },
+    },
+    200,
+    'register a passkey',
+  );
+  const signIn = await call(
+    { method: 'POST', path: '/api/auth/signin', json: { email: account.email, password: PASSWORD } },
+    200,
+    'sign-in',
+  );
+  return { factorId, authenticator, aal1: signIn.body.data.session.access_token as string };
+};
+
+/** Passkey answers ready to send, an account each (an authenticator's counter must go up in order): a step-up's, or a sign-in's. */
+const readyPasskeyAnswers = (count: number, name: string, kind: 'step-up' | 'sign-in') =>
+  inParallel(Math.min(count, POOL), 4, async () => {
+    const p = await withPasskey(name);
+    const { body } =
+      kind === 'step-up'
+        ? await call({ method: 'POST', path: `/api/auth/factors/${p.factorId}/challenge`, token: p.aal1 }, 201, 'challenge')
+        : await call({ method: 'POST', path: '/api/auth/passkeys/challenge' }, 201, 'sign-in challenge');
+    const answer = p.authenticator.get(body.data.webauthn.credential_options.publicKey);
+    return { ...p, json: { challenge_id: body.data.id as string, webauthn: { type: 'request', credential_response: answer } } };
+  });
+
+/** The account security page's cookie for an aal2 session of an account with a verified factor. */
+const securityCookie = async () => `roster_security=${(await withFactor('security-page')).aal2}`;
+
 export const mfaScenarios = (): Scenario[] => [
+  {
+    label: 'GET /account/security (signed in)',
+    name: 'page-security',
+    status: 200,
+    prepare: async () => {
+      const cookie = await securityCookie();
+      return () => ({ method: 'GET', path: '/account/security', headers: { cookie } });
+    },
+  },
+  {
+    label: 'POST /account/security (new recovery codes)',
+    name: 'page-security-action',
+    status: 200,
+    prepare: async () => {
+      const cookie = await securityCookie();
+      return () => ({
+        method: 'POST',
+        path: '/account/security',
+        form: 'action=regenerate-codes',
+        headers: { cookie, 'sec-fetch-site': 'same-origin' },
+      });
+    },
+  },
+  {
+    label: 'POST /api/auth/passkeys/challenge',
+    name: 'auth-passkeys-challenge',
+    status: 201,
+    prepare: async () => () => ({ method: 'POST', path: '/api/auth/passkeys/challenge' }),
+  },
+  {
+    label: 'POST /api/auth/passkeys/sign-in',
+    name: 'auth-passkeys-sign-in',
+    status: 200,
+    prepare: async (count) =>
+      at(await readyPasskeyAnswers(count, 'passkey-sign-in', 'sign-in'), (p) => ({
+        method: 'POST',
+        path: '/api/auth/passkeys/sign-in',
+        json: p.json,
+      })),
+  },
+  {
+    label: 'POST /api/auth/factors/{id}/verify (passkey step-up)',
+    name: 'auth-factors-verify',
+    status: 200,
+    // No guess buckets: the user's partition is all it touches.
+    bound: {
+      key: "the user's partition (user, factor and session read; factor and session written in a transaction)",
+      per: 'user',
+      rcu: 3,
+      wcu: 2,
+    },
+    prepare: async (count) =>
+      at(await readyPasskeyAnswers(count, 'passkey-step-up', 'step-up'), (p) => ({
+        method: 'POST',
+        path: `/api/auth/factors/${p.factorId}/verify`,
+        token: p.aal1,
+        json: p.json,
+      })),
+  },
   {
     label: 'GET /api/auth/factors',
     name: 'auth-factors-list',

@@ -95,6 +95,13 @@ export const BOUNDS: Record<RouteName | 'fallback', Bound> = {
     rcu: 3,
     wcu: 4,
   },
+  'auth-passkeys-challenge': { key: 'sign-in bucket of the source address', per: 'address', rcu: 0, wcu: 1 },
+  'auth-passkeys-sign-in': {
+    key: "the user's partition (user and factor read; counter, user and session written in a transaction)",
+    per: 'user',
+    rcu: 2,
+    wcu: 2,
+  },
   'auth-recovery-codes-create': { key: "the user's partition (user and session read, codes written)", per: 'user', rcu: 2, wcu: 1 },
   'auth-recovery-codes-verify': {
     key: "the user's partition (user, codes and session read; codes and session written)",
@@ -180,6 +187,8 @@ export const BOUNDS: Record<RouteName | 'fallback', Bound> = {
   'page-reset': none,
   'page-unsubscribe': { key: "the link's token item", per: 'address', rcu: 1, wcu: 0 },
   unsubscribe: { key: "the address's block item", per: 'address', rcu: 0, wcu: 2 },
+  'page-security': { key: "the user's partition (user and session)", per: 'user', rcu: 2, wcu: 0 },
+  'page-security-action': { key: "the user's partition (what the action's use case reads and writes)", per: 'user', rcu: 2, wcu: 0 },
   'page-assets': none,
   fallback: none,
 };

@@ -76,6 +76,12 @@ export interface DeployOptions {
    * serves this API's /.well-known/ (a custom domain). Undefined: the API's own URL.
    */
   issuer: string | undefined;
+  /**
+   * Passkeys' relying party (`-c passkeyRpId`, a domain) and the origins of the pages that use them
+   * (`-c passkeyOrigins`, comma-separated https origins on that domain). Undefined: the public URL's
+   * host and origin (`-c publicUrl`, else the API's own URL).
+   */
+  passkeys: { readonly rpId: string | undefined; readonly origins: readonly string[] | undefined };
 }
 
 /**
@@ -99,6 +105,7 @@ export const DEFAULT_OPTIONS: DeployOptions = {
   mail: { transport: 'log', publicUrl: undefined },
   table: undefined,
   issuer: undefined,
+  passkeys: { rpId: undefined, origins: undefined },
 };
 
 /** Lambda keeps this much of an account's concurrency unreserved; reservations must leave it. */
@@ -233,6 +240,22 @@ const restoredTable = (node: Node): DeployOptions['table'] => {
   return { tableName, tableStreamArn };
 };
 
+/** `-c passkeyRpId` and `-c passkeyOrigins`: each origin on the relying party's domain, as WebAuthn requires. */
+const passkeyOptions = (node: Node): DeployOptions['passkeys'] => {
+  const rpId = domain('passkeyRpId', node.tryGetContext('passkeyRpId'));
+  const raw = text('passkeyOrigins', node.tryGetContext('passkeyOrigins'));
+  const origins = raw?.split(',').map((entry, i) => {
+    const url = httpsUrl(`passkeyOrigins[${i}]`, entry.trim()) as string;
+    if (new URL(url).origin !== url)
+      throw new Error(`context passkeyOrigins must list origins (https://host[:port], no path), not ${JSON.stringify(url)}`);
+    const host = new URL(url).hostname;
+    if (rpId !== undefined && host !== rpId && !host.endsWith(`.${rpId}`))
+      throw new Error(`context passkeyOrigins: ${url} is not on the relying party's domain ${rpId} (-c passkeyRpId)`);
+    return url;
+  });
+  return { rpId, origins };
+};
+
 /** The options from the construct tree's context, checked; a bad value fails synth with one sentence. */
 export const deployOptions = (node: Node): DeployOptions => ({
   routes: throttle(node, 'throttleRate', 'throttleBurst', DEFAULT_OPTIONS.routes),
@@ -249,4 +272,5 @@ export const deployOptions = (node: Node): DeployOptions => ({
   mail: mailOptions(node),
   table: restoredTable(node),
   issuer: httpsUrl('issuer', node.tryGetContext('issuer')),
+  passkeys: passkeyOptions(node),
 });

@@ -169,6 +169,12 @@ export class RosterStack extends Stack {
     // API function knows it: the signers put it in `iss`, the verifiers check it, the discovery
     // document names it (docs/protect-your-api.md).
     const issuer = options.issuer ?? `https://${api.apiId}.execute-api.${this.region}.${this.urlSuffix}`;
+    // The pages' URL, as the mail links name it (a TOTP key's issuer; the passkeys' relying party and origins unless set apart).
+    const publicUrlEnvironment: Record<string, string> = {
+      PUBLIC_URL: options.mail.publicUrl ?? `https://${api.apiId}.execute-api.${this.region}.${this.urlSuffix}`,
+      ...(options.passkeys.rpId ? { PASSKEY_RP_ID: options.passkeys.rpId } : {}),
+      ...(options.passkeys.origins ? { PASSKEY_ORIGINS: options.passkeys.origins.join(',') } : {}),
+    };
     for (const route of ROUTES) {
       const signs = 'signs' in route && route.signs;
       // Sealing keys ride in the signing keys' secret (lib/auth/factor-seal.ts): the same read.
@@ -181,6 +187,7 @@ export class RosterStack extends Stack {
           ...(usesTable ? { TABLE_NAME: table.tableName } : {}),
           ...(readsKeys ? { SIGNING_KEY_SECRET_ARN: data.signingKey.secretArn } : {}),
           ...('webhookQueue' in route && route.webhookQueue ? { WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl } : {}),
+          ...('publicUrl' in route && route.publicUrl ? publicUrlEnvironment : {}),
         },
         deployments,
         options.reservedConcurrency && 'reservedConcurrency' in route ? route.reservedConcurrency : undefined,

@@ -54,15 +54,23 @@ export const sessionBody = async (
 
 /**
  * A new session: its items (written by the caller's transaction, with whatever else that
- * transaction needs) and the `data.session` body to answer with once they are written.
+ * transaction needs) and the `data.session` body to answer with once they are written. `second`:
+ * the sign-in proved a second factor too (a passkey with user verification), so it starts at aal2.
  */
-export const newSession = async (u: UserItem, client: ClientInfo, now: Date, method: SignInMethod = 'password') => {
+export const newSession = async (
+  u: UserItem,
+  client: ClientInfo,
+  now: Date,
+  method: SignInMethod = 'password',
+  second?: SecondFactorMethod,
+) => {
   // Time-ordered (UUIDv7): the user's partition sorts by creation, so it pages oldest first.
   const sessionId = randomUUIDv7();
   const refresh = newOpaqueToken();
   const expiresAt = epochSeconds(addDays(now, config.refreshTokenDays));
   const createdAt = isoMillis(now);
   const ttl = ttlOf(expiresAt, now);
+  const raised = second ? { aal: 'aal2' as const, secondMethod: second, secondAt: epochSeconds(now) } : {};
   const writes = (tx: Tx) => [
     tx.session
       .create({
@@ -75,13 +83,14 @@ export const newSession = async (u: UserItem, client: ClientInfo, now: Date, met
         ip: client.ip,
         userAgent: client.userAgent?.slice(0, 512),
         ...(method === 'password' ? {} : { method }),
+        ...raised,
       })
       .commit(),
     tx.refreshToken
       .create({ tokenHash: hashOpaqueToken(refresh), sessionId, userUuid: u.userUuid, status: 'ACTIVE', createdAt, expiresAt, ttl })
       .commit(),
   ];
-  return { sessionId, writes, body: await sessionBody(u, { sessionId, expiresAt, createdAt, method }, refresh, now) };
+  return { sessionId, writes, body: await sessionBody(u, { sessionId, expiresAt, createdAt, method, ...raised }, refresh, now) };
 };
 
 /**

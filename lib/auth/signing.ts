@@ -50,8 +50,8 @@ export type AccessTokenClaims = {
   is_anonymous: false;
 };
 
-/** How a session was opened (`amr`): a password, a confirmation link, a reset link. */
-export type SignInMethod = 'password' | 'otp' | 'recovery';
+/** How a session was opened (`amr`): a password, a confirmation link, a reset link, a passkey alone. */
+export type SignInMethod = 'password' | 'otp' | 'recovery' | 'passkey';
 
 export interface SignOptions {
   /** How the session was opened; default a password. */

@@ -10,6 +10,15 @@ const int = (name: string, fallback: number): number => {
 /** As `int`, but 0 is allowed too (a setting that 0 turns off). */
 const zeroOrMore = (name: string, fallback: number): number => (process.env[name] === '0' ? 0 : int(name, fallback));
 
+const publicUrl = (process.env.PUBLIC_URL || `http://localhost:${process.env.PORT || 3000}`).replace(/\/+$/, '');
+
+/** A comma-separated list, trimmed, without empty entries. */
+const list = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+
 export const config = {
   tableName: process.env.TABLE_NAME ?? 'roster',
   /** Only set locally (DynamoDB Local); the deployed functions use the regional endpoint. */
@@ -98,7 +107,14 @@ export const config = {
   dataDir: process.env.DATA_DIR ?? '.data',
   // Mail: lib/mail/ and docs/mail.md.
   /** Base of the links in e-mails (`{PUBLIC_URL}/invites/{uuid}`), without a trailing slash. */
-  publicUrl: (process.env.PUBLIC_URL || `http://localhost:${process.env.PORT || 3000}`).replace(/\/+$/, ''),
+  publicUrl,
+  // Passkeys: lib/auth/webauthn.ts and docs/mfa.md.
+  /** The relying party id passkeys are bound to: a domain the origins are on (default: the public URL's host). */
+  passkeyRpId: process.env.PASSKEY_RP_ID || new URL(publicUrl).hostname,
+  /** The pages' origins a passkey answer may come from (default: the public URL's origin). */
+  passkeyOrigins: list(process.env.PASSKEY_ORIGINS || new URL(publicUrl).origin),
+  /** The name an authenticator shows beside a passkey. */
+  passkeyRpName: process.env.PASSKEY_RP_NAME || 'Roster',
   /** `smtp`, `ses` or `log`; unset: `smtp` when SMTP_URL is set, else `log`. */
   mailTransport: process.env.MAIL_TRANSPORT || undefined,
   /** Sender of every message; its domain also names the Message-ID. */

@@ -1,4 +1,5 @@
 import type { EntityItem } from 'electrodb';
+import type { factor, mfaChallenge } from './entities/factors.ts';
 import type { invite } from './entities/invites.ts';
 import type { membership, team } from './entities/teams.ts';
 import type { user } from './entities/users.ts';
@@ -8,3 +9,5 @@ export type TeamItem = EntityItem<ReturnType<typeof team>>;
 export type MembershipItem = EntityItem<ReturnType<typeof membership>>;
 export type InviteItem = EntityItem<ReturnType<typeof invite>>;
 export type UserItem = EntityItem<ReturnType<typeof user>>;
+export type FactorItem = EntityItem<ReturnType<typeof factor>>;
+export type MfaChallengeItem = EntityItem<ReturnType<typeof mfaChallenge>>;

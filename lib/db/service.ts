@@ -4,7 +4,7 @@ import { config } from '#lib/core/config.ts';
 import { createDocumentClient } from './client.ts';
 import { auditEntry } from './entities/audit.ts';
 import { cursorKey } from './entities/cursor-key.ts';
-import { factor, mfaChallenge, recoveryCodes } from './entities/factors.ts';
+import { factor, mfaChallenge, passkeyChallenge, passkeyCredential, recoveryCodes } from './entities/factors.ts';
 import { idempotencyRecord } from './entities/idempotency.ts';
 import { invite, inviteSweep, pendingInvite } from './entities/invites.ts';
 import { signingKeys } from './entities/keys.ts';
@@ -27,6 +27,8 @@ export const FACTORIES = {
   factor,
   mfaChallenge,
   recoveryCodes,
+  passkeyCredential,
+  passkeyChallenge,
   team,
   slugClaim,
   membership,

@@ -19,7 +19,7 @@ import {
   VerifyBody,
   WebhookBody,
 } from '#lib/wire/schemas.ts';
-import { EnrolBody, RecoveryCodeBody, RenameFactorBody, VerifyFactorBody } from '#lib/wire/schemas.ts';
+import { ChallengeBody, EnrolBody, PasskeySignInBody, RecoveryCodeBody, RenameFactorBody, VerifyFactorBody } from '#lib/wire/schemas.ts';
 import type { RouteName } from './routes.ts';
 
 export interface Request {
@@ -45,7 +45,9 @@ export const REQUESTS = {
   'auth-sessions-list': { query: PageQuery },
   'auth-factors-enrol': { body: EnrolBody },
   'auth-factors-rename': { body: RenameFactorBody },
+  'auth-factors-challenge': { body: ChallengeBody },
   'auth-factors-verify': { body: VerifyFactorBody },
+  'auth-passkeys-sign-in': { body: PasskeySignInBody },
   'auth-recovery-codes-verify': { body: RecoveryCodeBody },
   'teams-list': { query: PageQuery },
   'teams-create': { body: TeamBody },

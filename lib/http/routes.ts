@@ -44,6 +44,11 @@ export interface Route {
    * on that item's partition only (lib/db/cursors.ts; infra/stack.ts).
    */
   pages?: true;
+  /**
+   * Needs the deployment's public URL (PUBLIC_URL: a TOTP key's issuer, the passkeys' relying
+   * party and origins, PASSKEY_RP_ID and PASSKEY_ORIGINS when set; infra/stack.ts).
+   */
+  publicUrl?: true;
   /** Sends to the webhook queue (sqs:SendMessage on it, and its URL in WEBHOOK_QUEUE_URL; infra/stack.ts). */
   webhookQueue?: true;
   /**
@@ -207,6 +212,7 @@ export const ROUTES = [
     status: 201,
     actions: [...AUTH, 'PutItem', 'UpdateItem'],
     indexes: [],
+    publicUrl: true,
     seals: true,
     secretAnswer: true,
   },
@@ -235,10 +241,11 @@ export const ROUTES = [
     method: 'POST',
     path: '/api/auth/factors/{factorId}/challenge',
     auth: true,
-    body: false,
+    body: true,
     status: 201,
     actions: [...AUTH, 'PutItem', 'UpdateItem', 'DeleteItem'],
     indexes: [],
+    publicUrl: true,
   },
   {
     name: 'auth-factors-verify',
@@ -249,6 +256,7 @@ export const ROUTES = [
     status: 200,
     actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem', 'Query', 'BatchWriteItem'],
     indexes: [],
+    publicUrl: true,
     signs: true,
     seals: true,
     secretAnswer: true,
@@ -276,6 +284,32 @@ export const ROUTES = [
     signs: true,
     secretAnswer: true,
   },
+  // Signing in with a passkey alone (lib/identity/mfa/passkey-sign-in.ts): a challenge, then its answer.
+  {
+    name: 'auth-passkeys-challenge',
+    method: 'POST',
+    path: '/api/auth/passkeys/challenge',
+    auth: false,
+    body: false,
+    status: 201,
+    actions: ['UpdateItem', 'PutItem'],
+    indexes: [],
+    publicUrl: true,
+  },
+  {
+    name: 'auth-passkeys-sign-in',
+    method: 'POST',
+    path: '/api/auth/passkeys/sign-in',
+    auth: false,
+    body: true,
+    status: 200,
+    actions: ['GetItem', 'BatchGetItem', 'UpdateItem', 'DeleteItem', 'PutItem', 'Query', 'BatchWriteItem'],
+    indexes: [],
+    publicUrl: true,
+    signs: true,
+    secretAnswer: true,
+  },
+
   { name: 'jwks', method: 'GET', path: '/.well-known/jwks.json', auth: false, body: false, status: 200, actions: ['GetItem'], indexes: [] },
   {
     name: 'openid-configuration',
@@ -634,6 +668,7 @@ export const ROUTES = [
     status: 200,
     actions: [...AUTH, 'PutItem', 'UpdateItem'],
     indexes: [],
+    publicUrl: true,
     seals: true,
     dialect: 'gotrue',
   },
@@ -646,6 +681,7 @@ export const ROUTES = [
     status: 200,
     actions: [...AUTH, 'PutItem'],
     indexes: [],
+    publicUrl: true,
     dialect: 'gotrue',
   },
   {
@@ -657,6 +693,7 @@ export const ROUTES = [
     status: 200,
     actions: [...AUTH, 'UpdateItem', 'DeleteItem', 'PutItem', 'Query', 'BatchWriteItem'],
     indexes: [],
+    publicUrl: true,
     signs: true,
     seals: true,
     dialect: 'gotrue',
@@ -772,6 +809,30 @@ export const ROUTES = [
     status: 200,
     actions: ['GetItem', 'UpdateItem', 'PutItem'],
     indexes: [],
+  },
+  // The account security page (lib/identity/mfa/security-page.ts): its session is a cookie, not the Authorization header.
+  {
+    name: 'page-security',
+    method: 'GET',
+    path: '/account/security',
+    auth: false,
+    body: false,
+    status: 200,
+    actions: AUTH,
+    indexes: [],
+  },
+  {
+    name: 'page-security-action',
+    method: 'POST',
+    path: '/account/security',
+    auth: false,
+    body: false,
+    status: 200,
+    actions: [...AUTH, 'UpdateItem', 'PutItem', 'DeleteItem', 'Query', 'BatchWriteItem', 'ConditionCheckItem'],
+    indexes: [],
+    signs: true,
+    seals: true,
+    publicUrl: true,
   },
   {
     name: 'page-assets',

@@ -73,8 +73,8 @@ const leave = (tx: Tx, { membership: m }: Held, by: AuditActor, now: Date) => [
 /** A membership's items in the transaction: its delete and audit entry, and an OWNER's `ownerCount`. */
 const itemsOf = (h: Held): number => (h.membership.role === 'OWNER' ? 3 : 2);
 
-/** The user's own items the last transaction deletes: the user, its e-mail claim, its factors' secrets and its recovery codes. */
-const ownItems = (u: UserItem): number => 3 + (u.factors ?? []).length;
+/** The user's own items the last transaction deletes: the user, its e-mail claim, its factors' secrets, its passkeys' credential items and its recovery codes. */
+const ownItems = (u: UserItem): number => 3 + (u.factors ?? []).reduce((n, f) => n + (f.credentialId ? 2 : 1), 0);
 
 /**
  * The memberships in transactions of at most 100 items, the last of which also deletes the user's
@@ -127,6 +127,10 @@ const leaveAndDelete = async (db: Db, u: UserItem, held: Held[], by: AuditActor,
                       .commit(),
                     // Second factors (docs/mfa.md): the sealed keys and the recovery codes go with the account.
                     ...(u.factors ?? []).map((f) => tx.factor.delete({ userUuid: u.userUuid, factorId: f.id }).commit()),
+                    // A passkey of a deleted account signs in no one.
+                    ...(u.factors ?? []).flatMap((f) =>
+                      f.credentialId ? [tx.passkeyCredential.delete({ credentialId: f.credentialId }).commit()] : [],
+                    ),
                     // Only an account that ever had a factor can have codes: the others pay nothing for this.
                     ...(u.factorsVersion === undefined ? [] : [tx.recoveryCodes.delete({ userUuid: u.userUuid }).commit()]),
                     tx.emailClaim

@@ -36,11 +36,14 @@ import {
 } from '#lib/wire/gotrue.ts';
 import {
   ChallengeSchema,
+  EnrolmentSchema,
   FactorListSchema,
   FactorRemovedSchema,
   FactorSchema,
   RecoveryCodesSchema,
   TotpEnrolmentSchema,
+  WebauthnChallengeSchema,
+  WebauthnEnrolmentSchema,
 } from '#lib/wire/mfa.ts';
 import { BulkInviteRow, Email, InviteBody, RefreshBody, SignInBody } from '#lib/wire/schemas.ts';
 
@@ -126,6 +129,16 @@ metadata.add(TotpEnrolmentSchema, {
   id: 'TotpEnrolment',
   description:
     'A new TOTP factor and its key, shown this once: `secret` (base32), `uri` (`otpauth://`), `qr_code` (an SVG document of the URI).',
+});
+metadata.add(WebauthnEnrolmentSchema, {
+  id: 'WebauthnEnrolment',
+  description: 'A new passkey factor, unverified until its first challenge (`create`) is answered and verified.',
+});
+metadata.add(EnrolmentSchema, { id: 'Enrolment' });
+metadata.add(WebauthnChallengeSchema, {
+  id: 'WebauthnChallenge',
+  description:
+    "A passkey's challenge: `webauthn.credential_options.publicKey` are the options for navigator.credentials.create (`type: create`) or .get (`type: request`), binary fields as base64url.",
 });
 metadata.add(ChallengeSchema, { id: 'Challenge' });
 metadata.add(FactorRemovedSchema, { id: 'FactorRemoved' });

@@ -17,7 +17,7 @@ export const TAGS = {
   Auth: 'Accounts, sign-in and tokens.',
   Sessions: "The signed-in user's sessions (devices).",
   'Second factors':
-    "TOTP factors, recovery codes and the step-up to an aal2 session (docs/mfa.md). A team that sets `requireMfa` answers an aal1 session's requests 403 `mfa_required`.",
+    "TOTP factors, passkeys, recovery codes and the step-up to an aal2 session (docs/mfa.md). A team that sets `requireMfa` answers an aal1 session's requests 403 `mfa_required`.",
   Teams: 'Teams the user belongs to.',
   Members: "A team's members and their roles: OWNER, ADMIN, MEMBER.",
   'Ownership transfer': "Handing a team's ownership to another member, with their consent.",

@@ -138,6 +138,23 @@ export const INVITE_OPERATIONS = {
       'List-Unsubscribe': z.optional(z.literal('One-Click')),
     }),
   },
+  'page-security': {
+    tag: 'Pages',
+    summary: 'The account security page',
+    description:
+      "The signed-in user's factors (TOTP apps and passkeys), recovery codes and the step-up, over the same rules as the API (docs/mfa.md). Its session is an HttpOnly, SameSite=Strict cookie holding an access token (an hour); without one, the sign-in form (e-mail and password, or a passkey).",
+    success: { media: { 'text/html': { description: 'The page.' } } },
+    errors: [],
+  },
+  'page-security-action': {
+    tag: 'Pages',
+    summary: "The account security page's forms",
+    description:
+      "A form body: `action` (`sign-in`, `adopt`, `step-up`, `recovery-code`, `enrol-totp`, `activate-totp`, `regenerate-codes`, `remove-factor`, `sign-out`) and its fields. Only from the page's own origin (`Origin`: 403 otherwise). Answers the page again, saying what was done or why not.",
+    success: { media: { 'text/html': { description: 'The page.' } } },
+    errors: ['forbidden'],
+  },
+
   'page-assets': {
     tag: 'Pages',
     summary: 'The script, style sheet and icon of the pages',

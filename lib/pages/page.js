@@ -1,4 +1,4 @@
-/* global document, fetch, location, URLSearchParams */
+/* global document, fetch, location, navigator, PublicKeyCredential, URLSearchParams */
 // The pages' script (docs/pages.md): plain DOM, requests only to this origin's API. The mailed
 // token is read from the URL here and sent only in a POST body; a GET never uses it up.
 'use strict';
@@ -145,4 +145,82 @@ const reset = () => {
   });
 };
 
-({ invite, verify, reset })[main.dataset.page]?.();
+/**
+ * /account/security: everything but passkeys is plain forms; these buttons use WebAuthn, then hand
+ * the session the API answered to the page (`adopt`), which keeps it in its HttpOnly cookie.
+ */
+const security = () => {
+  if (!globalThis.PublicKeyCredential?.parseCreationOptionsFromJSON) return;
+  if (main.dataset.token) session = { access_token: main.dataset.token };
+
+  const adopt = (accessToken) => {
+    const form = document.createElement('form');
+    form.method = 'post';
+    form.action = '/account/security';
+    for (const [name, v] of [
+      ['action', 'adopt'],
+      ['token', accessToken],
+    ]) {
+      const input = document.createElement('input');
+      input.type = 'hidden';
+      input.name = name;
+      input.value = v;
+      form.append(input);
+    }
+    document.body.append(form);
+    form.submit();
+  };
+
+  /** The browser's answer to the API's options, as the API takes it; null when the person cancelled. */
+  const ceremony = async (webauthn) => {
+    const publicKey =
+      webauthn.type === 'create'
+        ? PublicKeyCredential.parseCreationOptionsFromJSON(webauthn.credential_options.publicKey)
+        : PublicKeyCredential.parseRequestOptionsFromJSON(webauthn.credential_options.publicKey);
+    try {
+      const credential = await (webauthn.type === 'create'
+        ? navigator.credentials.create({ publicKey })
+        : navigator.credentials.get({ publicKey }));
+      return { type: webauthn.type, credential_response: credential.toJSON() };
+    } catch {
+      say('The passkey was not used (cancelled, or this device has none for this site).', 'error');
+      return null;
+    }
+  };
+
+  /** A factor's challenge, the browser's answer, the verify: the session is aal2 and its new token goes to the cookie. */
+  const prove = async (factorId) => {
+    const challenge = await call('POST', `/api/auth/factors/${factorId}/challenge`, {});
+    if (!challenge.ok) return say(describe(challenge.error), 'error');
+    const answer = await ceremony(challenge.data.webauthn);
+    if (!answer) return undefined;
+    const verified = await call('POST', `/api/auth/factors/${factorId}/verify`, { challenge_id: challenge.data.id, webauthn: answer });
+    if (!verified.ok) return say(describe(verified.error), 'error');
+    return adopt(verified.data.session.access_token);
+  };
+
+  const on = (id, work) => {
+    const button = document.getElementById(id);
+    if (!button) return;
+    button.hidden = false;
+    button.addEventListener('click', () => busy(button, work));
+  };
+
+  on('passkey-sign-in', async () => {
+    const challenge = await call('POST', '/api/auth/passkeys/challenge');
+    if (!challenge.ok) return say(describe(challenge.error), 'error');
+    const answer = await ceremony(challenge.data.webauthn);
+    if (!answer) return undefined;
+    const signedIn = await call('POST', '/api/auth/passkeys/sign-in', { challenge_id: challenge.data.id, webauthn: answer });
+    if (!signedIn.ok) return say(describe(signedIn.error), 'error');
+    return adopt(signedIn.data.session.access_token);
+  });
+  on('passkey-register', async () => {
+    const enrolled = await call('POST', '/api/auth/factors', { factor_type: 'webauthn', friendly_name: 'Passkey' });
+    if (!enrolled.ok) return say(describe(enrolled.error), 'error');
+    return prove(enrolled.data.id);
+  });
+  on('passkey-step-up', () => prove(document.getElementById('passkey-step-up').dataset.factor));
+};
+
+({ invite, verify, reset, security })[main.dataset.page]?.();

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { MAX_METADATA_BYTES, MAX_METADATA_KEYS, withinMetadataBounds } from '#lib/core/user-metadata.ts';
-import { Email, NewPassword, text } from './schemas.ts';
+import { ChallengeBody, Email, NewPassword, text } from './schemas.ts';
 import { UserSchema } from './responses.ts';
 
 /**
@@ -64,10 +64,12 @@ export const GoTrueResendBody = z.object({
 });
 
 /**
- * auth-js's `mfa.challenge` sends its parameters as the body: the factor (also in the path) and,
- * for phone factors, a channel. TOTP challenges need neither; phone factors are not offered.
+ * auth-js's `mfa.challenge` sends its parameters as the body: the factor (also in the path), for a
+ * passkey the relying party (ChallengeBody) and, for phone factors, a channel. TOTP challenges need
+ * none of them; phone factors are not offered.
  */
 export const GoTrueChallengeBody = z.object({
+  ...ChallengeBody.def.shape,
   factorId: z.optional(z.string()),
   channel: z.optional(z.never({ error: 'phone factors are not supported' })),
 });

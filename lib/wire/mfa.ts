@@ -27,12 +27,32 @@ export const TotpEnrolmentSchema = z.strictObject({
   totp: z.strictObject({ qr_code: z.string(), secret: z.string(), uri: z.string() }),
 });
 
-export const ChallengeSchema = z.strictObject({
+/** What enrolling a passkey answers: the factor, unverified until its challenge's `create` answer is verified. */
+export const WebauthnEnrolmentSchema = z.strictObject({ id: Uuid, type: z.literal('webauthn'), friendly_name: z.string() });
+
+export const EnrolmentSchema = z.union([TotpEnrolmentSchema, WebauthnEnrolmentSchema]);
+
+/** Seconds since the epoch after which the challenge no longer takes an answer. */
+const ExpiresAt = z.int();
+
+/**
+ * The options for navigator.credentials (`publicKey`, WebAuthn's PublicKeyCredentialCreationOptionsJSON
+ * or PublicKeyCredentialRequestOptionsJSON: binary fields as base64url, as
+ * PublicKeyCredential.parseCreationOptionsFromJSON and auth-js read them).
+ */
+const CredentialOptions = z.strictObject({ publicKey: z.record(z.string(), z.unknown()) });
+
+export const WebauthnChallengeSchema = z.strictObject({
   id: Uuid,
-  type: z.literal('totp'),
-  /** Seconds since the epoch after which the challenge no longer takes a code. */
-  expires_at: z.int(),
+  type: z.literal('webauthn'),
+  expires_at: ExpiresAt,
+  webauthn: z.strictObject({ type: z.enum(['create', 'request']), credential_options: CredentialOptions }),
 });
+
+export const ChallengeSchema = z.union([
+  z.strictObject({ id: Uuid, type: z.literal('totp'), expires_at: ExpiresAt }),
+  WebauthnChallengeSchema,
+]);
 
 export const FactorListSchema = z.array(FactorSchema);
 
@@ -42,5 +62,6 @@ export const FactorRemovedSchema = z.strictObject({ id: Uuid });
 export const RecoveryCodesSchema = z.strictObject({ recovery_codes: z.array(z.string()) });
 
 export type Factor = z.infer<typeof FactorSchema>;
-export type TotpEnrolment = z.infer<typeof TotpEnrolmentSchema>;
+export type Enrolment = z.infer<typeof EnrolmentSchema>;
 export type Challenge = z.infer<typeof ChallengeSchema>;
+export type WebauthnChallenge = z.infer<typeof WebauthnChallengeSchema>;

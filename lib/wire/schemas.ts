@@ -209,19 +209,89 @@ export type UserDeleteInput = z.infer<typeof UserDeleteBody>;
 export type SignInInput = z.infer<typeof SignInBody>;
 // Second factors (docs/mfa.md), in GoTrue's names on both APIs.
 
-/** POST /api/auth/factors (and GoTrue's /factors): a TOTP factor to set up. `issuer` names the account in the app (default: this deployment's host). */
+/**
+ * POST /api/auth/factors (and GoTrue's /factors): a factor to set up, a TOTP app or a passkey.
+ * `issuer` (TOTP only) names the account in the app (default: this deployment's host).
+ */
 export const EnrolBody = z.object({
-  factor_type: z.literal('totp', { error: 'must be totp' }),
+  factor_type: z.enum(['totp', 'webauthn'], { error: 'must be totp or webauthn' }),
   friendly_name: z.optional(text(100)),
   issuer: z.optional(text(100)),
 });
 
 export const RenameFactorBody = z.object({ friendly_name: text(100) });
 
-/** A code from the factor (six digits) for the challenge made for it in this session. */
+/** Binary WebAuthn fields travel as base64url; a credential id is at most 1,023 bytes (1,364 characters). */
+const base64url = (max: number) =>
+  z
+    .string()
+    .check(
+      z.maxLength(max, { error: `must be base64url of at most ${max} characters` }),
+      z.regex(/^[\w-]*$/u, { error: 'must be base64url' }),
+    );
+
+/**
+ * What a browser's navigator.credentials answers, as PublicKeyCredential.toJSON() (and auth-js)
+ * write it. The library checks the rest; these bounds keep a hostile one small.
+ */
+const CredentialBase = {
+  id: base64url(1364),
+  rawId: base64url(1364),
+  type: z.literal('public-key', { error: 'must be public-key' }),
+  authenticatorAttachment: z.optional(z.enum(['platform', 'cross-platform'])),
+  clientExtensionResults: z.optional(z.record(z.string(), z.unknown())),
+};
+
+export const RegistrationAnswer = z.object({
+  ...CredentialBase,
+  response: z.object({
+    clientDataJSON: base64url(4096),
+    attestationObject: base64url(16_384),
+    transports: z.optional(z.array(z.string().check(z.maxLength(32))).check(z.maxLength(8))),
+  }),
+});
+
+export const AssertionAnswer = z.object({
+  ...CredentialBase,
+  response: z.object({
+    clientDataJSON: base64url(4096),
+    authenticatorData: base64url(4096),
+    signature: base64url(1024),
+    userHandle: z.optional(z.nullable(base64url(128))),
+  }),
+});
+
+/**
+ * GoTrue's relying party fields, which auth-js sends from the page's location. Roster's own are
+ * deploy options: when sent, they must be those (a page elsewhere cannot use this deployment's passkeys).
+ */
+const RelyingParty = {
+  rpId: z.optional(z.string().check(z.maxLength(253))),
+  rpOrigins: z.optional(z.array(z.string().check(z.maxLength(2048))).check(z.maxLength(10))),
+};
+
+/** POST …/factors/{id}/challenge: nothing for a TOTP factor; auth-js names the relying party for a passkey. */
+export const ChallengeBody = z.object({ webauthn: z.optional(z.object(RelyingParty)) });
+
+/**
+ * A code from a TOTP factor (six digits), or a passkey's answer (`create` registers the factor,
+ * `request` proves it), for the challenge made for it in this session.
+ */
 export const VerifyFactorBody = z.object({
   challenge_id: z.uuid({ error: 'must be the id of a challenge' }),
-  code: z.string().check(z.regex(/^\d{6}$/u, { error: 'must be the six digits the app shows' })),
+  code: z.optional(z.string().check(z.regex(/^\d{6}$/u, { error: 'must be the six digits the app shows' }))),
+  webauthn: z.optional(
+    z.discriminatedUnion('type', [
+      z.object({ ...RelyingParty, type: z.literal('create'), credential_response: RegistrationAnswer }),
+      z.object({ ...RelyingParty, type: z.literal('request'), credential_response: AssertionAnswer }),
+    ]),
+  ),
+});
+
+/** POST /api/auth/passkeys/sign-in: a passkey's answer to a sign-in challenge, with no session yet. */
+export const PasskeySignInBody = z.object({
+  challenge_id: z.uuid({ error: 'must be the id of a challenge' }),
+  webauthn: z.object({ ...RelyingParty, type: z.literal('request', { error: 'must be request' }), credential_response: AssertionAnswer }),
 });
 
 /** One of the account's recovery codes, as shown (dashes, spaces and case do not matter). */
@@ -230,6 +300,10 @@ export const RecoveryCodeBody = z.object({ code: z.string().check(z.maxLength(64
 export type TeamInput = z.infer<typeof TeamBody>;
 export type EnrolInput = z.infer<typeof EnrolBody>;
 export type VerifyFactorInput = z.infer<typeof VerifyFactorBody>;
+export type ChallengeInput = z.infer<typeof ChallengeBody>;
+export type PasskeySignInInput = z.infer<typeof PasskeySignInBody>;
+export type RegistrationAnswerInput = z.infer<typeof RegistrationAnswer>;
+export type AssertionAnswerInput = z.infer<typeof AssertionAnswer>;
 export type TeamUpdateInput = z.infer<typeof TeamUpdateBody>;
 export type RoleInput = z.infer<typeof RoleBody>;
 export type InviteInput = z.infer<typeof InviteBody>;

@@ -57,6 +57,8 @@ describe('routing', () => {
       'auth-verify',
       'auth-recover',
       'auth-reset',
+      'auth-passkeys-challenge',
+      'auth-passkeys-sign-in',
       'jwks',
       'openid-configuration',
       'openapi',
@@ -74,6 +76,8 @@ describe('routing', () => {
       'page-reset',
       'page-unsubscribe',
       'unsubscribe',
+      'page-security',
+      'page-security-action',
       'page-assets',
     ]);
   });

@@ -510,6 +510,7 @@ describe('environment and secret', () => {
     expect([...signers].sort()).toEqual([
       'auth-factors-enrol',
       'auth-factors-verify',
+      'auth-passkeys-sign-in',
       'auth-recovery-codes-verify',
       'auth-refresh',
       'auth-reset',
@@ -520,6 +521,7 @@ describe('environment and secret', () => {
       'gotrue-signup',
       'gotrue-token',
       'gotrue-verify',
+      'page-security-action',
     ]);
   });
 

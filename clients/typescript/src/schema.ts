@@ -243,8 +243,8 @@ export interface paths {
         get: operations["auth-factors-list"];
         put?: never;
         /**
-         * Set up a TOTP factor
-         * @description Answers the new factor's key once: `totp.secret` (base32), `totp.uri` (`otpauth://`) and `totp.qr_code` (an SVG document) for an authenticator app. The factor is `unverified` until a code from it is verified (challenge, then verify), which also answers the recovery codes when it is the first. With a verified factor already, only an aal2 session may add another (403 `mfa_required`); at most 10 factors (422 `too_many_factors`). `Idempotency-Key` is not honoured: the answer holds a secret, so it is never stored.
+         * Set up a factor (TOTP or passkey)
+         * @description `factor_type: "totp"` answers the new factor's key once: `totp.secret` (base32), `totp.uri` (`otpauth://`) and `totp.qr_code` (an SVG document) for an authenticator app. `factor_type: "webauthn"` sets up a passkey: its first challenge answers the options for `navigator.credentials.create`, and verifying the browser's answer registers it. The factor is `unverified` until it is proven once (challenge, then verify), which also answers the recovery codes when it is the first. With a verified factor already, only an aal2 session may add another (403 `mfa_required`); at most 10 factors (422 `too_many_factors`). `Idempotency-Key` is not honoured: the answer holds a secret, so it is never stored.
          */
         post: operations["auth-factors-enrol"];
         delete?: never;
@@ -285,7 +285,7 @@ export interface paths {
         put?: never;
         /**
          * Challenge a factor
-         * @description A challenge for this session, which `verify` must name within 5 minutes (`expires_at`, in seconds since the epoch).
+         * @description A challenge for this session, which `verify` must name within 5 minutes (`expires_at`, in seconds since the epoch). A passkey's carries `webauthn.credential_options.publicKey`, the options for `navigator.credentials.create` (`type: "create"`, an unverified passkey) or `.get` (`type: "request"`), binary fields as base64url (`PublicKeyCredential.parseCreationOptionsFromJSON` reads them). The body is optional: auth-js sends `webauthn.rpId` and `rpOrigins`, which must be this deployment's (422 otherwise).
          */
         post: operations["auth-factors-challenge"];
         delete?: never;
@@ -304,8 +304,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Verify a code (step up to aal2)
-         * @description Checks a code from the factor for its challenge, and raises this session to aal2: the answer is a new `data.session` (`aal: "aal2"` in the access token, `amr` listing `totp` and the sign-in). A code works once, and no older one after it (422 `mfa_verification_failed`); a used or expired challenge is 410 `mfa_challenge_expired`. Guesses: 5 then 1 a minute per factor, 10 an hour per account (429 with `Retry-After`); a right code does not count. A factor's first code verifies it (once the account has a verified factor, only from an aal2 session: 403 `mfa_required`), ends the account's other sessions and retires this session's older refresh tokens; the account's first factor answers ten `recovery_codes`, shown only this once, and takes the account's other unverified factors away. `Idempotency-Key` is not honoured.
+         * Verify a code or a passkey (step up to aal2)
+         * @description Checks a code from a TOTP factor (`code`), or a passkey's answer (`webauthn: { type, credential_response }`, the browser's credential as `toJSON()` writes it), for its challenge, and raises this session to aal2: the answer is a new `data.session` (`aal: "aal2"` in the access token, `amr` listing `totp` or `mfa/webauthn`, and the sign-in). A passkey's signature counter must go up (a cloned or replayed answer is 422 `mfa_verification_failed`). A code works once, and no older one after it (422 `mfa_verification_failed`); a used or expired challenge is 410 `mfa_challenge_expired`. Guesses: 5 then 1 a minute per factor, 10 an hour per account (429 with `Retry-After`); a right code does not count. A factor's first code verifies it (once the account has a verified factor, only from an aal2 session: 403 `mfa_required`), ends the account's other sessions and retires this session's older refresh tokens; the account's first factor answers ten `recovery_codes`, shown only this once, and takes the account's other unverified factors away. `Idempotency-Key` is not honoured.
          */
         post: operations["auth-factors-verify"];
         delete?: never;
@@ -348,6 +348,46 @@ export interface paths {
          * @description In place of a lost factor: raises this session to aal2 (`amr` says `recovery_code`), uses the code up and mails the account's owner. A wrong or used code is 422 `mfa_verification_failed`; guesses count against the account's 10 an hour (429).
          */
         post: operations["auth-recovery-codes-verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/passkeys/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Passkey sign-in: challenge
+         * @description The first step of signing in with a passkey alone: `webauthn.credential_options.publicKey` are the options for `navigator.credentials.get` (no credentials listed: the authenticator offers the passkeys it holds for this site; user verification required). `sign-in` must answer it within 5 minutes. Each challenge costs a token of the source address's sign-in allowance (429 with `Retry-After`).
+         */
+        post: operations["auth-passkeys-challenge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/passkeys/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Passkey sign-in
+         * @description Signs in with the passkey that answered the challenge (`webauthn.credential_response`: the browser's credential as `toJSON()` writes it). The authenticator must have verified its user (a PIN or biometric): a passkey is then two factors in one, so the session starts at aal2 (`amr`: `mfa/webauthn`, `passkey`). An unknown or removed passkey, a wrong signature, an unverified user or a counter that did not go up is 401 `invalid_credentials`; a used or expired challenge is 410 `mfa_challenge_expired`. `Idempotency-Key` is not honoured.
+         */
+        post: operations["auth-passkeys-sign-in"];
         delete?: never;
         options?: never;
         head?: never;
@@ -946,7 +986,7 @@ export interface paths {
         put?: never;
         /**
          * Enrol a factor (GoTrue)
-         * @description auth-js's `mfa.enroll({ factorType: 'totp' })`: as `POST /api/auth/factors`, bare (`totp.qr_code` is the SVG, which auth-js makes a data URL).
+         * @description auth-js's `mfa.enroll({ factorType: 'totp' })` and `({ factorType: 'webauthn' })`: as `POST /api/auth/factors`, bare (`totp.qr_code` is the SVG, which auth-js makes a data URL).
          */
         post: operations["gotrue-factors-enrol"];
         delete?: never;
@@ -966,7 +1006,7 @@ export interface paths {
         put?: never;
         /**
          * Challenge a factor (GoTrue)
-         * @description auth-js's `mfa.challenge`: as `POST /api/auth/factors/{factorId}/challenge`, bare.
+         * @description auth-js's `mfa.challenge` (and `mfa.webauthn.register` and `authenticate`, which call it): as `POST /api/auth/factors/{factorId}/challenge`, bare.
          */
         post: operations["gotrue-factors-challenge"];
         delete?: never;
@@ -986,7 +1026,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a factor (GoTrue)
-         * @description auth-js's `mfa.verify` and `mfa.challengeAndVerify`: as `POST /api/auth/factors/{factorId}/verify`; answers the aal2 session, bare.
+         * @description auth-js's `mfa.verify`, `mfa.challengeAndVerify` and `mfa.webauthn.*`: as `POST /api/auth/factors/{factorId}/verify`; answers the aal2 session, bare.
          */
         post: operations["gotrue-factors-verify"];
         delete?: never;
@@ -1216,6 +1256,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/account/security": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account security page
+         * @description The signed-in user's factors (TOTP apps and passkeys), recovery codes and the step-up, over the same rules as the API (docs/mfa.md). Its session is an HttpOnly, SameSite=Strict cookie holding an access token (an hour); without one, the sign-in form (e-mail and password, or a passkey).
+         */
+        get: operations["page-security"];
+        put?: never;
+        /**
+         * The account security page's forms
+         * @description A form body: `action` (`sign-in`, `adopt`, `step-up`, `recovery-code`, `enrol-totp`, `activate-totp`, `regenerate-codes`, `remove-factor`, `sign-out`) and its fields. Only from the page's own origin (`Origin`: 403 otherwise). Answers the page again, saying what was done or why not.
+         */
+        post: operations["page-security-action"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/assets/{asset}": {
         parameters: {
             query?: never;
@@ -1336,7 +1400,7 @@ export interface components {
             id: string;
             friendly_name: string;
             /** @enum {string} */
-            factor_type: "totp";
+            factor_type: "totp" | "webauthn";
             /** @enum {string} */
             status: "unverified" | "verified";
             /** Format: date-time */
@@ -1357,13 +1421,37 @@ export interface components {
                 uri: string;
             };
         };
+        WebauthnEnrolment: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            type: "webauthn";
+            friendly_name: string;
+        };
+        Enrolment: components["schemas"]["TotpEnrolment"] | components["schemas"]["WebauthnEnrolment"];
+        WebauthnChallenge: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            type: "webauthn";
+            expires_at: number;
+            webauthn: {
+                /** @enum {string} */
+                type: "create" | "request";
+                credential_options: {
+                    publicKey: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         Challenge: {
             /** Format: uuid */
             id: string;
             /** @constant */
             type: "totp";
             expires_at: number;
-        };
+        } | components["schemas"]["WebauthnChallenge"];
         FactorRemoved: {
             /** Format: uuid */
             id: string;
@@ -3608,15 +3696,15 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @constant */
-                    factor_type: "totp";
+                    /** @enum {string} */
+                    factor_type: "totp" | "webauthn";
                     friendly_name?: string;
                     issuer?: string;
                 };
             };
         };
         responses: {
-            /** @description Set up a TOTP factor */
+            /** @description Set up a factor (TOTP or passkey) */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3625,7 +3713,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["TotpEnrolment"];
+                        data: components["schemas"]["Enrolment"];
                     };
                 };
             };
@@ -3993,7 +4081,16 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    webauthn?: {
+                        rpId?: string;
+                        rpOrigins?: string[];
+                    };
+                };
+            };
+        };
         responses: {
             /** @description Challenge a factor */
             201: {
@@ -4007,6 +4104,18 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["Challenge"];
                     };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
                 };
             };
             /** @description `unauthorized` */
@@ -4057,6 +4166,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description `idempotency_key_reused`, `validation_failed` */
@@ -4118,12 +4239,56 @@ export interface operations {
                 "application/json": {
                     /** Format: uuid */
                     challenge_id: string;
-                    code: string;
+                    code?: string;
+                    webauthn?: {
+                        rpId?: string;
+                        rpOrigins?: string[];
+                        /** @constant */
+                        type: "create";
+                        credential_response: {
+                            id: string;
+                            rawId: string;
+                            /** @constant */
+                            type: "public-key";
+                            /** @enum {string} */
+                            authenticatorAttachment?: "platform" | "cross-platform";
+                            clientExtensionResults?: {
+                                [key: string]: unknown;
+                            };
+                            response: {
+                                clientDataJSON: string;
+                                attestationObject: string;
+                                transports?: string[];
+                            };
+                        };
+                    } | {
+                        rpId?: string;
+                        rpOrigins?: string[];
+                        /** @constant */
+                        type: "request";
+                        credential_response: {
+                            id: string;
+                            rawId: string;
+                            /** @constant */
+                            type: "public-key";
+                            /** @enum {string} */
+                            authenticatorAttachment?: "platform" | "cross-platform";
+                            clientExtensionResults?: {
+                                [key: string]: unknown;
+                            };
+                            response: {
+                                clientDataJSON: string;
+                                authenticatorData: string;
+                                signature: string;
+                                userHandle?: string | null;
+                            };
+                        };
+                    };
                 };
             };
         };
         responses: {
-            /** @description Verify a code (step up to aal2) */
+            /** @description Verify a code or a passkey (step up to aal2) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4477,6 +4642,222 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-passkeys-challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Passkey sign-in: challenge */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebauthnChallenge"];
+                    };
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-passkeys-sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    challenge_id: string;
+                    webauthn: {
+                        rpId?: string;
+                        rpOrigins?: string[];
+                        /** @constant */
+                        type: "request";
+                        credential_response: {
+                            id: string;
+                            rawId: string;
+                            /** @constant */
+                            type: "public-key";
+                            /** @enum {string} */
+                            authenticatorAttachment?: "platform" | "cross-platform";
+                            clientExtensionResults?: {
+                                [key: string]: unknown;
+                            };
+                            response: {
+                                clientDataJSON: string;
+                                authenticatorData: string;
+                                signature: string;
+                                userHandle?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Passkey sign-in */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuthSession"];
+                    };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
+                };
+            };
+            /** @description `invalid_credentials` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidCredentialsError"];
+                };
+            };
+            /** @description `mfa_challenge_expired` */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaChallengeExpiredError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
                 };
             };
             431: components["responses"]["HeadersTooLarge"];
@@ -8787,8 +9168,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @constant */
-                    factor_type: "totp";
+                    /** @enum {string} */
+                    factor_type: "totp" | "webauthn";
                     friendly_name?: string;
                     issuer?: string;
                 };
@@ -8803,7 +9184,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TotpEnrolment"];
+                    "application/json": components["schemas"]["Enrolment"];
                 };
             };
             /** @description `validation_failed`, `bad_json` */
@@ -8911,6 +9292,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    webauthn?: {
+                        rpId?: string;
+                        rpOrigins?: string[];
+                    };
                     factorId?: string;
                     channel?: unknown;
                 };
@@ -9030,7 +9415,51 @@ export interface operations {
                 "application/json": {
                     /** Format: uuid */
                     challenge_id: string;
-                    code: string;
+                    code?: string;
+                    webauthn?: {
+                        rpId?: string;
+                        rpOrigins?: string[];
+                        /** @constant */
+                        type: "create";
+                        credential_response: {
+                            id: string;
+                            rawId: string;
+                            /** @constant */
+                            type: "public-key";
+                            /** @enum {string} */
+                            authenticatorAttachment?: "platform" | "cross-platform";
+                            clientExtensionResults?: {
+                                [key: string]: unknown;
+                            };
+                            response: {
+                                clientDataJSON: string;
+                                attestationObject: string;
+                                transports?: string[];
+                            };
+                        };
+                    } | {
+                        rpId?: string;
+                        rpOrigins?: string[];
+                        /** @constant */
+                        type: "request";
+                        credential_response: {
+                            id: string;
+                            rawId: string;
+                            /** @constant */
+                            type: "public-key";
+                            /** @enum {string} */
+                            authenticatorAttachment?: "platform" | "cross-platform";
+                            clientExtensionResults?: {
+                                [key: string]: unknown;
+                            };
+                            response: {
+                                clientDataJSON: string;
+                                authenticatorData: string;
+                                signature: string;
+                                userHandle?: string | null;
+                            };
+                        };
+                    };
                 };
             };
         };
@@ -9988,6 +10417,109 @@ export interface operations {
                 };
                 content: {
                     "text/html": unknown;
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "page-security": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account security page */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "page-security-action": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account security page's forms */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description `forbidden` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             431: components["responses"]["HeadersTooLarge"];

@@ -3,7 +3,7 @@ import { FACTOR_TYPES } from './factors.ts';
 import { KEYS, TTL_ATTRIBUTE } from './table.ts';
 
 /** How a session was raised to aal2: its tokens' `amr` method (GoTrue's names where it has one). */
-export const SECOND_FACTOR_METHODS = ['totp', 'recovery_code'] as const;
+export const SECOND_FACTOR_METHODS = ['totp', 'recovery_code', 'mfa/webauthn'] as const;
 export type SecondFactorMethod = (typeof SECOND_FACTOR_METHODS)[number];
 
 const idPadding = { length: 16, char: '0' } as const;
@@ -47,6 +47,8 @@ export const user = (config?: EntityConfiguration) =>
               type: { type: FACTOR_TYPES, required: true },
               name: { type: 'string', required: true },
               status: { type: ['unverified', 'verified'] as const, required: true },
+              /** A passkey's credential id (base64url), once registered: public, and what removal deletes. */
+              credentialId: { type: 'string' },
               createdAt: { type: 'string', required: true },
               updatedAt: { type: 'string', required: true },
             },
@@ -111,9 +113,10 @@ export const session = (config?: EntityConfiguration) =>
         refreshTat: { type: 'number' },
         /**
          * How the session was opened, its tokens' `amr` method: a password, or a mailed link (`otp`:
-         * an address confirmed, `recovery`: a reset link; lib/identity/link-sign-in.ts). Absent: password.
+         * an address confirmed, `recovery`: a reset link; lib/identity/link-sign-in.ts), or a passkey
+         * alone (`passkey`, lib/identity/mfa/passkey-sign-in.ts). Absent: password.
          */
-        method: { type: ['password', 'otp', 'recovery'] as const },
+        method: { type: ['password', 'otp', 'recovery', 'passkey'] as const },
         /** `aal2` once a second factor was proven in this session (docs/mfa.md); absent: aal1. */
         aal: { type: ['aal2'] as const },
         /** How and when (epoch s) the second factor was proven: the tokens' second `amr` entry. */

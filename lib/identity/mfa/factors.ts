@@ -6,7 +6,7 @@ import { config } from '#lib/core/config.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { isoMillis } from '#lib/core/time.ts';
 import type { Db } from '#lib/db/service.ts';
-import type { Factor, TotpEnrolment } from '#lib/wire/mfa.ts';
+import type { Enrolment, Factor } from '#lib/wire/mfa.ts';
 import type { EnrolInput } from '#lib/wire/schemas.ts';
 import { factorView } from '#lib/wire/views.ts';
 import { ADD_FROM_AAL2, type FactorEntry, MAX_FACTORS, changeFactorList, factorNamed, factorsOf } from './factor-list.ts';
@@ -29,26 +29,33 @@ export const sealBinding = (userUuid: string, factorId: string): string => `totp
 const issuerOf = (asked: string | undefined): string => asked ?? new URL(config.publicUrl).hostname;
 
 /**
- * Sets up a TOTP factor, unverified until a first code from it is verified (step-up.ts). Its key
- * is answered once, here, and stored only sealed. An account that has a verified factor already
- * adds another only from an aal2 session: a stolen password alone must not add a thief's factor.
+ * Sets up a factor, unverified until it is proven once (step-up.ts): a TOTP key, answered once
+ * here and stored only sealed, or a passkey, registered by its first challenge's `create` answer.
+ * An account that has a verified factor already adds another only from an aal2 session: a stolen
+ * password alone must not add a thief's factor.
  * Throws `unauthorized`, `mfa_required`, `too_many_factors`, `conflict`, `unavailable`.
  */
-export const enrolFactor = async (db: Db, claims: Claims, input: EnrolInput, now: Date): Promise<TotpEnrolment> => {
+export const enrolFactor = async (db: Db, claims: Claims, input: EnrolInput, now: Date): Promise<Enrolment> => {
   const { actor, u: read } = await readOwn(db, claims);
   const factorId = randomUUID();
-  const key = newTotpKey();
-  const sealedSecret = await seal(key, sealBinding(read.userUuid, factorId));
+  const type = input.factor_type;
+  const key = type === 'totp' ? newTotpKey() : undefined;
+  const sealedSecret = key ? await seal(key, sealBinding(read.userUuid, factorId)) : undefined;
   const stamp = isoMillis(now);
   const name = input.friendly_name ?? '';
   const u = await changeFactorList(db, read, stamp, (current) => {
     if (hasVerifiedFactor(current)) requireAal2(actor, ADD_FROM_AAL2);
     if (factorsOf(current).length >= MAX_FACTORS) throw new AppError('too_many_factors');
     return {
-      factors: [...factorsOf(current), { id: factorId, type: 'totp', name, status: 'unverified', createdAt: stamp, updatedAt: stamp }],
-      also: (tx) => [tx.factor.create({ userUuid: current.userUuid, factorId, type: 'totp', sealedSecret, createdAt: stamp }).commit()],
+      factors: [...factorsOf(current), { id: factorId, type, name, status: 'unverified', createdAt: stamp, updatedAt: stamp }],
+      also: (tx) => [
+        tx.factor
+          .create({ userUuid: current.userUuid, factorId, type, ...(sealedSecret ? { sealedSecret } : {}), createdAt: stamp })
+          .commit(),
+      ],
     };
   });
+  if (!key) return { id: factorId, type: 'webauthn', friendly_name: name };
   const { uri, secret, qrCode } = totpEnrolment(issuerOf(input.issuer), u.email, key);
   return { id: factorId, type: 'totp', friendly_name: name, totp: { qr_code: qrCode, secret, uri } };
 };
@@ -90,6 +97,8 @@ export const removeFactor = async (db: Db, claims: Claims, factorId: string, now
       factors: left,
       also: (tx) => [
         tx.factor.delete({ userUuid: current.userUuid, factorId }).commit(),
+        // A passkey signs in no one once its factor is gone.
+        ...(entry.credentialId ? [tx.passkeyCredential.delete({ credentialId: entry.credentialId }).commit()] : []),
         ...(lastVerified
           ? [
               tx.recoveryCodes.delete({ userUuid: current.userUuid }).commit(),
