@@ -87,4 +87,10 @@ describe('429 rate_limited, with Retry-After', () => {
     const resend = await api.call('POST', '/auth/v1/resend', { json: { type: 'signup', email: gotrue.email } });
     expect(gotrueAnswer(resend)).toEqual([429, 'over_request_rate_limit', true]);
   });
+
+  it("on a passkey sign-in challenge, which spends the source address's sign-in allowance (2 here) as a password attempt does", async () => {
+    const challenge = () => api.call('POST', '/api/auth/passkeys/challenge');
+    const answers = [answer(await challenge()), answer(await challenge()), answer(await challenge())];
+    expect(answers.at(-1)).toEqual([429, 'rate_limited', true]);
+  });
 });
