@@ -88,7 +88,10 @@ describe('the account security page in Chromium', () => {
     await signInWithPassword(page, user.email, user.password);
     await page.getByRole('button', { name: 'Add a passkey' }).click();
     await expect.poll(() => page.locator('.factors').textContent()).toContain('Passkey verified');
+    expect(await page.locator('.notice').textContent()).toBe('The passkey is added.');
     expect(await page.locator('#level').textContent()).toBe('second factor proven (aal2)');
+    // The account's first factor: its recovery codes, which the script got from the verify, shown once.
+    expect(await page.locator('#recovery-codes code').count()).toBe(10);
     await page.screenshot({ path: join(shots, 'security-page.png'), fullPage: true });
 
     await page.getByRole('button', { name: 'Sign out' }).click();

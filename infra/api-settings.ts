@@ -55,6 +55,10 @@ export const CREDENTIAL_ROUTES: readonly RouteName[] = [
   'auth-verify',
   'auth-recover',
   'auth-reset',
+  // A passkey sign-in checks a signature; the security page's forms sign in with a password.
+  'auth-passkeys-challenge',
+  'auth-passkeys-sign-in',
+  'page-security-action',
 ];
 
 /**

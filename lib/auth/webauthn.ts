@@ -109,6 +109,9 @@ export const checkRegistration = async (answer: RegistrationAnswerInput, challen
   });
   if (!result.verified) throw refused(undefined);
   const { credential } = result.registrationInfo;
+  // The id stored is the one inside the signed authenticator data: it must be the answer's own id,
+  // which the schema bounds (a longer one would not fit a DynamoDB key, nor ever sign in).
+  if (credential.id !== answer.id) throw refused(new Error("the credential id in the authenticator's data is not the answer's id"));
   return {
     credentialId: credential.id,
     publicKey: Buffer.from(credential.publicKey).toString('base64url'),

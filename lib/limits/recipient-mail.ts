@@ -24,7 +24,14 @@ export type UnsolicitedKind = Extract<OutboxKind, 'invitation' | 'transfer'>;
 /** The kinds of account mail: each about the recipient's own (or claimed) address. */
 export type AccountKind = Extract<
   OutboxKind,
-  'verification' | 'confirmation' | 'recovery' | 'email_change' | 'email_change_notice' | 'address_in_use' | 'recovery_code_used'
+  | 'verification'
+  | 'confirmation'
+  | 'recovery'
+  | 'email_change'
+  | 'email_change_notice'
+  | 'address_in_use'
+  | 'recovery_code_used'
+  | 'factor_added'
 >;
 
 const hourly = (n: number): BucketSettings => ({ burst: n, refill: n, refillSeconds: 3600 });
@@ -96,7 +103,7 @@ export const takeUnsolicitedMail = async (db: Db, kind: UnsolicitedKind, address
  */
 export const takeAccountMail = (db: Db, kind: AccountKind, address: string, now: Date): Promise<BucketToken[]> => {
   const subject = accountSubject(address);
-  const notice = kind === 'email_change_notice' || kind === 'recovery_code_used';
+  const notice = kind === 'email_change_notice' || kind === 'recovery_code_used' || kind === 'factor_added';
   const hour: Take[] = notice ? [] : [{ scope: 'address-mail', subject, settings: ADDRESS_MAIL_LIMITS }];
   return gapThenRest(db, gap(kind, subject), hour, now);
 };

@@ -50,6 +50,7 @@ export const EMAIL_CHANGE_PLACEHOLDERS = ['to', 'name', 'oldEmail', 'link', 'lif
 export const EMAIL_CHANGE_NOTICE_PLACEHOLDERS = ['to', 'name', 'newEmail'] as const;
 export const ADDRESS_IN_USE_PLACEHOLDERS = ['to', 'name'] as const;
 export const RECOVERY_CODE_USED_PLACEHOLDERS = ['to', 'name', 'left'] as const;
+export const FACTOR_ADDED_PLACEHOLDERS = ['to', 'name', 'factors'] as const;
 
 const html = (title: string, body: string): string => `<!doctype html>
 <html><head><meta charset="utf-8"><title>${title}</title></head>
@@ -149,6 +150,24 @@ If it was you, sign in with your password, or ask for a password reset for {{to}
   ),
 };
 
+// No link, as for a recovery code: a second factor added by whoever has the password must not go unseen
+// (a passkey can then sign in alone), and the owner acts from the account security page or support.
+const FACTOR_ADDED: Parts = {
+  subject: 'A second factor was added to your Roster account',
+  text: `Hello {{name}},
+
+A second factor was added to your Roster account {{to}}. Its factors are now: {{factors}}.
+
+If this was not you, someone knows your password: reset your password now by asking for a password reset for {{to}} (a reset ends every session), then remove the factor you do not know from the account security page, and contact whoever runs this service if you cannot.
+`,
+  html: html(
+    'A second factor was added',
+    `<p>Hello {{name}},</p>
+<p>A second factor was added to your Roster account {{to}}. Its factors are now: {{factors}}.</p>
+<p>If this was not you, someone knows your password: reset your password now by asking for a password reset for {{to}} (a reset ends every session), then remove the factor you do not know from the account security page, and contact whoever runs this service if you cannot.</p>`,
+  ),
+};
+
 // No link: whoever used the code may be reading along, and the owner needs nothing new to act.
 const RECOVERY_CODE_USED: Parts = {
   subject: 'A recovery code was used on your Roster account',
@@ -223,4 +242,15 @@ export const renderRecoveryCodeUsed = (
     to: data.to,
     name: nameOr(data.name, data.to),
     left: String(data.left),
+  });
+
+/** The notice to an account's address that a second factor was added; `factors` names them all. */
+export const renderFactorAdded = (
+  data: { to: string; name: string; factors: string },
+  templateDir: string | undefined = config.mailTemplateDir,
+): Rendered =>
+  fill(loadTemplates('factor_added', FACTOR_ADDED_PLACEHOLDERS, FACTOR_ADDED, templateDir), {
+    to: data.to,
+    name: nameOr(data.name, data.to),
+    factors: data.factors,
   });

@@ -4,7 +4,11 @@ import { OUTBOX_KINDS, type OutboxKind } from '#lib/db/entities/outbox.ts';
 /** What a mailer knows of a message before it claims it: the part that never changes, in the stream's image and in gsi3. */
 export type OutboxRef = { messageId: string; createdAt: string } & (
   | { kind: 'invitation' | 'declined'; inviteUuid: string }
-  | { kind: 'verification' | 'email_change' | 'email_change_notice' | 'recovery_code_used'; userUuid: string; address: string }
+  | {
+      kind: 'verification' | 'email_change' | 'email_change_notice' | 'recovery_code_used' | 'factor_added';
+      userUuid: string;
+      address: string;
+    }
   | { kind: 'recovery' | 'confirmation' | 'address_in_use'; address: string }
   | { kind: 'transfer'; teamId: number; transferId: string }
 );

@@ -70,6 +70,7 @@ const ACCOUNT_KIND: Record<AccountKind, true> = {
   email_change_notice: true,
   address_in_use: true,
   recovery_code_used: true,
+  factor_added: true,
 };
 const isAccountKind = (kind: OutboxKind): kind is AccountKind => kind in ACCOUNT_KIND;
 

@@ -8,6 +8,7 @@ import {
   renderAddressInUse,
   renderEmailChange,
   renderEmailChangeNotice,
+  renderFactorAdded,
   renderRecoveryCodeUsed,
   renderRecovery,
   renderVerification,
@@ -197,6 +198,17 @@ const accountMail = async (db: Db, message: Exclude<OutboxRef, { inviteUuid: str
       if (user.email !== to) return { notSent: 'skipped: the account has another address now' };
       const left = (await db.entities.recoveryCodes.get({ userUuid: user.userUuid }).go({ consistent: true })).data?.hashes?.length ?? 0;
       return { to, render: () => renderRecoveryCodeUsed({ to, name, left }) };
+    }
+    case 'factor_added': {
+      if (user.email !== to) return { notSent: 'skipped: the account has another address now' };
+      const factors = (user.factors ?? [])
+        .filter((f) => f.status === 'verified')
+        .map((f) => {
+          const kind = f.type === 'webauthn' ? 'passkey' : 'authenticator app';
+          return f.name ? `${f.name} (${kind})` : kind;
+        })
+        .join(', ');
+      return { to, render: () => renderFactorAdded({ to, name, factors: factors || 'none' }) };
     }
   }
 };

@@ -153,13 +153,16 @@ const security = () => {
   if (!globalThis.PublicKeyCredential?.parseCreationOptionsFromJSON) return;
   if (main.dataset.token) session = { access_token: main.dataset.token };
 
-  const adopt = (accessToken) => {
+  /** `done`: what happened (signed-in, stepped-up, added); `codes`: a first factor's recovery codes, to show once. */
+  const adopt = (accessToken, done, codes = []) => {
     const form = document.createElement('form');
     form.method = 'post';
     form.action = '/account/security';
     for (const [name, v] of [
       ['action', 'adopt'],
       ['token', accessToken],
+      ['done', done],
+      ['codes', codes.join(' ')],
     ]) {
       const input = document.createElement('input');
       input.type = 'hidden';
@@ -189,14 +192,14 @@ const security = () => {
   };
 
   /** A factor's challenge, the browser's answer, the verify: the session is aal2 and its new token goes to the cookie. */
-  const prove = async (factorId) => {
+  const prove = async (factorId, done) => {
     const challenge = await call('POST', `/api/auth/factors/${factorId}/challenge`, {});
     if (!challenge.ok) return say(describe(challenge.error), 'error');
     const answer = await ceremony(challenge.data.webauthn);
     if (!answer) return undefined;
     const verified = await call('POST', `/api/auth/factors/${factorId}/verify`, { challenge_id: challenge.data.id, webauthn: answer });
     if (!verified.ok) return say(describe(verified.error), 'error');
-    return adopt(verified.data.session.access_token);
+    return adopt(verified.data.session.access_token, done, verified.data.recovery_codes);
   };
 
   const on = (id, work) => {
@@ -213,14 +216,14 @@ const security = () => {
     if (!answer) return undefined;
     const signedIn = await call('POST', '/api/auth/passkeys/sign-in', { challenge_id: challenge.data.id, webauthn: answer });
     if (!signedIn.ok) return say(describe(signedIn.error), 'error');
-    return adopt(signedIn.data.session.access_token);
+    return adopt(signedIn.data.session.access_token, 'signed-in');
   });
   on('passkey-register', async () => {
     const enrolled = await call('POST', '/api/auth/factors', { factor_type: 'webauthn', friendly_name: 'Passkey' });
     if (!enrolled.ok) return say(describe(enrolled.error), 'error');
-    return prove(enrolled.data.id);
+    return prove(enrolled.data.id, 'added');
   });
-  on('passkey-step-up', () => prove(document.getElementById('passkey-step-up').dataset.factor));
+  on('passkey-step-up', () => prove(document.getElementById('passkey-step-up').dataset.factor, 'stepped-up'));
 };
 
 ({ invite, verify, reset, security })[main.dataset.page]?.();

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { db } from '#lib/db/service.ts';
+import { outboxRefOf } from '#lib/mail/outbox-ref.ts';
+import { plan } from '#lib/mail/plans.ts';
 import { signUp, useApi } from '../helpers/api.ts';
 import { claimsOf, mfaUser } from '../helpers/mfa.ts';
 import { passkeyChallenge, registerPasskey, signInChallenge, signInWithPasskey, softAuthenticator } from '../helpers/passkeys.ts';
@@ -51,6 +53,21 @@ describe('passkey registration', () => {
     // The credential is stored beside the factor, and its owner can be found from its id.
     const stored = (await db().entities.passkeyCredential.get({ credentialId: credential.id }).go()).data;
     expect(stored).toMatchObject({ userUuid: user.uuid, factorId });
+    // Whoever has the password alone can add the first factor: the owner is mailed, naming the factors.
+    const notices = (
+      await db()
+        .entities.outboxMessage.scan.where((a, op) => op.eq(a.userUuid, user.uuid))
+        .go()
+    ).data;
+    const added = notices.filter((n) => n.kind === 'factor_added');
+    expect(added).toHaveLength(1);
+    const ref = outboxRefOf(added[0] ?? {});
+    if (!ref) throw new Error('no outbox message to plan');
+    const mail = await plan(db(), ref, new Date());
+    if ('notSent' in mail) throw new Error(mail.notSent);
+    const rendered = mail.render('unused', 'unused');
+    expect(rendered.subject).toBe('A second factor was added to your Roster account');
+    expect(rendered.text).toContain('Its factors are now: Laptop (passkey).');
   });
 
   it('a second passkey needs aal2 once a factor is verified, and its options exclude the passkeys registered already', async () => {
@@ -222,7 +239,8 @@ describe('signing in with a passkey alone', () => {
 
     const unverified = await signInWithPasskey(api, authenticator, { uv: false });
     expect([unverified.status, unverified.body.error.code]).toEqual([401, 'invalid_credentials']);
-    expect(unverified.body.error.message).toMatch(/verif/i);
+    // The same answer for every refusal: nothing about the account, the counter or why.
+    expect(unverified.body.error.message).toMatch(/does not sign in here/);
 
     const stranger = await softAuthenticator();
     stranger.create({ challenge: 'AAAA', user: { id: 'AAAA' } });

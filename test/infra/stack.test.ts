@@ -1100,7 +1100,7 @@ describe('HTTP API (K3)', () => {
     expect(integrationTarget(fallback)).toBe(logicalId(FALLBACK));
   });
 
-  it('throttles every route at the safety ceiling, the credential routes (passwords, refresh and mailed tokens) at theirs', () => {
+  it('throttles every route at the safety ceiling, the credential routes (passwords, passkeys, refresh and mailed tokens) at theirs', () => {
     expect(stage.Properties.StageName).toBe('$default');
     expect(stage.Properties.AutoDeploy).toBe(true);
     expect(stage.Properties.DefaultRouteSettings).toEqual({
@@ -1114,6 +1114,9 @@ describe('HTTP API (K3)', () => {
     const credentialKeys = ROUTES.filter((r) => CREDENTIAL_ROUTES.includes(r.name)).map((r) => `${r.method} ${r.path}`);
     expect(credentialKeys.sort()).toEqual([
       'DELETE /api/auth/user',
+      'POST /account/security',
+      'POST /api/auth/passkeys/challenge',
+      'POST /api/auth/passkeys/sign-in',
       'POST /api/auth/recover',
       'POST /api/auth/refresh',
       'POST /api/auth/reset',
@@ -1123,6 +1126,8 @@ describe('HTTP API (K3)', () => {
       'PUT /api/auth/user',
     ]);
     expect([...CREDENTIAL_ROUTES].sort()).toEqual([
+      'auth-passkeys-challenge',
+      'auth-passkeys-sign-in',
       'auth-recover',
       'auth-refresh',
       'auth-reset',
@@ -1131,6 +1136,7 @@ describe('HTTP API (K3)', () => {
       'auth-user-delete',
       'auth-user-update',
       'auth-verify',
+      'page-security-action',
     ]);
     expect(Object.keys(settings).sort()).toEqual(credentialKeys);
     for (const key of credentialKeys) {

@@ -100,7 +100,9 @@ export const passkeyCredential = (config?: EntityConfiguration) =>
         createdAt: { type: 'string', required: true, readOnly: true },
       },
       indexes: {
-        primary: { pk: { field: KEYS.pk, composite: ['credentialId'] }, sk: { field: KEYS.sk, composite: [] } },
+        // A credential id is case-sensitive base64url: ElectroDB's default lowercasing of keys would
+        // make two ids that differ in case one item.
+        primary: { pk: { field: KEYS.pk, composite: ['credentialId'], casing: 'none' }, sk: { field: KEYS.sk, composite: [] } },
       },
     },
     config,

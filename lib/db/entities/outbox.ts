@@ -39,6 +39,8 @@ export const OUTBOX_KINDS = [
   'address_in_use',
   /** A recovery code was used to raise a session to aal2: its owner is told (docs/mfa.md). */
   'recovery_code_used',
+  /** A second factor (an authenticator app or a passkey) was added to the account: its owner is told (docs/mfa.md). */
+  'factor_added',
 ] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 

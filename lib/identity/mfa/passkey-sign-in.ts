@@ -4,7 +4,7 @@ import { newSession } from '#lib/auth/sessions.ts';
 import { checkAssertion, checkRelyingParty, requestOptions } from '#lib/auth/webauthn.ts';
 import { config } from '#lib/core/config.ts';
 import { AppError } from '#lib/core/errors.ts';
-import { noteRequest } from '#lib/core/log.ts';
+import { log, noteRequest } from '#lib/core/log.ts';
 import { EVENT_METRICS } from '#lib/core/metric-names.ts';
 import { recordEvent } from '#lib/core/metrics.ts';
 import { epochSeconds, isoMillis, signInStamp } from '#lib/core/time.ts';
@@ -23,7 +23,15 @@ import { CHALLENGE_SECONDS } from './step-up.ts';
  * passkey of this relying party, then the authenticator's answer, which names its credential.
  */
 
-const notThisPasskey = (why = 'This passkey is not registered here, or no longer.') => new AppError('invalid_credentials', why);
+/**
+ * Every refusal of a sign-in answers the same to a caller who has no session yet: nothing about
+ * which account a credential is, its counter or its state. The reason goes to the log.
+ */
+const notThisPasskey = (reason: string) => {
+  log.info('passkey sign-in refused', { reason });
+  recordEvent(EVENT_METRICS.signInFailed);
+  return new AppError('invalid_credentials', 'This passkey does not sign in here: it is unknown, removed, or its answer does not check.');
+};
 const challengeGone = () => new AppError('mfa_challenge_expired');
 
 /**
@@ -62,18 +70,20 @@ export const signInWithPasskey = async (db: Db, input: PasskeySignInInput, clien
     [db.entities.passkeyCredential, { credentialId: answer.id }],
   ] as const);
   if (!challenge || challenge.expiresAt <= epochSeconds(now)) throw challengeGone();
-  if (!credential) throw notThisPasskey();
+  if (!credential) throw notThisPasskey('unknown credential');
   const [u, factor] = await readTogether(db, [
     [db.entities.user, { userUuid: credential.userUuid }],
     [db.entities.factor, { userUuid: credential.userUuid, factorId: credential.factorId }],
   ] as const);
   const entry = u?.factors?.find((f) => f.id === credential.factorId && f.status === 'verified');
-  if (!u || !entry || !factor?.credentialId || !factor.publicKey) throw notThisPasskey();
+  if (!u || !entry || !factor?.credentialId || !factor.publicKey || factor.credentialId !== answer.id)
+    throw notThisPasskey('no verified factor with this credential');
   // The account the authenticator says the passkey is for, when it says: it must be the same one.
   const handle = answer.response.userHandle;
-  if (handle && Buffer.from(handle, 'base64url').toString('utf8') !== u.userUuid) throw notThisPasskey();
+  if (handle && Buffer.from(handle, 'base64url').toString('utf8') !== u.userUuid)
+    throw notThisPasskey('the user handle names another account');
   // Concealing accounts, an unconfirmed one signs in no one (as with a password).
-  if (config.concealAccounts && u.emailConfirmedAt === undefined) throw notThisPasskey();
+  if (config.concealAccounts && u.emailConfirmedAt === undefined) throw notThisPasskey('unconfirmed account');
   const seen = factor.counter ?? 0;
   const { counter } = await checkAssertion(
     answer,
@@ -107,7 +117,11 @@ export const signInWithPasskey = async (db: Db, input: PasskeySignInInput, clien
           named('user', tx.user.patch({ userUuid: u.userUuid }).set({ lastSignInAt: signedIn.lastSignInAt }).commit()),
           named('session', ...session.writes(tx)),
         ]),
-      { challenge: challengeGone, counter: () => notThisPasskey('This answer was used already.'), otherwise: () => notThisPasskey() },
+      {
+        challenge: challengeGone,
+        counter: () => notThisPasskey('the counter moved meanwhile'),
+        otherwise: () => notThisPasskey('the account or factor changed meanwhile'),
+      },
     ),
   ]);
   await trimSessions(db, u.userUuid, others, session.sessionId);

@@ -21,12 +21,17 @@ import { challengeFactor, verifyFactor } from './step-up.ts';
  * a sign-in again); every POST must come from the page's own origin.
  */
 
-const COOKIE = 'roster_security';
-const secure = (): string => (config.publicUrl.startsWith('https:') ? '; Secure' : '');
+/**
+ * On https the cookie is `__Host-` prefixed (Secure, Path=/, no Domain): a sibling subdomain cannot
+ * plant one for this host. Plain http (local work only) cannot have that prefix.
+ */
+const HTTPS = config.publicUrl.startsWith('https:');
+const COOKIE = HTTPS ? '__Host-roster_security' : 'roster_security';
+const ATTRIBUTES = HTTPS ? 'Path=/; HttpOnly; SameSite=Strict; Secure' : 'Path=/account/security; HttpOnly; SameSite=Strict';
 const setCookie = (token: string): Record<string, string> => ({
-  'set-cookie': `${COOKIE}=${token}; Path=/account/security; HttpOnly; SameSite=Strict; Max-Age=${config.accessTokenSeconds}${secure()}`,
+  'set-cookie': `${COOKIE}=${token}; ${ATTRIBUTES}; Max-Age=${config.accessTokenSeconds}`,
 });
-const clearCookie = { 'set-cookie': `${COOKIE}=; Path=/account/security; HttpOnly; SameSite=Strict; Max-Age=0${secure()}` };
+const clearCookie = { 'set-cookie': `${COOKIE}=; ${ATTRIBUTES}; Max-Age=0` };
 
 const withHeaders = (answer: StaticAnswer, headers: Record<string, string>): StaticAnswer => ({
   ...answer,
@@ -56,6 +61,15 @@ const render = async (
 };
 
 const SIGNED_OUT = 'Your session has ended: sign in again.';
+
+/** What the script's passkey ceremony did, as `adopt` reports it. */
+const ADOPTED: Record<string, string> = {
+  'signed-in': 'Signed in with your passkey.',
+  'stepped-up': 'Second factor proven with your passkey.',
+  added: 'The passkey is added.',
+};
+/** A recovery code as shown (lib/auth/recovery-codes.ts): four groups of four. */
+const RECOVERY_CODE = /^[0-9a-z]{4}(-[0-9a-z]{4}){3}$/u;
 
 /** GET /account/security. */
 export const securityGet = async (db: Db, cookies: readonly string[] | undefined): Promise<StaticAnswer> => {
@@ -170,7 +184,16 @@ export const securityPost = async (
     }
     if (action === 'adopt') {
       const token = request.fields.get('token') ?? '';
-      return withHeaders(await render(db, token, { message: { text: 'Signed in with your passkey.', kind: 'done' } }), setCookie(token));
+      const done = ADOPTED[request.fields.get('done') ?? ''] ?? ADOPTED['signed-in'];
+      // A first passkey's recovery codes, which the script got from the verify: shown this once, as after a code.
+      const codes = (request.fields.get('codes') ?? '').split(' ').filter((c) => RECOVERY_CODE.test(c));
+      return withHeaders(
+        await render(db, token, {
+          message: { text: done as string, kind: 'done' },
+          recoveryCodes: codes.length ? codes.slice(0, 10) : undefined,
+        }),
+        setCookie(token),
+      );
     }
     if (!cookie) return signInPage(SIGNED_OUT);
     return await act(db, action, request.fields, cookie, now);

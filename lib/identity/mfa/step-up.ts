@@ -17,6 +17,7 @@ import type { ChallengeInput, VerifyFactorInput } from '#lib/wire/schemas.ts';
 import type { StepUp } from '#lib/wire/responses.ts';
 import { ADD_FROM_AAL2, type FactorEntry, NO_FACTOR, factorNamed, factorsOf, listChanged, writeFactorList } from './factor-list.ts';
 import { hasVerifiedFactor } from '../account.ts';
+import { accountMessage } from '../verification.ts';
 import { sealBinding } from './factors.ts';
 import { type PasskeyProof, passkeyCeremony, provePasskey } from './passkey-proof.ts';
 
@@ -169,6 +170,13 @@ export const verifyFactor = async (db: Db, claims: Claims, factorId: string, inp
           ...(activating ? [writeFactorList(tx, u, factors, stamp)] : []),
           ...dropped.map((f) => tx.factor.delete({ userUuid: u.userUuid, factorId: f.id }).commit()),
         ),
+        // The owner is told of every factor added: whoever has the password alone can add the first.
+        named(
+          'notice',
+          ...(activating
+            ? [tx.outboxMessage.create(accountMessage('factor_added', { userUuid: u.userUuid, address: u.email }, now)).commit()]
+            : []),
+        ),
         named(
           'codes',
           ...(codes
@@ -183,6 +191,7 @@ export const verifyFactor = async (db: Db, claims: Claims, factorId: string, inp
       session: () => new AppError('unauthorized'),
       list: listChanged,
       codes: listChanged,
+      notice: listChanged,
     },
   );
   await forgiveMfaGuess(db, proof.guess);
