@@ -204,6 +204,17 @@ export const endOtherSessionsAfter = async (db: Db, userUuid: string, except: st
 };
 
 /**
+ * A user's sessions as trimSessions needs them, read beside a sign-in's transaction (eventually
+ * consistent). Bounded: a user past the cap (sessions from before it, a cap lowered) loses up to a
+ * cap's worth of the oldest per sign-in, so no sign-in reads or deletes more than that.
+ */
+export const sessionsForCap = (db: Db, userUuid: string) =>
+  db.entities.session.query
+    .primary({ userUuid })
+    .go({ limit: 2 * config.maxSessionsPerUser, attributes: ['sessionId', 'createdAt'] })
+    .then(({ data }) => data);
+
+/**
  * Keeps a user who just opened `opened` at `config.maxSessionsPerUser` sessions: ends the oldest
  * of `others` (the user's sessions as an eventually consistent Query read them, beside the new
  * session's transaction) beyond the cap. A soft cap: two sign-ins at once may each miss the other's

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type AccountTokenItem, findToken, useToken } from '#lib/auth/account-tokens.ts';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from '#lib/auth/common-passwords.ts';
 import { hashPassword, spendVerifyTime, verifyPassword } from '#lib/auth/passwords.ts';
-import { type ClientInfo, trimSessions } from '#lib/auth/session-items.ts';
+import { type ClientInfo, sessionsForCap, trimSessions } from '#lib/auth/session-items.ts';
 import { newSession } from '#lib/auth/sessions.ts';
 import { config } from '#lib/core/config.ts';
 import { AppError } from '#lib/core/errors.ts';
@@ -183,12 +183,7 @@ const attemptSignIn = async (db: Db, input: SignInInput, client: ClientInfo, now
   const [, , others] = await Promise.all([
     recordPasswordSuccess(db, attempt),
     giveBack(db, token),
-    db.entities.session.query
-      .primary({ userUuid: u.userUuid })
-      // Bounded: a user past the cap (sessions from before it, a cap lowered) loses up to a cap's
-      // worth of the oldest per sign-in, so no sign-in reads or deletes more than that.
-      .go({ limit: 2 * config.maxSessionsPerUser, attributes: ['sessionId', 'createdAt'] })
-      .then(({ data }) => data),
+    sessionsForCap(db, u.userUuid),
     commit(
       () =>
         write(db, (tx) => [

@@ -277,9 +277,12 @@ export const ChallengeBody = z.object({ webauthn: z.optional(z.object(RelyingPar
  * A code from a TOTP factor (six digits), or a passkey's answer (`create` registers the factor,
  * `request` proves it), for the challenge made for it in this session.
  */
+/** A TOTP code as an authenticator app shows it. */
+export const TotpCode = z.string().check(z.regex(/^\d{6}$/u, { error: 'must be the six digits the app shows' }));
+
 export const VerifyFactorBody = z.object({
   challenge_id: z.uuid({ error: 'must be the id of a challenge' }),
-  code: z.optional(z.string().check(z.regex(/^\d{6}$/u, { error: 'must be the six digits the app shows' }))),
+  code: z.optional(TotpCode),
   webauthn: z.optional(
     z.discriminatedUnion('type', [
       z.object({ ...RelyingParty, type: z.literal('create'), credential_response: RegistrationAnswer }),

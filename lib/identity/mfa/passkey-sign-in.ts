@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type ClientInfo, trimSessions } from '#lib/auth/session-items.ts';
+import { type ClientInfo, sessionsForCap, trimSessions } from '#lib/auth/session-items.ts';
 import { newSession } from '#lib/auth/sessions.ts';
 import { checkAssertion, checkRelyingParty, requestOptions } from '#lib/auth/webauthn.ts';
 import { config } from '#lib/core/config.ts';
@@ -97,10 +97,7 @@ export const signInWithPasskey = async (db: Db, input: PasskeySignInInput, clien
   const signedIn = { ...u, lastSignInAt: signInStamp(now) };
   const session = await newSession(signedIn, client, now, 'passkey', 'mfa/webauthn');
   const [others] = await Promise.all([
-    db.entities.session.query
-      .primary({ userUuid: u.userUuid })
-      .go({ limit: 2 * config.maxSessionsPerUser, attributes: ['sessionId', 'createdAt'] })
-      .then(({ data }) => data),
+    sessionsForCap(db, u.userUuid),
     commit(
       () =>
         write(db, (tx) => [

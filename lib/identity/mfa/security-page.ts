@@ -4,8 +4,9 @@ import { config } from '#lib/core/config.ts';
 import { AppError } from '#lib/core/errors.ts';
 import type { Db } from '#lib/db/service.ts';
 import type { StaticAnswer } from '#lib/http/static.ts';
+import { validate } from '#lib/http/validation.ts';
 import { type SecurityView, securityPage, signInPage } from '#lib/pages/security-page.ts';
-import { EnrolBody, RecoveryCodeBody, RenameFactorBody, SignInBody } from '#lib/wire/schemas.ts';
+import { EnrolBody, RecoveryCodeBody, RenameFactorBody, SignInBody, TotpCode } from '#lib/wire/schemas.ts';
 import { factorView } from '#lib/wire/views.ts';
 import { signOut } from '../account.ts';
 import { signIn } from '../users.ts';
@@ -26,6 +27,7 @@ import { challengeFactor, verifyFactor } from './step-up.ts';
  * plant one for this host. Plain http (local work only) cannot have that prefix.
  */
 const HTTPS = config.publicUrl.startsWith('https:');
+const PAGE_ORIGIN = new URL(config.publicUrl).origin;
 const COOKIE = HTTPS ? '__Host-roster_security' : 'roster_security';
 const ATTRIBUTES = HTTPS ? 'Path=/; HttpOnly; SameSite=Strict; Secure' : 'Path=/account/security; HttpOnly; SameSite=Strict';
 const setCookie = (token: string): Record<string, string> => ({
@@ -83,15 +85,7 @@ export const securityGet = async (db: Db, cookies: readonly string[] | undefined
   }
 };
 
-/** A field checked by the API's own schema: its value, or a 422 whose message names the problem. */
-const checked = <T>(schema: z.ZodMiniType<T>, value: unknown): T => {
-  const parsed = z.safeParse(schema, value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  throw new AppError('validation_failed', `${issue?.path.join('.') || 'The form'}: ${issue?.message ?? 'is invalid'}`);
-};
-
-const CodeField = z.object({ code: z.string().check(z.regex(/^\d{6}$/u, { error: 'must be the six digits the app shows' })) });
+const CodeField = z.object({ code: TotpCode });
 const FactorField = z.object({ factor: z.uuid({ error: 'must name one of your factors' }) });
 
 /** A TOTP factor's challenge and verify in one step (the page has no use for the challenge alone). */
@@ -110,8 +104,8 @@ const act = async (db: Db, action: string, fields: Map<string, string>, token: s
       return withHeaders(signInPage('Signed out.'), clearCookie);
     case 'step-up':
     case 'activate-totp': {
-      const { factor } = checked(FactorField, { factor: field('factor') });
-      const { code } = checked(CodeField, { code: field(action === 'step-up' ? 'code' : 'activation-code') });
+      const { factor } = validate(FactorField, { factor: field('factor') });
+      const { code } = validate(CodeField, { code: field(action === 'step-up' ? 'code' : 'activation-code') });
       const raised = await proveTotp(db, claims, factor, code, now);
       const next = raised.session.access_token;
       const message = action === 'step-up' ? 'Second factor proven.' : 'The authenticator app is active.';
@@ -121,7 +115,7 @@ const act = async (db: Db, action: string, fields: Map<string, string>, token: s
       );
     }
     case 'recovery-code': {
-      const { code } = checked(RecoveryCodeBody, { code: field('recovery') });
+      const { code } = validate(RecoveryCodeBody, { code: field('recovery') });
       const next = (await useRecoveryCode(db, claims, code, now)).session.access_token;
       return withHeaders(
         await render(db, next, { message: { text: 'Recovery code used: this session is aal2.', kind: 'done' } }),
@@ -129,8 +123,8 @@ const act = async (db: Db, action: string, fields: Map<string, string>, token: s
       );
     }
     case 'enrol-totp': {
-      const { friendly_name } = checked(RenameFactorBody, { friendly_name: field('totp-name') || 'Authenticator app' });
-      const enrolled = await enrolFactor(db, claims, checked(EnrolBody, { factor_type: 'totp', friendly_name }), now);
+      const { friendly_name } = validate(RenameFactorBody, { friendly_name: field('totp-name') || 'Authenticator app' });
+      const enrolled = await enrolFactor(db, claims, validate(EnrolBody, { factor_type: 'totp', friendly_name }), now);
       if (enrolled.type !== 'totp') throw new AppError('internal');
       return render(db, token, { enrolment: { factorId: enrolled.id, secret: enrolled.totp.secret, qrCode: enrolled.totp.qr_code } });
     }
@@ -142,7 +136,7 @@ const act = async (db: Db, action: string, fields: Map<string, string>, token: s
       });
     }
     case 'remove-factor': {
-      const { factor } = checked(FactorField, { factor: field('factor') });
+      const { factor } = validate(FactorField, { factor: field('factor') });
       await removeFactor(db, claims, factor, now);
       return render(db, token, { message: { text: 'The factor is removed.', kind: 'done' } });
     }
@@ -172,13 +166,13 @@ export const securityPost = async (
 ): Promise<StaticAnswer> => {
   // The pages send no Referer, so a browser's form post says `Origin: null`; its Sec-Fetch-Site still
   // tells a post from the page itself (`same-origin`) from one another site made it send.
-  const fromPage = request.fetchSite === 'same-origin' || request.origin === new URL(config.publicUrl).origin;
+  const fromPage = request.fetchSite === 'same-origin' || request.origin === PAGE_ORIGIN;
   if (!fromPage) throw new AppError('forbidden', 'This form is sent only from the account security page itself.');
   const action = request.fields.get('action') ?? '';
   const cookie = tokenOf(request.cookies);
   try {
     if (action === 'sign-in') {
-      const input = checked(SignInBody, { email: request.fields.get('email') ?? '', password: request.fields.get('password') ?? '' });
+      const input = validate(SignInBody, { email: request.fields.get('email') ?? '', password: request.fields.get('password') ?? '' });
       const token = (await signIn(db, input, request.client, now)).session.access_token;
       return withHeaders(await render(db, token), setCookie(token));
     }
@@ -200,9 +194,8 @@ export const securityPost = async (
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     if (error.code === 'unauthorized') return withHeaders(signInPage(SIGNED_OUT), clearCookie);
-    if (!cookie || action === 'sign-in' || action === 'adopt') return signInPage(error.message);
-    return render(db, cookie, { message: { text: error.message, kind: 'error' } }).catch(() =>
-      withHeaders(signInPage(SIGNED_OUT), clearCookie),
-    );
+    const text = [error.message, ...Object.entries(error.fields ?? {}).map(([field, problem]) => `${field}: ${problem}`)].join(' ');
+    if (!cookie || action === 'sign-in' || action === 'adopt') return signInPage(text);
+    return render(db, cookie, { message: { text, kind: 'error' } }).catch(() => withHeaders(signInPage(SIGNED_OUT), clearCookie));
   }
 };
