@@ -59,6 +59,12 @@ export const CREDENTIAL_ROUTES: readonly RouteName[] = [
   'auth-passkeys-challenge',
   'auth-passkeys-sign-in',
   'page-security-action',
+  // A provider sign-in: each start writes a flow item and each callback asks the provider up to
+  // three times (docs/sso.md); a code traded opens a session.
+  'auth-oauth-authorize',
+  'gotrue-authorize',
+  'auth-oauth-callback',
+  'auth-oauth-token',
 ];
 
 /**

@@ -55,6 +55,12 @@ export const NAG_ACKNOWLEDGEMENTS = {
       'Rotated every 30 days: the RotationSchedule lives in the Roster stack beside its rotation function (KeysRotate) and ' +
       "names this secret by ARN. It cannot live here: this stack would then need the function's stack, which needs this one.",
   },
+  providerSecrets: {
+    id: 'AwsSolutions-SMG4',
+    reason:
+      "The providers' OAuth client secrets are issued by each provider's console (Google, GitHub, Okta, Entra ID) and " +
+      'can only be rotated there; a rotation function here could not make a new one. docs/sso.md says how the operator replaces them.',
+  },
   codeDeployRole: {
     id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
     reason:

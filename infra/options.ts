@@ -4,6 +4,7 @@
  * account, whose Lambda concurrency quota may be as low as 10; the riskier settings are opt-in.
  */
 import type { Node } from 'constructs';
+import { type Provider, ProviderSettings } from '#lib/core/oauth-settings.ts';
 import { isPlainAddress, parseSender } from '#lib/mail/safety.ts';
 
 export interface Throttle {
@@ -82,6 +83,12 @@ export interface DeployOptions {
    * host and origin (`-c publicUrl`, else the API's own URL).
    */
   passkeys: { readonly rpId: string | undefined; readonly origins: readonly string[] | undefined };
+  /**
+   * Provider sign-in (docs/sso.md): the providers (`-c oauthProviders`, their JSON without secrets)
+   * and the app URLs a sign-in may return to (`-c oauthRedirectUrls`, comma-separated). With any
+   * provider, the stack makes the secret their client secrets go in.
+   */
+  oauth: { readonly providers: readonly Provider[]; readonly redirectUrls: readonly string[] };
 }
 
 /**
@@ -106,6 +113,7 @@ export const DEFAULT_OPTIONS: DeployOptions = {
   table: undefined,
   issuer: undefined,
   passkeys: { rpId: undefined, origins: undefined },
+  oauth: { providers: [], redirectUrls: [] },
 };
 
 /** Lambda keeps this much of an account's concurrency unreserved; reservations must leave it. */
@@ -256,6 +264,42 @@ const passkeyOptions = (node: Node): DeployOptions['passkeys'] => {
   return { rpId, origins };
 };
 
+/** An app URL a provider sign-in may return to: https, or http to this machine (an app in development). */
+const redirectUrl = (key: string, raw: string): string => {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  const local = url?.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (!url || (url.protocol !== 'https:' && !local) || url.username || url.password || url.hash)
+    throw new Error(
+      `context ${key} must list absolute https URLs (http only on localhost), without credentials or fragment, not ${JSON.stringify(raw)}`,
+    );
+  return url.href;
+};
+
+/** `-c oauthProviders` (a JSON array, lib/core/oauth-settings.ts) and `-c oauthRedirectUrls`. */
+const oauthOptions = (node: Node): DeployOptions['oauth'] => {
+  const raw: unknown = node.tryGetContext('oauthProviders');
+  let parsed: unknown = [];
+  if (raw !== undefined) {
+    try {
+      parsed = typeof raw === 'string' ? (JSON.parse(raw) as unknown) : raw;
+    } catch {
+      throw new Error('context oauthProviders must be a JSON array of providers (docs/sso.md)');
+    }
+  }
+  const checked = ProviderSettings.safeParse(parsed);
+  if (!checked.success)
+    throw new Error(
+      `context oauthProviders: ${checked.error.issues.map((i) => `${i.path.join('.') || '(list)'} ${i.message}`).join('; ')}`,
+    );
+  const redirectUrls = (text('oauthRedirectUrls', node.tryGetContext('oauthRedirectUrls'))?.split(',') ?? [])
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry, i) => redirectUrl(`oauthRedirectUrls[${i}]`, entry));
+  if (checked.data.length > 0 && redirectUrls.length === 0)
+    throw new Error('context oauthRedirectUrls must list at least one app URL when oauthProviders names a provider');
+  return { providers: checked.data, redirectUrls };
+};
+
 /** The options from the construct tree's context, checked; a bad value fails synth with one sentence. */
 export const deployOptions = (node: Node): DeployOptions => ({
   routes: throttle(node, 'throttleRate', 'throttleBurst', DEFAULT_OPTIONS.routes),
@@ -273,4 +317,5 @@ export const deployOptions = (node: Node): DeployOptions => ({
   table: restoredTable(node),
   issuer: httpsUrl('issuer', node.tryGetContext('issuer')),
   passkeys: passkeyOptions(node),
+  oauth: oauthOptions(node),
 });

@@ -40,6 +40,7 @@ import { Endpoint, LOG_RETENTION } from './endpoint.ts';
 import { type WatchedFunction } from './monitoring/metrics.ts';
 import { Monitoring } from './monitoring/monitoring.ts';
 import { acknowledge } from './nag-acknowledgements.ts';
+import { providerSignIn } from './oauth.ts';
 import { type DeployOptions, deployOptions } from './options.ts';
 
 /** The stacks' ids: the stateful one, and the functions' one. */
@@ -175,6 +176,7 @@ export class RosterStack extends Stack {
       ...(options.passkeys.rpId ? { PASSKEY_RP_ID: options.passkeys.rpId } : {}),
       ...(options.passkeys.origins ? { PASSKEY_ORIGINS: options.passkeys.origins.join(',') } : {}),
     };
+    const oauth = providerSignIn(this, options.oauth);
     for (const route of ROUTES) {
       const signs = 'signs' in route && route.signs;
       // Sealing keys ride in the signing keys' secret (lib/auth/factor-seal.ts): the same read.
@@ -188,6 +190,7 @@ export class RosterStack extends Stack {
           ...(readsKeys ? { SIGNING_KEY_SECRET_ARN: data.signingKey.secretArn } : {}),
           ...('webhookQueue' in route && route.webhookQueue ? { WEBHOOK_QUEUE_URL: data.webhookQueue.queueUrl } : {}),
           ...('publicUrl' in route && route.publicUrl ? publicUrlEnvironment : {}),
+          ...oauth.environment('oauth' in route ? route.oauth : undefined),
         },
         deployments,
         options.reservedConcurrency && 'reservedConcurrency' in route ? route.reservedConcurrency : undefined,
@@ -201,6 +204,7 @@ export class RosterStack extends Stack {
       // Only the functions that sign or seal may read the private keys; the others verify with the
       // public keys in the table item (GetItem, in their route actions).
       if (readsKeys) fn.allowSecretRead(data.signingKey);
+      if ('oauth' in route && route.oauth === 'secret') oauth.allowSecretRead(fn);
       if ('webhookQueue' in route && route.webhookQueue) data.webhookQueue.grantSendMessages(fn);
       const added = api.addRoutes({
         path: route.path,

@@ -50,8 +50,8 @@ export type AccessTokenClaims = {
   is_anonymous: false;
 };
 
-/** How a session was opened (`amr`): a password, a confirmation link, a reset link, a passkey alone. */
-export type SignInMethod = 'password' | 'otp' | 'recovery' | 'passkey';
+/** How a session was opened (`amr`): a password, a confirmation link, a reset link, a passkey alone, a provider. */
+export type SignInMethod = 'password' | 'otp' | 'recovery' | 'passkey' | 'oauth';
 
 export interface SignOptions {
   /** How the session was opened; default a password. */

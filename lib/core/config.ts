@@ -115,6 +115,15 @@ export const config = {
   passkeyOrigins: list(process.env.PASSKEY_ORIGINS || new URL(publicUrl).origin),
   /** The name an authenticator shows beside a passkey. */
   passkeyRpName: process.env.PASSKEY_RP_NAME || 'Roster',
+  // Provider sign-in: lib/auth/oauth-providers.ts and docs/sso.md.
+  /** The providers people may sign in with: a JSON array (docs/sso.md); unset: none. */
+  oauthProviders: process.env.OAUTH_PROVIDERS || '[]',
+  /** Secrets Manager secret holding the providers' client secrets (a JSON object by provider id); set only on the callback. */
+  oauthSecretArn: process.env.OAUTH_SECRET_ARN || undefined,
+  /** Local mode only: the providers' client secrets as that JSON object, when no secret ARN is set. */
+  oauthClientSecrets: process.env.OAUTH_CLIENT_SECRETS || undefined,
+  /** Where a provider sign-in may send the browser back to (`redirect_to`): exact URLs, a query allowed (docs/sso.md). */
+  redirectUrls: list(process.env.OAUTH_REDIRECT_URLS || ''),
   /** `smtp`, `ses` or `log`; unset: `smtp` when SMTP_URL is set, else `log`. */
   mailTransport: process.env.MAIL_TRANSPORT || undefined,
   /** Sender of every message; its domain also names the Message-ID. */

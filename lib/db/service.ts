@@ -6,6 +6,7 @@ import { auditEntry } from './entities/audit.ts';
 import { cursorKey } from './entities/cursor-key.ts';
 import { factor, mfaChallenge, passkeyChallenge, passkeyCredential, recoveryCodes } from './entities/factors.ts';
 import { idempotencyRecord } from './entities/idempotency.ts';
+import { identityClaim, oauthCode, oauthFlow } from './entities/identities.ts';
 import { invite, inviteSweep, pendingInvite } from './entities/invites.ts';
 import { signingKeys } from './entities/keys.ts';
 import { rateLimit } from './entities/limits.ts';
@@ -29,6 +30,9 @@ export const FACTORIES = {
   recoveryCodes,
   passkeyCredential,
   passkeyChallenge,
+  identityClaim,
+  oauthFlow,
+  oauthCode,
   team,
   slugClaim,
   membership,

@@ -6,8 +6,11 @@ import { getCurrentUser, signOut, updateUser } from '#lib/identity/account.ts';
 import { signInWithConfirmation, signInWithRecovery } from '#lib/identity/link-sign-in.ts';
 import { recover, resendConfirmation } from '#lib/identity/recovery.ts';
 import { refresh } from '#lib/identity/refresh.ts';
+import { exchangeCode } from '#lib/identity/oauth/exchange.ts';
 import { signIn, signUp } from '#lib/identity/users.ts';
+import { ProviderTokenBody } from '#lib/wire/oauth.ts';
 import type {
+  GoTrueGrant,
   GoTrueResendInput,
   GoTrueSession,
   GoTrueSignUpInput,
@@ -60,19 +63,27 @@ export const gotrueSignUp = async (
   return answer.session === null ? gotrueUser(answer.user) : gotrueSession(answer);
 };
 
-/** POST /auth/v1/token?grant_type=password|refresh_token: sign-in or refresh, each with its own body's rules. */
+/** The grant's own body, checked by its own rules, and its session. */
+const grantSession = (db: Db, grant: GoTrueGrant, input: GoTrueTokenInput, client: ClientInfo, now: Date) => {
+  switch (grant) {
+    case 'password':
+      return signIn(db, validate(SignInBody, { email: input.email, password: input.password }), client, now);
+    case 'refresh_token':
+      return refresh(db, validate(RefreshBody, { refresh_token: input.refresh_token }), now);
+    case 'pkce':
+      // auth-js's exchangeCodeForSession after a provider sign-in (docs/sso.md).
+      return exchangeCode(db, validate(ProviderTokenBody, { code: input.auth_code, codeVerifier: input.code_verifier }), client, now);
+  }
+};
+
+/** POST /auth/v1/token?grant_type=password|refresh_token|pkce: sign-in, refresh, or a provider sign-in's code traded. */
 export const gotrueToken = async (
   db: Db,
-  grant: 'password' | 'refresh_token',
+  grant: GoTrueGrant,
   input: GoTrueTokenInput,
   client: ClientInfo,
   now: Date,
-): Promise<GoTrueSession> =>
-  gotrueSession(
-    grant === 'password'
-      ? await signIn(db, validate(SignInBody, { email: input.email, password: input.password }), client, now)
-      : await refresh(db, validate(RefreshBody, { refresh_token: input.refresh_token }), now),
-  );
+): Promise<GoTrueSession> => gotrueSession(await grantSession(db, grant, input, client, now));
 
 export const gotrueGetUser = async (db: Db, claims: Claims): Promise<GoTrueUser> => gotrueUser(await getCurrentUser(db, claims));
 

@@ -10,6 +10,8 @@ export interface PathParams {
   sessionId: string;
   deliveryId: string;
   factorId: string;
+  provider: string;
+  identityId: string;
 }
 
 const ID = /^[1-9][0-9]{0,15}$/;
@@ -37,6 +39,11 @@ const checks: { [K in keyof PathParams]: (value: string) => PathParams[K] } = {
   sessionId: uuidParam,
   deliveryId: uuidParam,
   factorId: uuidParam,
+  provider: (value) => {
+    if (!/^[a-z][a-z0-9-]{0,31}$/.test(value)) throw notFound();
+    return value;
+  },
+  identityId: uuidParam,
 };
 
 /**

@@ -9,6 +9,7 @@ import {
   GoTrueUserUpdateBody,
   GoTrueVerifyBody,
 } from '#lib/wire/gotrue.ts';
+import { GoTrueAuthorizeQuery } from '#lib/wire/oauth.ts';
 import { EnrolBody, VerifyFactorBody } from '#lib/wire/schemas.ts';
 import type { Request } from './requests.ts';
 import type { RouteName } from './routes.ts';
@@ -28,6 +29,8 @@ export const GOTRUE_REQUESTS = {
   'gotrue-factors-enrol': { body: EnrolBody },
   'gotrue-factors-challenge': { body: GoTrueChallengeBody },
   'gotrue-factors-verify': { body: VerifyFactorBody },
+  'gotrue-authorize': { query: GoTrueAuthorizeQuery },
+  'gotrue-identities-authorize': { query: GoTrueAuthorizeQuery },
 } as const satisfies Partial<Record<RouteName, Request>>;
 
 export const gotrueRequestOf = (name: RouteName): Request => (GOTRUE_REQUESTS as Partial<Record<RouteName, Request>>)[name] ?? {};

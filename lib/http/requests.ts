@@ -20,6 +20,7 @@ import {
   WebhookBody,
 } from '#lib/wire/schemas.ts';
 import { ChallengeBody, EnrolBody, PasskeySignInBody, RecoveryCodeBody, RenameFactorBody, VerifyFactorBody } from '#lib/wire/schemas.ts';
+import { CallbackQuery, LinkBody, ProviderStartQuery, ProviderTokenBody } from '#lib/wire/oauth.ts';
 import type { RouteName } from './routes.ts';
 
 export interface Request {
@@ -48,6 +49,10 @@ export const REQUESTS = {
   'auth-factors-challenge': { body: ChallengeBody },
   'auth-factors-verify': { body: VerifyFactorBody },
   'auth-passkeys-sign-in': { body: PasskeySignInBody },
+  'auth-oauth-authorize': { query: ProviderStartQuery },
+  'auth-oauth-token': { body: ProviderTokenBody },
+  'auth-identities-link': { body: LinkBody },
+  'auth-oauth-callback': { query: CallbackQuery },
   'auth-recovery-codes-verify': { body: RecoveryCodeBody },
   'teams-list': { query: PageQuery },
   'teams-create': { body: TeamBody },

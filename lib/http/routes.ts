@@ -15,8 +15,8 @@ export interface Route {
   auth: boolean;
   /** Reads a JSON body (the others ignore any body). */
   body: boolean;
-  /** Success status. */
-  status: 200 | 201;
+  /** Success status: 302 for the routes a browser is sent through (lib/http/redirect-endpoint.ts). */
+  status: 200 | 201 | 302;
   actions: readonly DynamoAction[];
   /** Global secondary indexes the function queries. */
   indexes: readonly ('gsi1' | 'gsi2')[];
@@ -49,6 +49,11 @@ export interface Route {
    * party and origins, PASSKEY_RP_ID and PASSKEY_ORIGINS when set; infra/stack.ts).
    */
   publicUrl?: true;
+  /**
+   * Takes part in a provider sign-in (docs/sso.md): gets OAUTH_PROVIDERS and OAUTH_REDIRECT_URLS;
+   * `secret`: also reads the providers' client secrets (the callback, which trades their codes).
+   */
+  oauth?: 'public' | 'secret';
   /** Sends to the webhook queue (sqs:SendMessage on it, and its URL in WEBHOOK_QUEUE_URL; infra/stack.ts). */
   webhookQueue?: true;
   /**
@@ -93,6 +98,64 @@ export const ROUTES = [
     indexes: [],
     signs: true,
     reservedConcurrency: 20,
+  },
+  // Provider sign-in in the seed's style (docs/sso.md); the callback is GoTrue's path for both.
+  {
+    name: 'auth-oauth-authorize',
+    method: 'GET',
+    path: '/api/auth/oauth/{provider}',
+    auth: false,
+    body: false,
+    status: 302,
+    actions: ['PutItem'],
+    indexes: [],
+    publicUrl: true,
+    oauth: 'public',
+  },
+  {
+    name: 'auth-oauth-token',
+    method: 'POST',
+    path: '/api/auth/oauth/token',
+    auth: false,
+    body: true,
+    status: 200,
+    actions: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'Query', 'BatchWriteItem'],
+    indexes: [],
+    signs: true,
+  },
+  {
+    name: 'auth-identities-list',
+    method: 'GET',
+    path: '/api/auth/identities',
+    auth: true,
+    body: false,
+    status: 200,
+    actions: AUTH,
+    indexes: [],
+  },
+  {
+    name: 'auth-identities-link',
+    method: 'POST',
+    path: '/api/auth/identities',
+    auth: true,
+    body: true,
+    status: 200,
+    actions: [...AUTH, 'PutItem'],
+    indexes: [],
+    publicUrl: true,
+    oauth: 'public',
+    // The URL carries the flow's state: not kept under an Idempotency-Key (a retry starts a new flow).
+    secretAnswer: true,
+  },
+  {
+    name: 'auth-identities-delete',
+    method: 'DELETE',
+    path: '/api/auth/identities/{identityId}',
+    auth: true,
+    body: false,
+    status: 200,
+    actions: [...AUTH, 'UpdateItem', 'PutItem', 'DeleteItem'],
+    indexes: [],
   },
   {
     name: 'auth-refresh',
@@ -631,9 +694,60 @@ export const ROUTES = [
     body: true,
     status: 200,
     // Sign-in's and refresh's.
-    actions: ['GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'],
+    // Sign-in's, refresh's and a provider code's (used up by a DeleteItem).
+    actions: ['GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'Query', 'BatchWriteItem'],
     indexes: [],
     signs: true,
+    dialect: 'gotrue',
+  },
+  // Provider sign-in in GoTrue's shapes (docs/sso.md): auth-js's signInWithOAuth, linkIdentity, unlinkIdentity.
+  {
+    name: 'gotrue-authorize',
+    method: 'GET',
+    path: '/auth/v1/authorize',
+    auth: false,
+    body: false,
+    status: 302,
+    actions: ['PutItem'],
+    indexes: [],
+    publicUrl: true,
+    oauth: 'public',
+    dialect: 'gotrue',
+  },
+  {
+    name: 'auth-oauth-callback',
+    method: 'GET',
+    path: '/auth/v1/callback',
+    auth: false,
+    body: false,
+    status: 302,
+    actions: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+    indexes: [],
+    publicUrl: true,
+    oauth: 'secret',
+  },
+  {
+    name: 'gotrue-identities-authorize',
+    method: 'GET',
+    path: '/auth/v1/user/identities/authorize',
+    auth: true,
+    body: false,
+    status: 200,
+    actions: [...AUTH, 'PutItem'],
+    indexes: [],
+    publicUrl: true,
+    oauth: 'public',
+    dialect: 'gotrue',
+  },
+  {
+    name: 'gotrue-identities-delete',
+    method: 'DELETE',
+    path: '/auth/v1/user/identities/{identityId}',
+    auth: true,
+    body: false,
+    status: 200,
+    actions: [...AUTH, 'UpdateItem', 'PutItem', 'DeleteItem'],
+    indexes: [],
     dialect: 'gotrue',
   },
   {

@@ -73,8 +73,12 @@ const leave = (tx: Tx, { membership: m }: Held, by: AuditActor, now: Date) => [
 /** A membership's items in the transaction: its delete and audit entry, and an OWNER's `ownerCount`. */
 const itemsOf = (h: Held): number => (h.membership.role === 'OWNER' ? 3 : 2);
 
-/** The user's own items the last transaction deletes: the user, its e-mail claim, its factors' secrets, its passkeys' credential items and its recovery codes. */
-const ownItems = (u: UserItem): number => 3 + (u.factors ?? []).reduce((n, f) => n + (f.credentialId ? 2 : 1), 0);
+/**
+ * The user's own items the last transaction deletes: the user, its e-mail claim, its factors'
+ * secrets, its passkeys' credential items, its recovery codes and its provider identities' claims.
+ */
+const ownItems = (u: UserItem): number =>
+  3 + (u.factors ?? []).reduce((n, f) => n + (f.credentialId ? 2 : 1), 0) + (u.identities ?? []).length;
 
 /**
  * The memberships in transactions of at most 100 items, the last of which also deletes the user's
@@ -115,13 +119,17 @@ const leaveAndDelete = async (db: Db, u: UserItem, held: Held[], by: AuditActor,
               'account',
               ...(last
                 ? [
-                    // Only the account as read: a password, address or factor change meanwhile is a 409.
+                    // Only the account as read: a password, address, factor or identity change meanwhile is a 409.
                     tx.user
                       .delete({ userUuid: u.userUuid })
                       .where(
                         (a, op) =>
                           `${op.eq(a.passwordHash, u.passwordHash)} AND ${op.eq(a.email, u.email)} AND ${
                             u.factorsVersion === undefined ? op.notExists(a.factorsVersion) : op.eq(a.factorsVersion, u.factorsVersion)
+                          } AND ${
+                            u.identitiesVersion === undefined
+                              ? op.notExists(a.identitiesVersion)
+                              : op.eq(a.identitiesVersion, u.identitiesVersion)
                           }`,
                       )
                       .commit(),
@@ -130,6 +138,13 @@ const leaveAndDelete = async (db: Db, u: UserItem, held: Held[], by: AuditActor,
                     // A passkey of a deleted account signs in no one.
                     ...(u.factors ?? []).flatMap((f) =>
                       f.credentialId ? [tx.passkeyCredential.delete({ credentialId: f.credentialId }).commit()] : [],
+                    ),
+                    // An identity of a deleted account signs in no one: the next sign-in with it makes a new account.
+                    ...(u.identities ?? []).map((i) =>
+                      tx.identityClaim
+                        .delete({ provider: i.provider, subject: i.subject })
+                        .where((a, op) => op.eq(a.userUuid, u.userUuid))
+                        .commit(),
                     ),
                     // Only an account that ever had a factor can have codes: the others pay nothing for this.
                     ...(u.factorsVersion === undefined ? [] : [tx.recoveryCodes.delete({ userUuid: u.userUuid }).commit()]),

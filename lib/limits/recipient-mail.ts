@@ -32,6 +32,8 @@ export type AccountKind = Extract<
   | 'address_in_use'
   | 'recovery_code_used'
   | 'factor_added'
+  | 'identities_changed'
+  | 'identity_refused'
 >;
 
 const hourly = (n: number): BucketSettings => ({ burst: n, refill: n, refillSeconds: 3600 });
@@ -103,7 +105,8 @@ export const takeUnsolicitedMail = async (db: Db, kind: UnsolicitedKind, address
  */
 export const takeAccountMail = (db: Db, kind: AccountKind, address: string, now: Date): Promise<BucketToken[]> => {
   const subject = accountSubject(address);
-  const notice = kind === 'email_change_notice' || kind === 'recovery_code_used' || kind === 'factor_added';
+  const notice =
+    kind === 'email_change_notice' || kind === 'recovery_code_used' || kind === 'factor_added' || kind === 'identities_changed';
   const hour: Take[] = notice ? [] : [{ scope: 'address-mail', subject, settings: ADDRESS_MAIL_LIMITS }];
   return gapThenRest(db, gap(kind, subject), hour, now);
 };

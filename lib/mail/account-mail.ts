@@ -51,6 +51,8 @@ export const EMAIL_CHANGE_NOTICE_PLACEHOLDERS = ['to', 'name', 'newEmail'] as co
 export const ADDRESS_IN_USE_PLACEHOLDERS = ['to', 'name'] as const;
 export const RECOVERY_CODE_USED_PLACEHOLDERS = ['to', 'name', 'left'] as const;
 export const FACTOR_ADDED_PLACEHOLDERS = ['to', 'name', 'factors'] as const;
+export const IDENTITIES_CHANGED_PLACEHOLDERS = ['to', 'name', 'ways'] as const;
+export const IDENTITY_REFUSED_PLACEHOLDERS = ['to', 'name'] as const;
 
 const html = (title: string, body: string): string => `<!doctype html>
 <html><head><meta charset="utf-8"><title>${title}</title></head>
@@ -168,6 +170,40 @@ If this was not you, someone knows your password: reset your password now by ask
   ),
 };
 
+// No link, as for a factor: a provider linked by whoever holds a session is a new way in that must not go unseen.
+const IDENTITIES_CHANGED: Parts = {
+  subject: 'The ways to sign in to your Roster account changed',
+  text: `Hello {{name}},
+
+A sign-in provider was linked to or unlinked from your Roster account {{to}}. You can now sign in with: {{ways}}.
+
+If this was not you, someone has signed in to your account: reset your password now by asking for a password reset for {{to}} (a reset ends every session), unlink what you do not know, and contact whoever runs this service if you cannot.
+`,
+  html: html(
+    'The ways to sign in changed',
+    `<p>Hello {{name}},</p>
+<p>A sign-in provider was linked to or unlinked from your Roster account {{to}}. You can now sign in with: {{ways}}.</p>
+<p>If this was not you, someone has signed in to your account: reset your password now by asking for a password reset for {{to}} (a reset ends every session), unlink what you do not know, and contact whoever runs this service if you cannot.</p>`,
+  ),
+};
+
+// No link: the one who tried may be the owner or someone claiming the address; the owner needs only to know what to do.
+const IDENTITY_REFUSED: Parts = {
+  subject: 'A sign-in to your Roster account was refused',
+  text: `Hello {{name}},
+
+Someone tried to sign in to the Roster account {{to}} through a sign-in provider (such as Google or GitHub). Roster refused, because the account has not confirmed this address yet, so it cannot tell that the account is yours.
+
+If it was you: confirm the address with the link Roster sent when the account was made (or ask for a password reset for {{to}}), sign in with the password, then link the provider from your account. If it was not you, nothing has changed.
+`,
+  html: html(
+    'A sign-in was refused',
+    `<p>Hello {{name}},</p>
+<p>Someone tried to sign in to the Roster account {{to}} through a sign-in provider (such as Google or GitHub). Roster refused, because the account has not confirmed this address yet, so it cannot tell that the account is yours.</p>
+<p>If it was you: confirm the address with the link Roster sent when the account was made (or ask for a password reset for {{to}}), sign in with the password, then link the provider from your account. If it was not you, nothing has changed.</p>`,
+  ),
+};
+
 // No link: whoever used the code may be reading along, and the owner needs nothing new to act.
 const RECOVERY_CODE_USED: Parts = {
   subject: 'A recovery code was used on your Roster account',
@@ -253,4 +289,25 @@ export const renderFactorAdded = (
     to: data.to,
     name: nameOr(data.name, data.to),
     factors: data.factors,
+  });
+
+/** The notice to an account's address that a provider was linked or unlinked; `ways` names every way in now. */
+export const renderIdentitiesChanged = (
+  data: { to: string; name: string; ways: string },
+  templateDir: string | undefined = config.mailTemplateDir,
+): Rendered =>
+  fill(loadTemplates('identities_changed', IDENTITIES_CHANGED_PLACEHOLDERS, IDENTITIES_CHANGED, templateDir), {
+    to: data.to,
+    name: nameOr(data.name, data.to),
+    ways: data.ways,
+  });
+
+/** The notice to an unconfirmed account's address that a provider sign-in claiming it was refused. */
+export const renderIdentityRefused = (
+  data: { to: string; name: string },
+  templateDir: string | undefined = config.mailTemplateDir,
+): Rendered =>
+  fill(loadTemplates('identity_refused', IDENTITY_REFUSED_PLACEHOLDERS, IDENTITY_REFUSED, templateDir), {
+    to: data.to,
+    name: nameOr(data.name, data.to),
   });

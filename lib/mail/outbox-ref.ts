@@ -5,7 +5,14 @@ import { OUTBOX_KINDS, type OutboxKind } from '#lib/db/entities/outbox.ts';
 export type OutboxRef = { messageId: string; createdAt: string } & (
   | { kind: 'invitation' | 'declined'; inviteUuid: string }
   | {
-      kind: 'verification' | 'email_change' | 'email_change_notice' | 'recovery_code_used' | 'factor_added';
+      kind:
+        | 'verification'
+        | 'email_change'
+        | 'email_change_notice'
+        | 'recovery_code_used'
+        | 'factor_added'
+        | 'identities_changed'
+        | 'identity_refused';
       userUuid: string;
       address: string;
     }

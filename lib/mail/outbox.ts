@@ -71,6 +71,8 @@ const ACCOUNT_KIND: Record<AccountKind, true> = {
   address_in_use: true,
   recovery_code_used: true,
   factor_added: true,
+  identities_changed: true,
+  identity_refused: true,
 };
 const isAccountKind = (kind: OutboxKind): kind is AccountKind => kind in ACCOUNT_KIND;
 

@@ -9,6 +9,8 @@ import {
   renderEmailChange,
   renderEmailChangeNotice,
   renderFactorAdded,
+  renderIdentitiesChanged,
+  renderIdentityRefused,
   renderRecoveryCodeUsed,
   renderRecovery,
   renderVerification,
@@ -210,6 +212,16 @@ const accountMail = async (db: Db, message: Exclude<OutboxRef, { inviteUuid: str
         .join(', ');
       return { to, render: () => renderFactorAdded({ to, name, factors: factors || 'none' }) };
     }
+    case 'identities_changed': {
+      if (user.email !== to) return { notSent: 'skipped: the account has another address now' };
+      const ways = [...(user.passwordHash !== '' ? ['password'] : []), ...(user.identities ?? []).map((i) => `${i.provider} (${i.email})`)];
+      return { to, render: () => renderIdentitiesChanged({ to, name, ways: ways.join(', ') || 'none' }) };
+    }
+    case 'identity_refused':
+      if (user.email !== to) return { notSent: 'skipped: the account has another address now' };
+      if (user.emailConfirmedAt !== undefined) return { notSent: 'skipped: the address is confirmed now' };
+      // An unconfirmed account's names are a stranger's choice, as for address_in_use.
+      return { to, render: () => renderIdentityRefused({ to, name: '' }) };
   }
 };
 

@@ -20,6 +20,8 @@ import {
   TeamSchema,
   TransferSchema,
   UserSchema,
+  IdentitySchema,
+  IdentityListSchema,
   WebhookEndpointCreatedSchema,
   WebhookDeliverySchema,
   WebhookEndpointSchema,
@@ -46,6 +48,7 @@ import {
   WebauthnEnrolmentSchema,
 } from '#lib/wire/mfa.ts';
 import { BulkInviteRow, Email, InviteBody, RefreshBody, SignInBody } from '#lib/wire/schemas.ts';
+import { ProviderUrlSchema } from '#lib/wire/oauth.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -123,6 +126,12 @@ metadata.add(AuthSessionSchema, {
   ],
 });
 metadata.add(SessionInfoSchema, { id: 'SessionInfo' });
+metadata.add(IdentitySchema, {
+  id: 'Identity',
+  description: "A way to sign in, in GoTrue's shape: the password's (`provider: email`) or a linked provider's (docs/sso.md).",
+});
+metadata.add(IdentityListSchema, { id: 'IdentityList' });
+metadata.add(ProviderUrlSchema, { id: 'ProviderUrl', description: "The provider's sign-in page, for the browser." });
 metadata.add(FactorSchema, { id: 'Factor', description: "A second factor (GoTrue's shape, as auth-js reads it from the user)." });
 metadata.add(FactorListSchema, { id: 'FactorList' });
 metadata.add(TotpEnrolmentSchema, {

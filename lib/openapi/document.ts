@@ -26,6 +26,7 @@ const HEADERS: Record<string, Json> = {
   'WWW-Authenticate': header('`Token realm="roster"`', true),
   'Retry-After': header('Seconds to wait before trying again.', true, { type: 'integer', minimum: 1 }),
   Link: header('`<absolute URL of the next page>; rel="next"`, only when another item exists.', false),
+  Location: header('Where the browser goes next.', true, { type: 'string', format: 'uri' }),
   'Idempotent-Replayed': header(
     '`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`, sent again.',
     false,
@@ -49,6 +50,12 @@ const PARAMETERS: Record<string, Json> = {
   sessionId: { type: 'string', format: 'uuid', description: "The session's id, from `GET /api/auth/sessions`." },
   deliveryId: { type: 'string', format: 'uuid', description: "The delivery's id, from the endpoint's delivery log." },
   factorId: { type: 'string', format: 'uuid', description: "The factor's id, from `GET /api/auth/factors` (or enrolment's answer)." },
+  provider: {
+    type: 'string',
+    pattern: '^[a-z][a-z0-9-]{0,31}$',
+    description: 'A provider this deployment offers (OAUTH_PROVIDERS), such as `google` or `github`.',
+  },
+  identityId: { type: 'string', format: 'uuid', description: "The identity's `identity_id`, from `GET /api/auth/identities`." },
   asset: { type: 'string', description: 'The file name.' },
 };
 
@@ -178,6 +185,7 @@ const errorResponses = (route: Route, codes: ErrorCode[]): Record<string, Json> 
 const successResponse = (route: Route, operation: Operation): Json => {
   const { success } = operation;
   const description = operation.summary;
+  if ('redirect' in success) return { description: success.redirect, headers: headers('Location') };
   if ('media' in success) {
     return {
       description,

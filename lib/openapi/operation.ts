@@ -10,7 +10,9 @@ export type Success =
   /** The schema itself, not enveloped (the JWK Set). */
   | { bare: z.ZodMiniType }
   /** Not JSON of ours: the OpenAPI document, the docs page and its assets. */
-  | { media: Record<string, { description: string }> };
+  | { media: Record<string, { description: string }> }
+  /** 302 to the URL it describes, no body: a route the browser is sent through (a provider sign-in). */
+  | { redirect: string };
 
 /** The document's sections, in order. */
 export const TAGS = {
@@ -24,6 +26,7 @@ export const TAGS = {
   Invites: "A team's invitations, managed by its owners and admins.",
   'My invites': 'Invitations addressed to the signed-in user.',
   Webhooks: "A team's signed webhooks: its audit events POSTed to its own endpoints.",
+  'Provider sign-in': 'Sign-in with Google, GitHub or any OpenID Connect provider, and the identities linked to an account (docs/sso.md).',
   Keys: 'Public keys for verifying access tokens elsewhere.',
   Documentation: 'This description and its reference page.',
   Pages: 'The pages behind the links in the e-mails Roster sends.',

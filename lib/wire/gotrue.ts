@@ -26,13 +26,15 @@ export const UserData = z.record(z.string(), z.unknown()).check(
 export const GoTrueSignUpBody = z.object({ email: Email, password: NewPassword, data: z.optional(UserData) });
 
 export const GoTrueTokenQuery = z.object({
-  grant_type: z.enum(['password', 'refresh_token'], { error: 'must be password or refresh_token' }),
+  grant_type: z.enum(['password', 'refresh_token', 'pkce'], { error: 'must be password, refresh_token or pkce' }),
 });
 /** Either grant's members; the use case checks those of the grant asked for. */
 export const GoTrueTokenBody = z.object({
   email: z.optional(z.unknown()),
   password: z.optional(z.unknown()),
   refresh_token: z.optional(z.unknown()),
+  auth_code: z.optional(z.unknown()),
+  code_verifier: z.optional(z.unknown()),
 });
 
 export const GoTrueUserUpdateBody = z.object({
@@ -121,6 +123,7 @@ export type GoTrueStepUp = z.infer<typeof GoTrueStepUpSchema>;
 export type GoTrueSettings = z.infer<typeof GoTrueSettingsSchema>;
 export type GoTrueSignUpInput = z.infer<typeof GoTrueSignUpBody>;
 export type GoTrueTokenInput = z.infer<typeof GoTrueTokenBody>;
+export type GoTrueGrant = z.infer<typeof GoTrueTokenQuery>['grant_type'];
 export type GoTrueUserUpdateInput = z.infer<typeof GoTrueUserUpdateBody>;
 export type GoTrueVerifyInput = z.infer<typeof GoTrueVerifyBody>;
 export type GoTrueResendInput = z.infer<typeof GoTrueResendBody>;

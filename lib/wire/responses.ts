@@ -48,6 +48,24 @@ export const MemberSchema = z.strictObject({
   updatedAt: Timestamp,
 });
 
+/**
+ * A way to sign in, as GoTrue lists it (docs/sso.md): `id` is the provider's subject (the user's
+ * UUID for `email`, the password), `identity_id` Roster's id for the link.
+ */
+export const IdentitySchema = z.strictObject({
+  identity_id: Uuid,
+  id: z.string(),
+  user_id: Uuid,
+  provider: z.string(),
+  email: z.email(),
+  identity_data: z.strictObject({ sub: z.string(), email: z.email(), email_verified: z.boolean() }),
+  created_at: Timestamp,
+  last_sign_in_at: z.nullable(Timestamp),
+  updated_at: Timestamp,
+});
+
+export const IdentityListSchema = z.array(IdentitySchema);
+
 /** Shaped like Supabase's user, as the seed asks; `id` is the user's UUID. */
 export const UserSchema = z.strictObject({
   id: Uuid,
@@ -60,11 +78,14 @@ export const UserSchema = z.strictObject({
   /** Only while an e-mail change waits for its confirmation link: the address it changes to. */
   new_email: z.optional(z.email()),
   last_sign_in_at: z.nullable(Timestamp),
-  app_metadata: z.strictObject({ provider: z.literal('email'), providers: z.array(z.literal('email')) }),
+  /** `provider`: how the account was made (`email`: a sign-up); `providers`: every way it signs in now (`email` while it has a password). */
+  app_metadata: z.strictObject({ provider: z.string(), providers: z.array(z.string()) }),
   /** The names, and what the user's app stored beside them through the Supabase-compatible API (`data`). */
   user_metadata: z.looseObject({ firstName: z.string(), lastName: z.string() }),
   /** Only once a factor was set up, as GoTrue: auth-js's listFactors and getAuthenticatorAssuranceLevel read it (docs/mfa.md). */
   factors: z.optional(z.array(FactorSchema)),
+  /** Only once a provider was linked (docs/sso.md): the ways in, the password's (`email`) among them while there is one. */
+  identities: z.optional(z.array(IdentitySchema)),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -279,6 +300,7 @@ export type Team = z.infer<typeof TeamSchema>;
 export type Membership = z.infer<typeof MembershipSchema>;
 export type Member = z.infer<typeof MemberSchema>;
 export type User = z.infer<typeof UserSchema>;
+export type Identity = z.infer<typeof IdentitySchema>;
 export type AuthSession = z.infer<typeof AuthSessionSchema>;
 export type StepUp = z.infer<typeof StepUpSchema>;
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;

@@ -1,6 +1,6 @@
 import type { InviteItem, MembershipItem, TeamItem, UserItem } from '#lib/db/items.ts';
 import type { Factor } from './mfa.ts';
-import type { Invite, Member, Membership, Team, User } from './responses.ts';
+import type { Identity, Invite, Member, Membership, Team, User } from './responses.ts';
 
 /**
  * Stored items -> the wire JSON of CONTRACT.md, typed by the response schemas (responses.ts) that
@@ -48,6 +48,39 @@ export const factorView = (f: NonNullable<UserItem['factors']>[number]): Factor 
   updated_at: f.updatedAt,
 });
 
+/** Whether the account has a password (one made by a provider sign-in has none until it sets one). */
+export const hasPassword = (u: UserItem): boolean => u.passwordHash !== '';
+
+/** The account's ways in, GoTrue's identities: the password's (`email`) while there is one, then each provider's. */
+export const identitiesView = (u: UserItem): Identity[] => [
+  ...(hasPassword(u)
+    ? [
+        {
+          identity_id: u.userUuid,
+          id: u.userUuid,
+          user_id: u.userUuid,
+          provider: 'email',
+          email: u.email,
+          identity_data: { sub: u.userUuid, email: u.email, email_verified: u.emailConfirmedAt !== undefined },
+          created_at: u.createdAt,
+          last_sign_in_at: u.lastSignInAt ?? null,
+          updated_at: u.updatedAt,
+        },
+      ]
+    : []),
+  ...(u.identities ?? []).map((i) => ({
+    identity_id: i.id,
+    id: i.subject,
+    user_id: u.userUuid,
+    provider: i.provider,
+    email: i.email,
+    identity_data: { sub: i.subject, email: i.email, email_verified: true },
+    created_at: i.createdAt,
+    last_sign_in_at: i.lastSignInAt,
+    updated_at: i.lastSignInAt,
+  })),
+];
+
 export const userView = (u: UserItem): User => ({
   id: u.userUuid,
   aud: 'authenticated',
@@ -57,9 +90,13 @@ export const userView = (u: UserItem): User => ({
   confirmed_at: u.emailConfirmedAt ?? null,
   ...(u.newEmail !== undefined ? { new_email: u.newEmail } : {}),
   last_sign_in_at: u.lastSignInAt ?? null,
-  app_metadata: { provider: 'email', providers: ['email'] },
+  app_metadata: {
+    provider: u.signUpProvider ?? 'email',
+    providers: [...new Set([...(hasPassword(u) ? ['email'] : []), ...(u.identities ?? []).map((i) => i.provider)])],
+  },
   user_metadata: { ...(u.metadata as Record<string, unknown> | undefined), firstName: u.firstName, lastName: u.lastName },
   ...(u.factors?.length ? { factors: u.factors.map(factorView) } : {}),
+  ...(u.identities?.length ? { identities: identitiesView(u) } : {}),
   created_at: u.createdAt,
   updated_at: u.updatedAt,
 });

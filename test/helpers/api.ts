@@ -41,7 +41,8 @@ export const callApi = async (url: string, method: string, path: string, options
   }
   // Joined, not resolved: a path such as `//x` must reach the server as it is.
   const target = new URL(`${url}${path}`);
-  const res = await fetch(target, { method, headers, ...(body !== undefined ? { body } : {}) });
+  // Redirects are answers to assert (a provider sign-in's 302s), not to follow.
+  const res = await fetch(target, { method, headers, redirect: 'manual', ...(body !== undefined ? { body } : {}) });
   const text = await res.text();
   expectDocumented(method, target.pathname, { status: res.status, headers: res.headers, text });
   let parsed: unknown = text;

@@ -510,6 +510,7 @@ describe('environment and secret', () => {
     expect([...signers].sort()).toEqual([
       'auth-factors-enrol',
       'auth-factors-verify',
+      'auth-oauth-token',
       'auth-passkeys-sign-in',
       'auth-recovery-codes-verify',
       'auth-refresh',
@@ -1114,7 +1115,11 @@ describe('HTTP API (K3)', () => {
     const credentialKeys = ROUTES.filter((r) => CREDENTIAL_ROUTES.includes(r.name)).map((r) => `${r.method} ${r.path}`);
     expect(credentialKeys.sort()).toEqual([
       'DELETE /api/auth/user',
+      'GET /api/auth/oauth/{provider}',
+      'GET /auth/v1/authorize',
+      'GET /auth/v1/callback',
       'POST /account/security',
+      'POST /api/auth/oauth/token',
       'POST /api/auth/passkeys/challenge',
       'POST /api/auth/passkeys/sign-in',
       'POST /api/auth/recover',
@@ -1126,6 +1131,9 @@ describe('HTTP API (K3)', () => {
       'PUT /api/auth/user',
     ]);
     expect([...CREDENTIAL_ROUTES].sort()).toEqual([
+      'auth-oauth-authorize',
+      'auth-oauth-callback',
+      'auth-oauth-token',
       'auth-passkeys-challenge',
       'auth-passkeys-sign-in',
       'auth-recover',
@@ -1136,6 +1144,7 @@ describe('HTTP API (K3)', () => {
       'auth-user-delete',
       'auth-user-update',
       'auth-verify',
+      'gotrue-authorize',
       'page-security-action',
     ]);
     expect(Object.keys(settings).sort()).toEqual(credentialKeys);

@@ -41,6 +41,13 @@ export const OUTBOX_KINDS = [
   'recovery_code_used',
   /** A second factor (an authenticator app or a passkey) was added to the account: its owner is told (docs/mfa.md). */
   'factor_added',
+  /** A provider identity was linked to the account or unlinked from it: its owner is told the ways in it has now (docs/sso.md). */
+  'identities_changed',
+  /**
+   * A provider sign-in claimed the account's address while the account has not confirmed it:
+   * refused, and its owner told how to link the provider themselves (docs/sso.md).
+   */
+  'identity_refused',
 ] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 

@@ -21,7 +21,10 @@ export const user = (config?: EntityConfiguration) =>
         lastName: { type: 'string', required: true },
         /** What the user's app keeps about them beside the names (GoTrue's user_metadata): at most 20 keys, 2 KB of JSON (lib/gotrue/). */
         metadata: { type: 'any' },
+        /** The PHC string of the password's argon2id hash; '' when the account has none (made by a provider sign-in, docs/sso.md). */
         passwordHash: { type: 'string', required: true },
+        /** The provider whose sign-in made the account (GoTrue's `app_metadata.provider`); absent: `email`, a sign-up. */
+        signUpProvider: { type: 'string', readOnly: true },
         createdAt: { type: 'string', required: true, readOnly: true },
         updatedAt: { type: 'string', required: true },
         lastSignInAt: { type: 'string' },
@@ -55,6 +58,26 @@ export const user = (config?: EntityConfiguration) =>
           },
         },
         factorsVersion: { type: 'number' },
+        /**
+         * The provider identities linked to the account (docs/sso.md), at most MAX_IDENTITIES; each is
+         * claimed by an `identityClaim` item. Every change of the list is conditional on `identitiesVersion` as read.
+         */
+        identities: {
+          type: 'list',
+          items: {
+            type: 'map',
+            properties: {
+              id: { type: 'string', required: true },
+              provider: { type: 'string', required: true },
+              subject: { type: 'string', required: true },
+              /** The verified address the provider asserted when the identity was last used. */
+              email: { type: 'string', required: true },
+              createdAt: { type: 'string', required: true },
+              lastSignInAt: { type: 'string', required: true },
+            },
+          },
+        },
+        identitiesVersion: { type: 'number' },
       },
       indexes: {
         primary: { pk: { field: KEYS.pk, composite: ['userUuid'] }, sk: { field: KEYS.sk, composite: [] } },
@@ -114,9 +137,9 @@ export const session = (config?: EntityConfiguration) =>
         /**
          * How the session was opened, its tokens' `amr` method: a password, or a mailed link (`otp`:
          * an address confirmed, `recovery`: a reset link; lib/identity/link-sign-in.ts), or a passkey
-         * alone (`passkey`, lib/identity/mfa/passkey-sign-in.ts). Absent: password.
+         * alone (`passkey`, lib/identity/mfa/passkey-sign-in.ts), or a provider (`oauth`, docs/sso.md). Absent: password.
          */
-        method: { type: ['password', 'otp', 'recovery', 'passkey'] as const },
+        method: { type: ['password', 'otp', 'recovery', 'passkey', 'oauth'] as const },
         /** `aal2` once a second factor was proven in this session (docs/mfa.md); absent: aal1. */
         aal: { type: ['aal2'] as const },
         /** How and when (epoch s) the second factor was proven: the tokens' second `amr` entry. */

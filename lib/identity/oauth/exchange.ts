@@ -1,0 +1,65 @@
+import { timingSafeEqual } from 'node:crypto';
+import { hashOpaqueToken } from '#lib/auth/opaque-tokens.ts';
+import { type ClientInfo, sessionsForCap, trimSessions } from '#lib/auth/session-items.ts';
+import { newSession } from '#lib/auth/sessions.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { noteRequest } from '#lib/core/log.ts';
+import { EVENT_METRICS } from '#lib/core/metric-names.ts';
+import { recordEvent } from '#lib/core/metrics.ts';
+import { signInStamp } from '#lib/core/time.ts';
+import type { Db } from '#lib/db/service.ts';
+import { commit, isConditionFailure, named, write } from '#lib/db/transactions.ts';
+import type { AuthSession } from '#lib/wire/responses.ts';
+import type { ProviderTokenInput } from '#lib/wire/oauth.ts';
+import { s256 } from './start.ts';
+
+const refused = (why: string) => new AppError('token_expired', `This code ${why}: start the sign-in again.`);
+
+const sameText = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/**
+ * The app trades the code the provider sign-in sent it back with (GoTrue's `grant_type=pkce`) for
+ * a session, with the verifier of the challenge it started the sign-in with: a code carried off
+ * by anyone else (a log, a Referer, a login CSRF planting an attacker's code) opens nothing. The
+ * code is used up by the first try, right or wrong. The session's `amr` is `oauth`, at aal1: an
+ * account with a second factor steps up as after a password. Throws `token_expired`.
+ */
+export const exchangeCode = async (db: Db, input: ProviderTokenInput, client: ClientInfo, now: Date): Promise<AuthSession> => {
+  const item = await db.entities.oauthCode
+    .remove({ codeHash: hashOpaqueToken(input.code) })
+    .go({ response: 'all_old' })
+    .then(({ data }) => data)
+    .catch((error: unknown) => {
+      if (isConditionFailure(error)) return null;
+      throw error;
+    });
+  if (!item || item.expiresAt <= now.getTime()) throw refused('has expired or was used already');
+  if (!sameText(s256(input.codeVerifier), item.codeChallenge)) throw refused('was not issued to this code verifier');
+  const u = (await db.entities.user.get({ userUuid: item.userUuid }).go({ consistent: true })).data;
+  if (!u) throw refused('names an account that no longer exists');
+  const lastSignInAt = signInStamp(now);
+  const session = await newSession({ ...u, lastSignInAt }, client, now, 'oauth');
+  const [others] = await Promise.all([
+    sessionsForCap(db, u.userUuid),
+    commit(
+      () =>
+        write(db, (tx) => [
+          named(
+            'account',
+            tx.user
+              .patch({ userUuid: u.userUuid })
+              .set({ lastSignInAt })
+              .where((a, op) => op.eq(a.email, u.email))
+              .commit(),
+          ),
+          named('session', ...session.writes(tx)),
+        ]),
+      // The account went or changed its address since the provider vouched for it.
+      { account: () => refused('names an account that changed since'), session: () => 'retry' },
+    ),
+  ]);
+  await trimSessions(db, u.userUuid, others, session.sessionId);
+  recordEvent(EVENT_METRICS.signInSucceeded);
+  noteRequest({ userId: u.userUuid });
+  return session.body;
+};
