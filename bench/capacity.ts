@@ -1,6 +1,6 @@
 import type { PartContext } from './context.ts';
 import type { Bound } from './scale-model.ts';
-import { invokeDirect } from './invoke.ts';
+import { invokeDirect, isRead } from './invoke.ts';
 import { type DynamoCall, meterHandlers, recordCalls } from './meter.ts';
 import { LARGE_TEAM, scenarios } from './scenarios.ts';
 
@@ -49,7 +49,7 @@ export const runCapacity = async (ctx: PartContext, bigSize = LARGE_TEAM): Promi
     rows.push({
       label: scenario.label,
       name: scenario.name,
-      read: measured.method === 'GET',
+      read: isRead(measured),
       status: value.status,
       expected: scenario.status,
       requests: byOperation(calls),

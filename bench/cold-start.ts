@@ -15,7 +15,7 @@ import { BASELINE_SECRET, BASELINE_TEAM, baselineTeam } from './baseline-handler
 import { type Bundle, bundle, bundleBaseline, bundleFloor, functionEntry, functionNames } from './bundles.ts';
 import { marshal } from './bulk-write.ts';
 import type { PartContext } from './context.ts';
-import { toEvent } from './invoke.ts';
+import { isRead, toEvent } from './invoke.ts';
 import { scenarios } from './scenarios.ts';
 import { type Summary, summarize } from './stats.ts';
 
@@ -140,7 +140,8 @@ const targets = async (ctx: PartContext): Promise<Target[]> => {
       if (name !== scenario.name) throw new Error(`${scenario.label} is served by ${name}, not ${scenario.name}`);
       return { method: req.method, event };
     });
-    const kind = events[0]?.method === 'GET' ? 'read' : 'write';
+    const first = request(0);
+    const kind = first && isRead(first) ? 'read' : 'write';
     const expected = String(scenario.status);
     byName.set(scenario.name, {
       name: scenario.name,

@@ -1,7 +1,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
 import { lambdaContext, toApiGatewayEvent } from '#lib/http/apigw.ts';
-import { FALLBACK, FUNCTION_DEFAULTS, matchRoute } from '#lib/http/routes.ts';
+import { FALLBACK, FUNCTION_DEFAULTS, ROUTES, matchRoute } from '#lib/http/routes.ts';
 
 /** One API request as a client would send it. */
 export interface ApiRequest {
@@ -20,6 +20,8 @@ export interface ApiRequest {
 
 export interface Reply {
   status: number;
+  /** A redirect's target (a provider sign-in's 302s). */
+  location?: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- seeding reads fields of known responses
   body: any;
 }
@@ -81,12 +83,33 @@ export const invokeDirect = async (req: ApiRequest): Promise<Reply & { name: str
   const started = performance.now();
   const result = await handler(event, context);
   const handlerMs = performance.now() - started;
-  return { name, status: result.statusCode ?? 200, body: parse(result.body), handlerMs, started };
+  const location = result.headers?.location;
+  return {
+    name,
+    status: result.statusCode ?? 200,
+    body: parse(result.body),
+    ...(typeof location === 'string' ? { location } : {}),
+    handlerMs,
+    started,
+  };
 };
 
 export const callDirect = async (req: ApiRequest): Promise<Reply> => {
-  const { status, body } = await invokeDirect(req);
-  return { status, body };
+  const { status, body, location } = await invokeDirect(req);
+  return { status, body, ...(location !== undefined ? { location } : {}) };
+};
+
+const READ_ACTIONS = new Set(['GetItem', 'BatchGetItem', 'Query']);
+
+/**
+ * Whether a request is a read for the targets: a GET whose function writes nothing. A provider
+ * sign-in's GETs are writes (the browser can only be sent there): a flow made, a flow used up.
+ */
+export const isRead = (req: ApiRequest): boolean => {
+  if (req.method !== 'GET') return false;
+  const { name } = toEvent(req);
+  const route = ROUTES.find((r) => r.name === name);
+  return route === undefined || route.actions.every((action) => READ_ACTIONS.has(action));
 };
 
 /** Throws unless the reply has the status expected: seeding must not go on from a failed step. */

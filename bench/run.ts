@@ -12,7 +12,9 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDynamoDbLocal } from '#infra/dynamodb-local.ts';
+import { startIdp } from '#test/helpers/oidc-idp.ts';
 import { BENCH_LIMITS } from './limits-env.ts';
+import { BENCH_APP_URL, BENCH_PROVIDER } from './oauth-scenarios.ts';
 import { PART_NAMES, PROCESS_GROUPS, WITH_LIMITS, type PartName, type Results, type WorkerMessage } from './parts.ts';
 import { type Meta, json, markdown } from './report.ts';
 
@@ -31,6 +33,18 @@ const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const logFile = join(tmpdir(), `roster-bench-${Date.now()}.log`);
 const log = createWriteStream(logFile);
 
+// The provider sign-in scenarios' OpenID provider (bench/oauth-scenarios.ts): one for the whole run,
+// on loopback, registered with the callback of the public URL the workers are given.
+const PUBLIC_URL = 'http://localhost:3000';
+const idp = await startIdp({ redirectUri: `${PUBLIC_URL}/auth/v1/callback`, anyone: true });
+const OAUTH_ENV = {
+  PUBLIC_URL,
+  OAUTH_BENCH_ISSUER: idp.issuer,
+  OAUTH_REDIRECT_URLS: BENCH_APP_URL,
+  OAUTH_PROVIDERS: JSON.stringify([{ id: BENCH_PROVIDER, type: 'oidc', issuer: idp.issuer, clientId: idp.clientId }]),
+  OAUTH_CLIENT_SECRETS: JSON.stringify({ [BENCH_PROVIDER]: idp.clientSecret }),
+};
+
 const runWorker = (group: readonly PartName[], endpoint: string, dataDir: string): Promise<Results> =>
   new Promise((resolve, reject) => {
     const results: Results = {};
@@ -45,6 +59,7 @@ const runWorker = (group: readonly PartName[], endpoint: string, dataDir: string
         TABLE_NAME: `bench-${group.join('-')}-${randomUUID().slice(0, 8)}`,
         DATA_DIR: dataDir,
         MAIL_TRANSPORT: 'log',
+        ...OAUTH_ENV,
       },
     });
     const stop = () => child.kill();
@@ -124,3 +139,4 @@ writeFileSync(join(RESULTS_DIR, 'latest.md'), report);
 writeFileSync(join(RESULTS_DIR, 'latest.json'), json(meta, results));
 console.log(`\n${report}`);
 console.log(`Written to bench/results/latest.md and latest.json; worker logs in ${logFile}.`);
+await idp.stop();

@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import * as z from 'zod/mini';
-import { type Provider, ProviderSettings } from '#lib/core/oauth-settings.ts';
+import type { Provider } from '#lib/core/oauth-settings.ts';
 import { config } from '#lib/core/config.ts';
 import { isLocal } from './keys/cache.ts';
 import { secretString, secretsManager } from './secret-store.ts';
@@ -11,12 +11,6 @@ import { secretString, secretsManager } from './secret-store.ts';
  */
 
 export type { Provider };
-
-let parsed: readonly Provider[] | undefined;
-/** The configured providers; a malformed OAUTH_PROVIDERS fails the first request loudly, not one user's sign-in quietly. */
-export const providers = (): readonly Provider[] => (parsed ??= ProviderSettings.parse(JSON.parse(config.oauthProviders)));
-
-export const providerNamed = (id: string): Provider | undefined => providers().find((p) => p.id === id);
 
 /** Plain http only to this machine (a provider the tests or a developer run locally), never across a network. */
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);

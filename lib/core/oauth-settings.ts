@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { config } from './config.ts';
 
 /**
  * The providers people may sign in with (OAUTH_PROVIDERS locally, `-c oauthProviders` deployed;
@@ -37,3 +38,9 @@ export const ProviderSettings = z
   .array(z.discriminatedUnion('type', [OidcProvider, GithubProvider]))
   .check(z.refine((list) => new Set(list.map((p) => p.id)).size === list.length, { error: 'names each provider id once' }));
 export type Provider = z.infer<typeof ProviderSettings>[number];
+
+let parsed: readonly Provider[] | undefined;
+/** The configured providers; a malformed OAUTH_PROVIDERS fails the first request loudly, not one user's sign-in quietly. */
+export const providers = (): readonly Provider[] => (parsed ??= ProviderSettings.parse(JSON.parse(config.oauthProviders)));
+
+export const providerNamed = (id: string): Provider | undefined => providers().find((p) => p.id === id);

@@ -888,6 +888,8 @@ export const ROUTES = [
     status: 200,
     actions: [],
     indexes: [],
+    // `external` names the configured providers.
+    oauth: 'public',
     dialect: 'gotrue',
   },
   // The pages behind the links Roster mails (lib/pages/): HTML at the API's own URL.

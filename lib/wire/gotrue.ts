@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { MAX_METADATA_BYTES, MAX_METADATA_KEYS, withinMetadataBounds } from '#lib/core/user-metadata.ts';
 import { ChallengeBody, Email, NewPassword, text } from './schemas.ts';
-import { UserSchema } from './responses.ts';
+import { IdentitySchema, UserSchema } from './responses.ts';
 
 /**
  * GoTrue's request and answer shapes for the Supabase-compatible API (/auth/v1, docs/supabase.md),
@@ -84,6 +84,8 @@ export const GoTrueUserSchema = z.strictObject({
   email_confirmed_at: z.optional(z.string()),
   confirmed_at: z.optional(z.string()),
   last_sign_in_at: z.optional(z.string()),
+  /** Always, as GoTrue: auth-js's getUserIdentities reads them (the password's is `email`). */
+  identities: z.array(IdentitySchema),
 });
 
 export const GoTrueSessionSchema = z.strictObject({

@@ -51,21 +51,33 @@ export const factorView = (f: NonNullable<UserItem['factors']>[number]): Factor 
 /** Whether the account has a password (one made by a provider sign-in has none until it sets one). */
 export const hasPassword = (u: UserItem): boolean => u.passwordHash !== '';
 
+/** The password's identity (`email`), as GoTrue lists it: its ids are the user's. */
+export const passwordIdentity = (
+  u: Pick<User, 'id' | 'email' | 'email_confirmed_at' | 'created_at' | 'last_sign_in_at' | 'updated_at'>,
+): Identity => ({
+  identity_id: u.id,
+  id: u.id,
+  user_id: u.id,
+  provider: 'email',
+  email: u.email,
+  identity_data: { sub: u.id, email: u.email, email_verified: u.email_confirmed_at !== null },
+  created_at: u.created_at,
+  last_sign_in_at: u.last_sign_in_at,
+  updated_at: u.updated_at,
+});
+
 /** The account's ways in, GoTrue's identities: the password's (`email`) while there is one, then each provider's. */
 export const identitiesView = (u: UserItem): Identity[] => [
   ...(hasPassword(u)
     ? [
-        {
-          identity_id: u.userUuid,
+        passwordIdentity({
           id: u.userUuid,
-          user_id: u.userUuid,
-          provider: 'email',
           email: u.email,
-          identity_data: { sub: u.userUuid, email: u.email, email_verified: u.emailConfirmedAt !== undefined },
+          email_confirmed_at: u.emailConfirmedAt ?? null,
           created_at: u.createdAt,
           last_sign_in_at: u.lastSignInAt ?? null,
           updated_at: u.updatedAt,
-        },
+        }),
       ]
     : []),
   ...(u.identities ?? []).map((i) => ({

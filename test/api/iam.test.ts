@@ -13,6 +13,7 @@ import { invocation } from '#lib/http/server.ts';
 import type { UserItem } from '#lib/db/items.ts';
 import { addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 import { currentStep, totpCode } from '../helpers/mfa.ts';
+import { throughProvider, trade } from '../helpers/oauth.ts';
 import { passkeyChallenge, registerPasskey, signInWithPasskey, softAuthenticator } from '../helpers/passkeys.ts';
 
 /**
@@ -25,6 +26,19 @@ import { passkeyChallenge, registerPasskey, signInWithPasskey, softAuthenticator
 vi.hoisted(() => {
   process.env.WEBHOOKS_ALLOW_PRIVATE_URLS = 'true';
 });
+// A provider on loopback (oidc-provider) for the provider sign-in routes, anyone signing in there;
+// set before the handlers load their settings.
+const idp = await vi.hoisted(async () => {
+  const { startIdp } = await import('../helpers/oidc-idp.ts');
+  const { APP_URL, CALLBACK, PUBLIC_URL } = await import('../helpers/oauth.ts');
+  const started = await startIdp({ redirectUri: CALLBACK, anyone: true });
+  process.env.PUBLIC_URL = PUBLIC_URL;
+  process.env.OAUTH_REDIRECT_URLS = APP_URL;
+  process.env.OAUTH_PROVIDERS = JSON.stringify([{ id: 'google', type: 'oidc', issuer: started.issuer, clientId: started.clientId }]);
+  process.env.OAUTH_CLIENT_SECRETS = JSON.stringify({ google: started.clientSecret });
+  return started;
+});
+afterAll(() => idp.stop());
 const HOOK = 'http://127.0.0.1:9/hook';
 
 const api = useApi();
@@ -314,6 +328,37 @@ describe('IAM grants cover what every function does', () => {
     await form({ action: 'remove-factor', factor: pageFactor }, active.cookie);
     await form({ action: 'sign-out' }, active.cookie);
     expect((await call('DELETE', '/api/auth/user', leaving, { currentPassword: passkeyUser.password })).status).toBe(200);
+
+    // Provider sign-in (docs/sso.md): a new account, the same identity again, a link to a confirmed
+    // account (and its notice), a refusal for an unconfirmed one (its notice); codes traded in both
+    // dialects; a link started by a signed-in owner; identities listed and unlinked in both dialects;
+    // an account with an identity deleted (its claim with it).
+    const viaGoogle = async (subject: string, options: { gotrue?: boolean; token?: string; linkPath?: string } = {}) =>
+      throughProvider(api, 'google', (url) => idp.signIn(url, subject), options);
+    const newcomer = await viaGoogle(freshEmail('oauth-new'));
+    const oauthSession = (await trade(api, newcomer.query.code as string, newcomer.verifier)).body.data.session;
+    const returning = await viaGoogle(oauthSession.user.email, { gotrue: true });
+    const pkceGrant = { auth_code: returning.query.code, code_verifier: returning.verifier };
+    expect((await call('POST', '/auth/v1/token?grant_type=pkce', undefined, pkceGrant)).status).toBe(200);
+    const linkedOwner = await signUp(api, 'oauth-linked');
+    const linked = await viaGoogle(linkedOwner.email);
+    expect((await trade(api, linked.query.code as string, linked.verifier)).status).toBe(200);
+    const squatter = await signUp(api, 'oauth-squatter', { confirmed: false });
+    expect((await viaGoogle(squatter.email)).query.error_code).toBe('email_exists');
+    await call('GET', '/api/auth/identities', linkedOwner.token);
+    const seedLink = await viaGoogle(freshEmail('oauth-work'), { token: linkedOwner.token, linkPath: '/api/auth/identities' });
+    expect((await trade(api, seedLink.query.code as string, seedLink.verifier)).status).toBe(200);
+    const gotrueLink = await viaGoogle(freshEmail('oauth-work2'), {
+      token: linkedOwner.token,
+      linkPath: '/auth/v1/user/identities/authorize',
+    });
+    expect((await trade(api, gotrueLink.query.code as string, gotrueLink.verifier)).status).toBe(200);
+    const ways = (await call('GET', '/api/auth/identities', linkedOwner.token)).body.data as { identity_id: string; provider: string }[];
+    const [, workIdentity, otherWork] = ways;
+    expect((await call('DELETE', `/api/auth/identities/${workIdentity?.identity_id}`, linkedOwner.token)).status).toBe(200);
+    expect((await call('DELETE', `/auth/v1/user/identities/${otherWork?.identity_id}`, linkedOwner.token)).status).toBe(200);
+    expect((await call('GET', '/auth/v1/callback?state=unknown')).status).toBe(410);
+    expect((await call('DELETE', '/api/auth/user', linkedOwner.token, { currentPassword: linkedOwner.password })).status).toBe(200);
 
     // An invitation link: its page reads the invite and token, then team and inviter; sign-up with its token confirms the address.
     const keeper = await signUp(api, 'keeper');

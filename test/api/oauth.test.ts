@@ -39,8 +39,19 @@ const sessionThrough = async (idp: Idp, provider: string, subject: string) => {
   return res.body.data.session;
 };
 
-const outboxOf = async (userUuid: string) =>
-  (await (await db()).entities.outboxMessage.scan.where((a, op) => op.eq(a.userUuid, userUuid)).go()).data.map((m) => m.kind);
+const messagesOf = async (userUuid: string) =>
+  (await (await db()).entities.outboxMessage.scan.where((a, op) => op.eq(a.userUuid, userUuid)).go()).data;
+
+/** The message of `kind` to `userUuid`, planned and rendered as the mailer would send it. */
+const rendered = async (userUuid: string, kind: string) => {
+  const [{ outboxRefOf }, { plan }] = await Promise.all([import('#lib/mail/outbox-ref.ts'), import('#lib/mail/plans.ts')]);
+  const message = (await messagesOf(userUuid)).find((m) => m.kind === kind);
+  const ref = outboxRefOf(message ?? {});
+  if (!ref) throw new Error(`no ${kind} message`);
+  const mail = await plan(await db(), ref, new Date());
+  if ('notSent' in mail) throw new Error(mail.notSent);
+  return mail.render('unused', 'unused');
+};
 
 describe('provider sign-in: accounts', () => {
   it('makes a confirmed account without a password for a new verified address, and the code signs it in', async () => {
@@ -77,7 +88,9 @@ describe('provider sign-in: accounts', () => {
     expect(session.user.id).toBe(owner.uuid);
     expect(session.user.app_metadata).toEqual({ provider: 'email', providers: ['email', 'google'] });
     expect(session.user.identities.map((i: { provider: string }) => i.provider)).toEqual(['email', 'google']);
-    expect(await outboxOf(owner.uuid)).toContain('identities_changed');
+    const notice = await rendered(owner.uuid, 'identities_changed');
+    expect(notice.subject).toBe('The ways to sign in to your Roster account changed');
+    expect(notice.text).toContain(`You can now sign in with: password, google (${owner.email}).`);
     // The password still works.
     const password = await api.call('POST', '/api/auth/signin', { json: { email: owner.email, password: owner.password } });
     expect(password.status).toBe(200);
@@ -91,7 +104,12 @@ describe('provider sign-in: accounts', () => {
     expect(query.code).toBeUndefined();
     const stored = (await (await db()).entities.user.get({ userUuid: squatter.uuid }).go()).data;
     expect(stored?.identities).toBeUndefined();
-    expect(await outboxOf(squatter.uuid)).toContain('identity_refused');
+    const refusal = await rendered(squatter.uuid, 'identity_refused');
+    expect(refusal.subject).toBe('A sign-in to your Roster account was refused');
+    expect(refusal.text).toContain('has not confirmed this address yet');
+    // The unconfirmed account's name is a stranger's choice: not in the greeting.
+    expect(refusal.text).toContain(`Hello ${squatter.email},`);
+    expect(refusal.text).not.toContain('Tester');
     const claim = (await (await db()).entities.identityClaim.get({ provider: 'google', subject }).go()).data;
     expect(claim).toBeNull();
   });

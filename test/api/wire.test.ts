@@ -40,7 +40,8 @@ describe('routing', () => {
         .replace('{memberId}', '1')
         .replace('{id}', '1')
         .replace('{uuid}', '00000000-0000-4000-8000-000000000000')
-        .replace('{sessionId}', '00000000-0000-4000-8000-000000000000');
+        .replace('{sessionId}', '00000000-0000-4000-8000-000000000000')
+        .replace('{identityId}', '00000000-0000-4000-8000-000000000000');
       const res = await api.call(route.method, path, route.body ? { json: {} } : {});
       if ('dialect' in route) {
         // The Supabase-compatible routes refuse as GoTrue does (docs/supabase.md).
@@ -53,6 +54,8 @@ describe('routing', () => {
     expect(ROUTES.filter((r) => !r.auth).map((r) => r.name)).toEqual([
       'auth-signup',
       'auth-signin',
+      'auth-oauth-authorize',
+      'auth-oauth-token',
       'auth-refresh',
       'auth-verify',
       'auth-recover',
@@ -66,6 +69,8 @@ describe('routing', () => {
       'docs-assets',
       'gotrue-signup',
       'gotrue-token',
+      'gotrue-authorize',
+      'auth-oauth-callback',
       'gotrue-recover',
       'gotrue-resend',
       'gotrue-verify',
@@ -86,6 +91,7 @@ describe('routing', () => {
     for (const route of ROUTES.filter((r) => !r.auth)) {
       const path = route.path
         .replace('{uuid}', '00000000-0000-4000-8000-000000000000')
+        .replace('{provider}', 'google')
         .replace('{asset}', route.name === 'docs-assets' ? 'start.js' : 'page.css');
       const res = await api.call(route.method, path, route.body ? { json: {} } : {});
       expect(res.status, route.name).not.toBe(401);

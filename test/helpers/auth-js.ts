@@ -15,7 +15,7 @@ const documentedFetch: typeof fetch = async (input, init) => {
 };
 
 /** @supabase/auth-js as an app sets it up against `api`'s /auth/v1, with its session kept in memory and no timers of its own. */
-export const authClient = (api: Pick<Api, 'url'>) => {
+export const authClient = (api: Pick<Api, 'url'>, { flowType = 'implicit' }: { flowType?: 'implicit' | 'pkce' } = {}) => {
   const store = new Map<string, string>();
   const events: AuthChangeEvent[] = [];
   const auth = new GoTrueClient({
@@ -29,6 +29,7 @@ export const authClient = (api: Pick<Api, 'url'>) => {
     autoRefreshToken: false,
     persistSession: true,
     detectSessionInUrl: false,
+    flowType,
     fetch: documentedFetch,
   });
   auth.onAuthStateChange((event) => {

@@ -27,6 +27,7 @@ describe('provider sign-in in the stack', () => {
       'auth-oauth-callback',
       'gotrue-authorize',
       'gotrue-identities-authorize',
+      'gotrue-settings',
     ]);
     for (const name of OAUTH_ROUTES) {
       const env = built.variables(name);
@@ -41,7 +42,8 @@ describe('provider sign-in in the stack', () => {
         },
       ]);
       expect(env.OAUTH_REDIRECT_URLS, name).toBe(`${APP},http://localhost:5173/cb`);
-      expect(env, name).toHaveProperty('PUBLIC_URL');
+      // The flow's own functions name the callback URL; the settings only list the providers.
+      if (name !== 'gotrue-settings') expect(env, name).toHaveProperty('PUBLIC_URL');
       // The ARN, never a secret value (OAUTH_CLIENT_SECRETS is the local mode's only).
       expect(env.OAUTH_SECRET_ARN !== undefined, name).toBe(name === 'auth-oauth-callback');
       expect(env, name).not.toHaveProperty('OAUTH_CLIENT_SECRETS');

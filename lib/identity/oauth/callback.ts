@@ -1,5 +1,5 @@
 import { type ProviderProfile, ProviderRefused, profileFrom } from '#lib/auth/oauth-profiles.ts';
-import { providerNamed } from '#lib/auth/oauth-providers.ts';
+import { providerNamed } from '#lib/core/oauth-settings.ts';
 import { hashOpaqueToken, newOpaqueToken } from '#lib/auth/opaque-tokens.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { log, noteRequest } from '#lib/core/log.ts';
@@ -21,8 +21,7 @@ import { callbackUrl } from './start.ts';
 /** How long the app has to trade the code (GoTrue's flow state lasts five minutes; the browser is already on its way). */
 export const CODE_MINUTES = 5;
 
-const expired = () =>
-  new AppError('token_expired', 'This sign-in has expired or was finished already: start it again from the app.');
+const expired = () => new AppError('token_expired', 'This sign-in has expired or was finished already: start it again from the app.');
 
 const DESCRIPTIONS: Record<Refusal | 'access_denied', string> = {
   provider_email_needs_verification: 'The provider does not vouch for this e-mail address: verify it there first.',

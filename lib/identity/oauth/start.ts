@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as oidc from 'openid-client';
-import { providerNamed, providers, publicClient } from '#lib/auth/oauth-providers.ts';
+import { publicClient } from '#lib/auth/oauth-providers.ts';
+import { providerNamed, providers } from '#lib/core/oauth-settings.ts';
 import { hashOpaqueToken } from '#lib/auth/opaque-tokens.ts';
 import { config } from '#lib/core/config.ts';
 import { AppError } from '#lib/core/errors.ts';
@@ -30,7 +31,8 @@ const field = (name: string, message: string) => new AppError('validation_failed
  */
 export const allowedRedirect = (redirectTo: string | undefined, name: string): string => {
   const [first] = config.redirectUrls;
-  if (first === undefined) throw field(name, 'this deployment lists no redirect URL (OAUTH_REDIRECT_URLS), so no provider sign-in can finish');
+  if (first === undefined)
+    throw field(name, 'this deployment lists no redirect URL (OAUTH_REDIRECT_URLS), so no provider sign-in can finish');
   if (redirectTo === undefined || redirectTo === '') return first;
   let asked: URL;
   try {
@@ -70,7 +72,12 @@ export interface FlowNames {
   method: string;
 }
 const SEED_NAMES: FlowNames = { provider: 'provider', redirect: 'redirectTo', challenge: 'codeChallenge', method: 'codeChallengeMethod' };
-export const GOTRUE_NAMES: FlowNames = { provider: 'provider', redirect: 'redirect_to', challenge: 'code_challenge', method: 'code_challenge_method' };
+export const GOTRUE_NAMES: FlowNames = {
+  provider: 'provider',
+  redirect: 'redirect_to',
+  challenge: 'code_challenge',
+  method: 'code_challenge_method',
+};
 
 /**
  * Remembers the flow and answers the provider's authorization URL. `linkUserUuid`: the signed-in
