@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import * as z from 'zod/mini';
+import { Email, text } from '#lib/wire/schemas.ts';
 import { type Provider, PROVIDER_TIMEOUT_SECONDS, confidentialClient } from './oauth-providers.ts';
 
 /**
@@ -10,7 +11,7 @@ import { type Provider, PROVIDER_TIMEOUT_SECONDS, confidentialClient } from './o
 export interface ProviderProfile {
   /** The provider's stable id for the person (`sub`; GitHub's numeric user id). */
   subject: string;
-  /** Lower-cased, as Roster keeps addresses. */
+  /** As Roster keeps addresses (lib/wire/schemas.ts Email: ASCII checked before lower-casing, at most 254). */
   email: string;
   /** Whether the provider vouches that the person controls `email`. */
   emailVerified: boolean;
@@ -27,13 +28,24 @@ export interface FlowChecks {
 /** A provider's answer that cannot be trusted: the reason is logged, never shown. */
 export class ProviderRefused extends Error {}
 
-const NAME = z.catch(z.string().check(z.trim(), z.maxLength(100)), '');
+/** A name as Roster keeps names (no hidden or control characters, at most 100), else none. */
+const NAME = z.catch(text(100), '');
 const nameParts = (given: unknown, family: unknown, full: unknown): { firstName: string; lastName: string } => {
   const first = NAME.parse(given);
   const last = NAME.parse(family);
   if (first || last) return { firstName: first, lastName: last };
   const [head = '', ...rest] = NAME.parse(full).split(/\s+/);
   return { firstName: head, lastName: rest.join(' ').slice(0, 100) };
+};
+
+/**
+ * The provider's address through the API's own rule: a look-alike (U+212A KELVIN SIGN lower-cases to
+ * `k`) or an overlong one is refused, never linked to the account whose address it imitates.
+ */
+const addressOf = (raw: unknown): string => {
+  const parsed = Email.safeParse(raw);
+  if (!parsed.success) throw new ProviderRefused('the provider names no usable e-mail address');
+  return parsed.data;
 };
 
 /** `email_verified` as providers send it: a boolean, or (some) the string "true". */
@@ -50,10 +62,9 @@ const oidcProfile = async (client: oidc.Configuration, currentUrl: URL, checks: 
   if (!claims) throw new ProviderRefused('no ID token');
   // An address missing from the ID token is asked of the userinfo endpoint, for the same subject.
   const info = typeof claims.email === 'string' ? claims : await oidc.fetchUserInfo(client, tokens.access_token, claims.sub);
-  if (typeof info.email !== 'string') throw new ProviderRefused('the provider names no e-mail address');
   return {
     subject: claims.sub,
-    email: info.email.toLowerCase(),
+    email: addressOf(info.email),
     emailVerified: isTrue(info.email_verified),
     ...nameParts(info.given_name, info.family_name, info.name),
   };
@@ -98,7 +109,7 @@ const githubProfile = async (
   if (!primary) throw new ProviderRefused('the GitHub account has no primary e-mail address');
   return {
     subject: String(user.id),
-    email: primary.email.toLowerCase(),
+    email: addressOf(primary.email),
     emailVerified: primary.verified,
     ...nameParts(undefined, undefined, user.name),
   };

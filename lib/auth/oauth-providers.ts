@@ -77,6 +77,23 @@ const secretOf = async (p: Provider): Promise<string> => {
   return secret;
 };
 
-/** A client of the provider with its secret, to trade the provider's code (client_secret_post, as Google, GitHub, Okta and Entra accept). */
-export const confidentialClient = async (p: Provider): Promise<oidc.Configuration> =>
-  tuned(new oidc.Configuration(await serverOf(p), p.clientId, await secretOf(p)), originOf(p));
+const confidential = new Map<string, Promise<oidc.Configuration>>();
+
+/**
+ * A client of the provider with its secret, to trade the provider's code (client_secret_post, as
+ * Google, GitHub, Okta and Entra accept), made once per process: the secret and the discovery are
+ * read together, and an OpenID provider's ID tokens have their signature checked against its key
+ * set (`enableNonRepudiationChecks`), which the client fetches once and keeps.
+ */
+export const confidentialClient = (p: Provider): Promise<oidc.Configuration> => {
+  const known = confidential.get(p.id);
+  if (known) return known;
+  const made = Promise.all([serverOf(p), secretOf(p)]).then(([server, secret]) => {
+    const configuration = tuned(new oidc.Configuration(server, p.clientId, secret), originOf(p));
+    if (p.type === 'oidc') oidc.enableNonRepudiationChecks(configuration);
+    return configuration;
+  });
+  confidential.set(p.id, made);
+  made.catch(() => confidential.delete(p.id));
+  return made;
+};

@@ -26,5 +26,11 @@ export const canChangeRole = (actor: Role, target: Role, to: Role): boolean =>
 /** Read the team's audit log. */
 export const canReadAudit = (actor: Role): boolean => MANAGERS.includes(actor);
 
+/** Add, verify, change and remove the team's domains (docs/domains.md): they let strangers in, so owners only. */
+export const canManageDomains = (actor: Role): boolean => actor === 'OWNER';
+
+/** See the team's domains and answer requests to join. */
+export const canReadDomains = (actor: Role): boolean => MANAGERS.includes(actor);
+
 export const canRemoveMember = (actor: Role, target: Role, isSelf: boolean): boolean =>
   actor === 'OWNER' || (actor === 'ADMIN' && BELOW_OWNER.includes(target)) || (actor === 'MEMBER' && isSelf);

@@ -124,6 +124,11 @@ export const config = {
   oauthClientSecrets: process.env.OAUTH_CLIENT_SECRETS || undefined,
   /** Where a provider sign-in may send the browser back to (`redirect_to`): exact URLs, a query allowed (docs/sso.md). */
   redirectUrls: list(process.env.OAUTH_REDIRECT_URLS || ''),
+  // Team domains: lib/teams/domains/ and docs/domains.md.
+  /** DNS servers the domain proofs ask (`ip` or `ip:port`, comma-separated); unset: the system's (on Lambda, the VPC's resolver). */
+  dnsServers: list(process.env.DNS_SERVERS || ''),
+  /** Hours between two checks of a verified domain's TXT record. */
+  domainRecheckHours: int('DOMAIN_RECHECK_HOURS', 24),
   /** `smtp`, `ses` or `log`; unset: `smtp` when SMTP_URL is set, else `log`. */
   mailTransport: process.env.MAIL_TRANSPORT || undefined,
   /** Sender of every message; its domain also names the Message-ID. */

@@ -1,4 +1,5 @@
 import type { EntityItem } from 'electrodb';
+import type { domainOwner, joinRequest, teamDomain } from './entities/domains.ts';
 import type { factor, mfaChallenge } from './entities/factors.ts';
 import type { invite } from './entities/invites.ts';
 import type { membership, team } from './entities/teams.ts';
@@ -11,3 +12,6 @@ export type InviteItem = EntityItem<ReturnType<typeof invite>>;
 export type UserItem = EntityItem<ReturnType<typeof user>>;
 export type FactorItem = EntityItem<ReturnType<typeof factor>>;
 export type MfaChallengeItem = EntityItem<ReturnType<typeof mfaChallenge>>;
+export type TeamDomainItem = EntityItem<ReturnType<typeof teamDomain>>;
+export type DomainOwnerItem = EntityItem<ReturnType<typeof domainOwner>>;
+export type JoinRequestItem = EntityItem<ReturnType<typeof joinRequest>>;

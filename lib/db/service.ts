@@ -4,6 +4,7 @@ import { config } from '#lib/core/config.ts';
 import { createDocumentClient } from './client.ts';
 import { auditEntry } from './entities/audit.ts';
 import { cursorKey } from './entities/cursor-key.ts';
+import { domainOwner, joinRequest, teamDomain } from './entities/domains.ts';
 import { factor, mfaChallenge, passkeyChallenge, passkeyCredential, recoveryCodes } from './entities/factors.ts';
 import { idempotencyRecord } from './entities/idempotency.ts';
 import { identityClaim, oauthCode, oauthFlow } from './entities/identities.ts';
@@ -37,6 +38,9 @@ export const FACTORIES = {
   slugClaim,
   membership,
   teamCleanup,
+  teamDomain,
+  domainOwner,
+  joinRequest,
   transfer,
   invite,
   pendingInvite,

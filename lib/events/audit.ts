@@ -25,6 +25,9 @@ export const auditActor = (actor: Actor, userId: number): AuditActor => ({ userI
 /** The user id of an actor without an account (the recipient of a mail, through its link): shown as null. */
 export const NO_ACCOUNT = 0;
 
+/** Roster itself, for what a schedule does (a domain whose proof lapsed): no account, a reserved address. */
+export const ROSTER_ITSELF: AuditActor = { userId: NO_ACCOUNT, email: 'roster@roster.invalid' };
+
 export interface AuditTarget {
   readonly type: (typeof AUDIT_TARGETS)[number];
   readonly id: number;

@@ -66,6 +66,21 @@ export const CLEANUP_SWEEP = {
   everyMinutes: 5,
 } as const;
 
+/**
+ * The re-check of verified team domains (lib/teams/domains/recheck.ts), on a schedule: each domain
+ * whose `checkAfter` has passed is looked up in DNS again; a proof gone lapses it.
+ */
+export const DOMAIN_RECHECK = {
+  name: 'domain-recheck',
+  /** Query gsi3 for due domains; read each one's team record; move the next check (UpdateItem), or lapse it (a transaction). */
+  actions: ['Query', 'GetItem', 'UpdateItem', 'DeleteItem', 'PutItem'] as const satisfies readonly DynamoAction[],
+  indexes: ['gsi3'] as const satisfies readonly IndexName[],
+  timeoutSeconds: 60,
+  /** A run starts no new domain with less time left: a lookup takes at most 4 s (two tries of 2 s). */
+  reserveSeconds: 10,
+  everyMinutes: 60,
+} as const;
+
 /** The sweeper of expired invites (lib/teams/invites/sweep.ts), on a schedule. */
 export const INVITE_SWEEP = {
   name: 'invite-sweep',

@@ -32,6 +32,7 @@ export const GOTRUE_CODES: Partial<Record<ErrorCode, readonly [number, string]>>
   mfa_challenge_expired: [422, 'mfa_challenge_expired'],
   too_many_factors: [422, 'too_many_enrolled_mfa_factors'],
   conflict: [409, 'conflict'],
+  identity_already_exists: [422, 'identity_already_exists'],
   unavailable: [503, 'request_timeout'],
   internal: [500, 'unexpected_failure'],
 };

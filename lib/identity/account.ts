@@ -196,7 +196,11 @@ export const updateUser = async (
     mail = [await limitUserAccountMail(db, u.userUuid, now)];
     changes.newEmail = newEmail;
   }
-  if (input.password !== undefined) changes.passwordHash = await hashPassword(input.password);
+  if (input.password !== undefined) {
+    changes.passwordHash = await hashPassword(input.password);
+    // Set from a reset link's own session, it was set through the mailbox (docs/sso.md, "Linking").
+    changes.passwordFromMailbox = afterResetLink;
+  }
   // A password change voids the links mailed before it.
   const epochBump = input.password !== undefined ? { tokenEpoch: 1 } : {};
 

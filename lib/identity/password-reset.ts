@@ -52,7 +52,7 @@ export const resetPassword = async (db: Db, input: ResetInput, client: ClientInf
           'account',
           tx.user
             .patch({ userUuid: u.userUuid })
-            .set({ passwordHash, updatedAt: stamp, lastSignInAt: reset.lastSignInAt })
+            .set({ passwordHash, passwordFromMailbox: true, updatedAt: stamp, lastSignInAt: reset.lastSignInAt })
             .add({ tokenEpoch: 1 })
             // A pending e-mail change ends too: its link died with the epoch, and the mailer must
             // not make it a new one (a retried send).

@@ -85,7 +85,7 @@ export const signUp = async (
         lastName: input.lastName,
         ...(input.metadata && Object.keys(input.metadata).length > 0 ? { metadata: input.metadata } : {}),
         passwordHash,
-        ...(fromInvite ? { emailConfirmedAt: isoMillis(now) } : {}),
+        ...(fromInvite ? { emailConfirmedAt: isoMillis(now), passwordFromMailbox: true } : {}),
         createdAt: isoMillis(now),
         updatedAt: isoMillis(now),
         ...(concealed() ? {} : { lastSignInAt: signInStamp(now) }),
@@ -166,7 +166,8 @@ const attemptSignIn = async (db: Db, input: SignInInput, client: ClientInfo, now
   // An unknown e-mail still reads a user (the nil UUID, never assigned): the same requests, the same time.
   const userUuid = claim?.userUuid ?? '00000000-0000-0000-0000-000000000000';
   const u = (await db.entities.user.get({ userUuid }).go({ consistent: true })).data;
-  if (!u) {
+  // An account without a password (made by a provider) spends the same time as an unknown address.
+  if (!u || u.passwordHash === '') {
     await spendVerifyTime(input.password);
     throw new AppError('invalid_credentials');
   }

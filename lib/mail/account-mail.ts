@@ -192,15 +192,15 @@ const IDENTITY_REFUSED: Parts = {
   subject: 'A sign-in to your Roster account was refused',
   text: `Hello {{name}},
 
-Someone tried to sign in to the Roster account {{to}} through a sign-in provider (such as Google or GitHub). Roster refused, because the account has not confirmed this address yet, so it cannot tell that the account is yours.
+Someone tried to sign in to the Roster account {{to}} through a sign-in provider (such as Google or GitHub). Roster refused: it cannot tell that the account's password was chosen by whoever reads this mailbox (the account was never confirmed, its password was not set through a link Roster mailed here, or it has a second factor).
 
-If it was you: confirm the address with the link Roster sent when the account was made (or ask for a password reset for {{to}}), sign in with the password, then link the provider from your account. If it was not you, nothing has changed.
+If it was you: ask for a password reset for {{to}} and reset the password (this proves the address is yours and ends every other session), then sign in with the provider again; or sign in and link the provider from your account. If it was not you, nothing has changed.
 `,
   html: html(
     'A sign-in was refused',
     `<p>Hello {{name}},</p>
-<p>Someone tried to sign in to the Roster account {{to}} through a sign-in provider (such as Google or GitHub). Roster refused, because the account has not confirmed this address yet, so it cannot tell that the account is yours.</p>
-<p>If it was you: confirm the address with the link Roster sent when the account was made (or ask for a password reset for {{to}}), sign in with the password, then link the provider from your account. If it was not you, nothing has changed.</p>`,
+<p>Someone tried to sign in to the Roster account {{to}} through a sign-in provider (such as Google or GitHub). Roster refused: it cannot tell that the account's password was chosen by whoever reads this mailbox (the account was never confirmed, its password was not set through a link Roster mailed here, or it has a second factor).</p>
+<p>If it was you: ask for a password reset for {{to}} and reset the password (this proves the address is yours and ends every other session), then sign in with the provider again; or sign in and link the provider from your account. If it was not you, nothing has changed.</p>`,
   ),
 };
 

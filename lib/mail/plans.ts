@@ -219,9 +219,8 @@ const accountMail = async (db: Db, message: Exclude<OutboxRef, { inviteUuid: str
     }
     case 'identity_refused':
       if (user.email !== to) return { notSent: 'skipped: the account has another address now' };
-      if (user.emailConfirmedAt !== undefined) return { notSent: 'skipped: the address is confirmed now' };
       // An unconfirmed account's names are a stranger's choice, as for address_in_use.
-      return { to, render: () => renderIdentityRefused({ to, name: '' }) };
+      return { to, render: () => renderIdentityRefused({ to, name: user.emailConfirmedAt === undefined ? '' : name }) };
   }
 };
 

@@ -23,7 +23,7 @@ export const GOTRUE_OPERATIONS = {
     description:
       "`?grant_type=password` with `email` and `password` signs in as `POST /api/auth/signin`; `?grant_type=refresh_token` with `refresh_token` refreshes as `POST /api/auth/refresh`; `?grant_type=pkce` with `auth_code` and `code_verifier` trades a provider sign-in's code as `POST /api/auth/oauth/token` (auth-js's exchangeCodeForSession). Answers the session, bare.",
     success: { bare: GoTrueSessionSchema },
-    errors: ['invalid_credentials', 'unauthorized', 'rate_limited', 'token_expired', 'conflict'],
+    errors: ['invalid_credentials', 'unauthorized', 'rate_limited', 'token_expired', 'identity_already_exists', 'conflict'],
     example: { email: 'ada@example.com', password: 'correct horse battery staple' },
   },
   'gotrue-user': {

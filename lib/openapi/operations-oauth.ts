@@ -19,9 +19,9 @@ export const OAUTH_OPERATIONS = {
     tag: 'Provider sign-in',
     summary: 'Trade a provider sign-in code',
     description:
-      'Trades the `code` the callback sent the browser back with, and the PKCE `codeVerifier` of the challenge the sign-in started with, for a session (`amr`: `oauth`, aal1). The code works once, right or wrong: an unknown, used, expired or mismatched one is 410 `token_expired`.',
+      "Trades the `code` the callback sent the browser back with, and the PKCE `codeVerifier` of the challenge the sign-in started with, for a session (`amr`: `oauth`, aal1). The code works once, right or wrong: an unknown, used, expired or mismatched one is 410 `token_expired`. A link's code links the identity now (another account holding it: 409 `identity_already_exists`; too many: 422).",
     success: { data: AuthSessionSchema },
-    errors: ['token_expired'],
+    errors: ['token_expired', 'identity_already_exists'],
   },
   'auth-identities-list': {
     tag: 'Provider sign-in',
@@ -33,7 +33,7 @@ export const OAUTH_OPERATIONS = {
   'auth-identities-link': {
     tag: 'Provider sign-in',
     summary: 'Link a provider',
-    description: `Starts linking a provider to the signed-in account: answers the provider's URL, to open in the browser. An account with a second factor links from aal2 only (403 \`mfa_required\`). ${BACK} The code signs the same account in. An identity already linked to another account is refused (\`identity_already_exists\`). \`Idempotency-Key\` is not honoured.`,
+    description: `Starts linking a provider to the signed-in account: answers the provider's URL, to open in the browser. An account with a second factor links from aal2 only (403 \`mfa_required\`). ${BACK} The app trades the code as after a sign-in: the identity is linked then (so a link URL that reaches someone else's browser links nothing), and the session is the same account's. An identity another account holds is refused there (409 \`identity_already_exists\`). \`Idempotency-Key\` is not honoured.`,
     success: { data: ProviderUrlSchema },
     errors: ['mfa_required'],
   },

@@ -55,7 +55,7 @@ export interface CleanupProgress {
  * whatever is still stored, so a run cut short anywhere is resumed by simply running again.
  */
 export const cleanUpTeam = async (db: Db, teamId: number, mayGoOn: () => boolean): Promise<CleanupProgress> => {
-  const { membership, pendingInvite, invite, transfer, webhookEndpoint, webhookCount } = db.entities;
+  const { membership, pendingInvite, invite, transfer, webhookEndpoint, webhookCount, teamDomain, domainOwner, joinRequest } = db.entities;
   const progress: CleanupProgress = { done: false, deleted: 0, batches: 0 };
   /** Deletes the keys in BatchWriteItems; returns those DynamoDB left unprocessed (still there). */
   const del = async <K>(keys: K[], remove: (keys: K[]) => Promise<{ unprocessed: K[] }>): Promise<K[]> => {
@@ -93,6 +93,34 @@ export const cleanUpTeam = async (db: Db, teamId: number, mayGoOn: () => boolean
       await del(
         members.map((m) => ({ teamId, userUuid: m.userUuid })),
         (keys) => membership.delete(keys).go({ concurrency: WRITES_IN_FLIGHT }),
+      );
+      return true;
+    }
+    // The team's domains (docs/domains.md): a verified one's owner item first, so the domain is free
+    // for another team; then the claim. A claim needs the team item, so none comes after it went.
+    const domains = (await teamDomain.query.primary({ teamId }).go({ consistent: true, limit: PAGE })).data;
+    if (domains.length > 0) {
+      for (const d of domains.filter((x) => x.status === 'VERIFIED')) {
+        await domainOwner
+          .delete({ domain: d.domain })
+          .where((a, op) => op.eq(a.teamId, teamId))
+          .go()
+          .catch((error: unknown) => {
+            if (!isConditionFailure(error)) throw error;
+          });
+      }
+      await del(
+        domains.map((d) => ({ teamId, domain: d.domain })),
+        (keys) => teamDomain.delete(keys).go({ concurrency: WRITES_IN_FLIGHT }),
+      );
+      return true;
+    }
+    // Requests to join: a new one needs the domain's claim, which is gone.
+    const requests = (await joinRequest.query.primary({ teamId }).go({ consistent: true, limit: PAGE, attributes: ['userId'] })).data;
+    if (requests.length > 0) {
+      await del(
+        requests.map((r) => ({ teamId, userId: r.userId })),
+        (keys) => joinRequest.delete(keys).go({ concurrency: WRITES_IN_FLIGHT }),
       );
       return true;
     }

@@ -13,7 +13,7 @@ import { invocation } from '#lib/http/server.ts';
 import type { UserItem } from '#lib/db/items.ts';
 import { addMember, createTeam, freshEmail, signUp, useApi } from '../helpers/api.ts';
 import { currentStep, totpCode } from '../helpers/mfa.ts';
-import { throughProvider, trade } from '../helpers/oauth.ts';
+import { resetThroughMailbox, throughProvider, trade } from '../helpers/oauth.ts';
 import { passkeyChallenge, registerPasskey, signInWithPasskey, softAuthenticator } from '../helpers/passkeys.ts';
 
 /**
@@ -341,8 +341,12 @@ describe('IAM grants cover what every function does', () => {
     const pkceGrant = { auth_code: returning.query.code, code_verifier: returning.verifier };
     expect((await call('POST', '/auth/v1/token?grant_type=pkce', undefined, pkceGrant)).status).toBe(200);
     const linkedOwner = await signUp(api, 'oauth-linked');
+    await resetThroughMailbox(api, linkedOwner, linkedOwner.password);
     const linked = await viaGoogle(linkedOwner.email);
-    expect((await trade(api, linked.query.code as string, linked.verifier)).status).toBe(200);
+    const linkedSession = await trade(api, linked.query.code as string, linked.verifier);
+    expect(linkedSession.status).toBe(200);
+    // The reset ended the sign-up's session: the provider's is the owner's now.
+    linkedOwner.token = linkedSession.body.data.session.access_token;
     const squatter = await signUp(api, 'oauth-squatter', { confirmed: false });
     expect((await viaGoogle(squatter.email)).query.error_code).toBe('email_exists');
     await call('GET', '/api/auth/identities', linkedOwner.token);

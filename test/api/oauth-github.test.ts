@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { signUp, useApi } from '../helpers/api.ts';
-import { APP_URL, CALLBACK, PUBLIC_URL, throughProvider, trade } from '../helpers/oauth.ts';
+import { APP_URL, CALLBACK, PUBLIC_URL, resetThroughMailbox, throughProvider, trade } from '../helpers/oauth.ts';
 import { type GithubPerson, startGithub } from '../helpers/github-fake.ts';
 
 // GitHub's documented OAuth and REST endpoints on loopback (test/helpers/github-fake.ts), configured
@@ -62,8 +62,9 @@ describe('GitHub sign-in', () => {
     expect(query).toMatchObject({ error: 'access_denied', error_code: 'provider_email_needs_verification' });
   });
 
-  it('links to the confirmed account of the same address, through the GoTrue start as well', async () => {
+  it('links to the confirmed account of the same address (its password reset through the mailbox), through the GoTrue start as well', async () => {
     const owner = await signUp(api, 'gh-owner');
+    await resetThroughMailbox(api, owner, 'a passphrase from the mailbox');
     const { query, verifier } = await viaGithub(octocat([{ email: owner.email, primary: true, verified: true, visibility: null }], null), {
       gotrue: true,
     });

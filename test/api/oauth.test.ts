@@ -1,7 +1,20 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { callApi, signUp, useApi } from '../helpers/api.ts';
-import { APP_URL, CALLBACK, PUBLIC_URL, backAtApp, callback, pkce, startAt, startPath, throughProvider, trade } from '../helpers/oauth.ts';
+import {
+  APP_URL,
+  CALLBACK,
+  PUBLIC_URL,
+  backAtApp,
+  callback,
+  pkce,
+  resetThroughMailbox,
+  startAt,
+  startPath,
+  throughProvider,
+  trade,
+} from '../helpers/oauth.ts';
 import { type Idp, startIdp } from '../helpers/oidc-idp.ts';
+import { challengeAndVerify, enrolTotp, totpCode } from '../helpers/mfa.ts';
 
 // Two real OpenID providers on loopback: "google" (the e-mail claims in the ID token, as Google
 // sends them) and "okta" (in userinfo only, as oidc-provider's default).
@@ -81,8 +94,9 @@ describe('provider sign-in: accounts', () => {
     expect(second.user.identities).toHaveLength(1);
   });
 
-  it("links to a confirmed account holding the provider's verified address, and tells its owner", async () => {
+  it('links to a confirmed account whose password came through its mailbox, and tells its owner', async () => {
     const owner = await signUp(api, 'linked');
+    await resetThroughMailbox(api, owner, 'a passphrase from the mailbox');
     const subject = person(google, owner.email);
     const session = await sessionThrough(google, 'google', subject);
     expect(session.user.id).toBe(owner.uuid);
@@ -92,8 +106,46 @@ describe('provider sign-in: accounts', () => {
     expect(notice.subject).toBe('The ways to sign in to your Roster account changed');
     expect(notice.text).toContain(`You can now sign in with: password, google (${owner.email}).`);
     // The password still works.
-    const password = await api.call('POST', '/api/auth/signin', { json: { email: owner.email, password: owner.password } });
+    const password = await api.call('POST', '/api/auth/signin', {
+      json: { email: owner.email, password: 'a passphrase from the mailbox' },
+    });
     expect(password.status).toBe(200);
+  });
+
+  it('refuses a confirmed account whose password its signer-up chose (pre-hijacking), until a reset proves the mailbox', async () => {
+    // Someone signed up with the owner's address and a password they know; the owner then confirmed it from the mail.
+    const squatted = await signUp(api, 'prehijack');
+    const subject = person(google, squatted.email);
+    const refused = await signInAt(google, 'google', subject);
+    expect(refused.query).toMatchObject({ error: 'access_denied', error_code: 'email_exists' });
+    expect((await (await db()).entities.identityClaim.get({ provider: 'google', subject }).go()).data).toBeNull();
+    const refusal = await rendered(squatted.uuid, 'identity_refused');
+    expect(refusal.text).toContain('reset the password');
+    // A reset replaces the password and ends every session: then the provider's sign-in links.
+    await resetThroughMailbox(api, squatted, 'the owner chose this one');
+    expect((await sessionThrough(google, 'google', subject)).user.id).toBe(squatted.uuid);
+    // A password changed later (by whoever holds it) stops the next address link again.
+    const other = await signUp(api, 'changed');
+    await resetThroughMailbox(api, other, 'first from the mailbox');
+    const signedIn = await api.call('POST', '/api/auth/signin', { json: { email: other.email, password: 'first from the mailbox' } });
+    const changed = await api.call('PUT', '/api/auth/user', {
+      token: signedIn.body.data.session.access_token,
+      json: { password: 'then changed in session', currentPassword: 'first from the mailbox' },
+    });
+    expect(changed.status).toBe(200);
+    expect((await signInAt(google, 'google', person(google, other.email))).query.error_code).toBe('email_exists');
+  });
+
+  it('refuses to link by address an account with a second factor: its owner links from aal2', async () => {
+    const owner = await signUp(api, 'with-factor');
+    await resetThroughMailbox(api, owner, 'a passphrase from the mailbox');
+    const signedIn = await api.call('POST', '/api/auth/signin', {
+      json: { email: owner.email, password: 'a passphrase from the mailbox' },
+    });
+    const token = signedIn.body.data.session.access_token as string;
+    const { factorId, secret } = await enrolTotp(api, { token });
+    await challengeAndVerify(api, token, factorId, totpCode(secret));
+    expect((await signInAt(google, 'google', person(google, owner.email))).query.error_code).toBe('email_exists');
   });
 
   it('refuses an unconfirmed account holding the address (a pre-registered takeover) and mails its owner', async () => {
@@ -106,7 +158,7 @@ describe('provider sign-in: accounts', () => {
     expect(stored?.identities).toBeUndefined();
     const refusal = await rendered(squatter.uuid, 'identity_refused');
     expect(refusal.subject).toBe('A sign-in to your Roster account was refused');
-    expect(refusal.text).toContain('has not confirmed this address yet');
+    expect(refusal.text).toContain('the account was never confirmed');
     // The unconfirmed account's name is a stranger's choice: not in the greeting.
     expect(refusal.text).toContain(`Hello ${squatter.email},`);
     expect(refusal.text).not.toContain('Tester');
@@ -223,6 +275,8 @@ describe('provider sign-in: the flow cannot be bent', () => {
       'http://user@localhost:5173/auth/callback',
       `${APP_URL}#fragment`,
       'javascript:alert(1)',
+      'evil://auth/callback',
+      'http://localhost:5173\\@evil.example.com/auth/callback',
       '//evil.example.com',
     ]) {
       const res = await api.call('GET', startPath('google', challenge, { redirectTo }));
@@ -294,8 +348,12 @@ describe('identities', () => {
     expect(listed.body.data.map((i: { provider: string }) => i.provider)).toEqual(['google', 'okta']);
     const [atGoogle, atOkta] = listed.body.data as { identity_id: string }[];
     // Signing in at okta now opens the same account.
-    expect((await sessionThrough(okta, 'okta', oktaSubject)).user.id).toBe(session.user.id);
+    const viaOkta = await sessionThrough(okta, 'okta', oktaSubject);
+    expect(viaOkta.user.id).toBe(session.user.id);
     expect((await api.call('DELETE', `/api/auth/identities/${atOkta?.identity_id}`, { token })).status).toBe(200);
+    // The unlink ends the account's other sessions (one opened through that identity among them), not the caller's.
+    expect((await api.call('GET', '/api/auth/user', { token: viaOkta.access_token })).status).toBe(401);
+    expect((await api.call('GET', '/api/auth/user', { token })).status).toBe(200);
     const last = await api.call('DELETE', `/api/auth/identities/${atGoogle?.identity_id}`, { token });
     expect(last.status).toBe(422);
     expect(last.body.error.message).toMatch(/only way to sign in/);
@@ -308,16 +366,34 @@ describe('identities', () => {
     const holder = await sessionThrough(google, 'google', person(google, freshAddress('holder')));
     const other = await signUp(api, 'other');
     const subject = holder.user.identities[0].id;
-    const { query } = await throughProvider(api, 'google', (url) => google.signIn(url, subject), {
+    const { query, verifier } = await throughProvider(api, 'google', (url) => google.signIn(url, subject), {
       linkPath: '/api/auth/identities',
       token: other.token,
     });
-    expect(query).toMatchObject({ error: 'access_denied', error_code: 'identity_already_exists' });
+    const refused = await trade(api, query.code as string, verifier);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('identity_already_exists');
     const theirs = holder.user.identities[0].identity_id;
     expect((await api.call('DELETE', `/api/auth/identities/${theirs}`, { token: other.token })).status).toBe(404);
     expect((await api.call('GET', '/api/auth/identities', { token: other.token })).body.data).toEqual([
       expect.objectContaining({ provider: 'email', email: other.email }),
     ]);
+  });
+
+  it('links only for the app that started the link: a link URL finished by someone else links nothing (link CSRF)', async () => {
+    const attacker = await signUp(api, 'link-csrf');
+    const victim = person(google, freshAddress('victim'));
+    // The attacker starts a link and sends its provider URL to the victim, who signs in at the provider.
+    const { query } = await throughProvider(api, 'google', (url) => google.signIn(url, victim), {
+      linkPath: '/api/auth/identities',
+      token: attacker.token,
+    });
+    // The victim's browser lands on the app with the code; the victim's app holds no verifier of the attacker's.
+    expect((await trade(api, query.code as string, pkce().verifier)).status).toBe(410);
+    expect((await (await db()).entities.identityClaim.get({ provider: 'google', subject: victim }).go()).data).toBeNull();
+    expect(
+      (await api.call('GET', '/api/auth/identities', { token: attacker.token })).body.data.map((i: { provider: string }) => i.provider),
+    ).toEqual(['email']);
   });
 
   it('needs a session to list or link', async () => {

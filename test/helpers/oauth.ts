@@ -77,3 +77,18 @@ const linkUrl = async (api: Api, path: string, provider: string, challenge: stri
 /** The code traded in the seed's style: the session answer. */
 export const trade = (api: Api, code: string, verifier: string) =>
   api.call('POST', '/api/auth/oauth/token', { json: { code, codeVerifier: verifier } });
+
+/**
+ * Resets `user`'s password through its mailed link (a token made as the mailer makes it): only the
+ * mailbox's owner can, so afterwards a provider's verified address may link to the account.
+ */
+export const resetThroughMailbox = async (api: Api, user: { email: string; uuid: string }, password: string): Promise<void> => {
+  if (!api.table) throw new Error("resetThroughMailbox needs the server's table");
+  const db = await api.table();
+  const { issueToken } = await import('#lib/auth/account-tokens.ts');
+  const stored = (await db.entities.user.get({ userUuid: user.uuid }).go()).data;
+  if (!stored) throw new Error(`no account ${user.uuid}`);
+  const token = await issueToken(db, { purpose: 'recovery', email: user.email, user: stored }, new Date());
+  const res = await api.call('POST', '/api/auth/reset', { json: { token, password } });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+};

@@ -19,7 +19,15 @@ export const AUDIT_ACTIONS = [
   'webhook.created',
   'webhook.deleted',
   'team.mfa_policy_changed',
+  'domain.added',
+  'domain.verified',
+  'domain.updated',
+  'domain.lapsed',
+  'domain.removed',
+  'member.joined',
+  'join.requested',
+  'join.declined',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_TARGETS = ['team', 'member', 'invite', 'transfer', 'webhook'] as const;
+export const AUDIT_TARGETS = ['team', 'member', 'invite', 'transfer', 'webhook', 'domain', 'user'] as const;

@@ -70,6 +70,20 @@ export const oauthCode = (config?: EntityConfiguration) =>
         userUuid: { type: 'string', required: true, readOnly: true },
         provider: { type: 'string', required: true, readOnly: true },
         codeChallenge: { type: 'string', required: true, readOnly: true },
+        /**
+         * A link's code: the identity the provider vouched for, linked to `userUuid` only when the app
+         * that started the link trades the code (with its verifier).
+         */
+        link: {
+          type: 'map',
+          readOnly: true,
+          properties: {
+            subject: { type: 'string', required: true },
+            email: { type: 'string', required: true },
+            firstName: { type: 'string', required: true },
+            lastName: { type: 'string', required: true },
+          },
+        },
         createdAt: { type: 'string', required: true, readOnly: true },
         expiresAt: { type: 'number', required: true, readOnly: true },
         ttl: { type: 'number', field: TTL_ATTRIBUTE },

@@ -21,6 +21,8 @@ export const team = (config?: EntityConfiguration) =>
         ownerCount: { type: 'number', required: true },
         /** Every team route answers an aal1 session 403 `mfa_required` (docs/mfa.md). */
         requireMfa: { type: 'boolean' },
+        /** The domains the team claims (docs/domains.md): each claim moves it, at most MAX_DOMAINS. */
+        domainCount: { type: 'number' },
         createdAt: { type: 'string', required: true, readOnly: true },
         updatedAt: { type: 'string', required: true },
       },

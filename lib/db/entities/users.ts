@@ -23,6 +23,11 @@ export const user = (config?: EntityConfiguration) =>
         metadata: { type: 'any' },
         /** The PHC string of the password's argon2id hash; '' when the account has none (made by a provider sign-in, docs/sso.md). */
         passwordHash: { type: 'string', required: true },
+        /**
+         * The password was last set by someone who proved the mailbox (a reset link, a sign-up from an
+         * invitation): only then may a provider's verified address link to the account (docs/sso.md).
+         */
+        passwordFromMailbox: { type: 'boolean' },
         /** The provider whose sign-in made the account (GoTrue's `app_metadata.provider`); absent: `email`, a sign-up. */
         signUpProvider: { type: 'string', readOnly: true },
         createdAt: { type: 'string', required: true, readOnly: true },
@@ -70,7 +75,7 @@ export const user = (config?: EntityConfiguration) =>
               id: { type: 'string', required: true },
               provider: { type: 'string', required: true },
               subject: { type: 'string', required: true },
-              /** The verified address the provider asserted when the identity was last used. */
+              /** The verified address the provider asserted when the identity was linked. */
               email: { type: 'string', required: true },
               createdAt: { type: 'string', required: true },
               lastSignInAt: { type: 'string', required: true },

@@ -8,7 +8,7 @@ import { recordEvent } from '#lib/core/metrics.ts';
 import { expirySeconds, isoMillis } from '#lib/core/time.ts';
 import type { Db } from '#lib/db/service.ts';
 import { isConditionFailure } from '#lib/db/transactions.ts';
-import { type CodeWrites, type Refusal, linkTo, signInWith } from './accounts.ts';
+import { type CodeWrites, type Refusal, type Resolved, signInWith } from './accounts.ts';
 import { callbackUrl } from './start.ts';
 
 /**
@@ -26,8 +26,7 @@ const expired = () => new AppError('token_expired', 'This sign-in has expired or
 const DESCRIPTIONS: Record<Refusal | 'access_denied', string> = {
   provider_email_needs_verification: 'The provider does not vouch for this e-mail address: verify it there first.',
   email_exists:
-    'An account with this e-mail address exists but has not confirmed it: confirm it from the e-mail Roster sent, sign in with the password, then link the provider.',
-  identity_already_exists: 'This identity is linked to another account.',
+    'An account with this e-mail address exists and this sign-in cannot be linked to it safely: sign in to it (or reset its password, which proves the address), then link the provider from the account.',
   too_many_identities: 'This account has as many linked identities as it may: unlink one first.',
   bad_oauth_callback: "The provider's answer could not be checked: try again.",
   access_denied: 'The sign-in at the provider was not completed.',
@@ -99,9 +98,15 @@ export const finishFlow = async (db: Db, rawQuery: string, now: Date): Promise<s
     inTx: (tx, userUuid) => tx.oauthCode.create(item(userUuid)).commit(),
     alone: (userUuid) => db.entities.oauthCode.create(item(userUuid)).go(),
   };
-  const resolved = flow.linkUserUuid
-    ? await linkTo(db, flow.linkUserUuid, provider.id, profile, writes, now)
-    : await signInWith(db, provider.id, profile, writes, now);
+  let resolved: Resolved;
+  if (flow.linkUserUuid === undefined) resolved = await signInWith(db, provider.id, profile, writes, now);
+  else if (!profile.emailVerified) resolved = { refused: 'provider_email_needs_verification' };
+  else {
+    // A link is made when its code is traded, by the app that started it (exchange.ts): never here.
+    const { subject, email, firstName, lastName } = profile;
+    await db.entities.oauthCode.create({ ...item(flow.linkUserUuid), link: { subject, email, firstName, lastName } }).go();
+    resolved = { userUuid: flow.linkUserUuid };
+  }
   if ('refused' in resolved) {
     log.info('provider sign-in refused', { provider: provider.id, reason: resolved.refused });
     recordEvent(EVENT_METRICS.signInFailed);

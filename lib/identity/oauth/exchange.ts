@@ -11,6 +11,7 @@ import type { Db } from '#lib/db/service.ts';
 import { commit, isConditionFailure, named, write } from '#lib/db/transactions.ts';
 import type { AuthSession } from '#lib/wire/responses.ts';
 import type { ProviderTokenInput } from '#lib/wire/oauth.ts';
+import { linkTo } from './accounts.ts';
 import { s256 } from './start.ts';
 
 const refused = (why: string) => new AppError('token_expired', `This code ${why}: start the sign-in again.`);
@@ -21,8 +22,10 @@ const sameText = (a: string, b: string): boolean => a.length === b.length && tim
  * The app trades the code the provider sign-in sent it back with (GoTrue's `grant_type=pkce`) for
  * a session, with the verifier of the challenge it started the sign-in with: a code carried off
  * by anyone else (a log, a Referer, a login CSRF planting an attacker's code) opens nothing. The
- * code is used up by the first try, right or wrong. The session's `amr` is `oauth`, at aal1: an
- * account with a second factor steps up as after a password. Throws `token_expired`.
+ * code is used up by the first try, right or wrong. A link's code links the identity first
+ * (accounts.ts linkTo). The session's `amr` is `oauth`, at aal1: an account with a second factor
+ * steps up as after a password. Throws `token_expired`, and a link's `identity_already_exists`,
+ * `validation_failed`.
  */
 export const exchangeCode = async (db: Db, input: ProviderTokenInput, client: ClientInfo, now: Date): Promise<AuthSession> => {
   const item = await db.entities.oauthCode
@@ -35,6 +38,8 @@ export const exchangeCode = async (db: Db, input: ProviderTokenInput, client: Cl
     });
   if (!item || item.expiresAt <= now.getTime()) throw refused('has expired or was used already');
   if (!sameText(s256(input.codeVerifier), item.codeChallenge)) throw refused('was not issued to this code verifier');
+  // A link's code: the identity joins the account now, for the app that started the link only.
+  if (item.link) await linkTo(db, item.userUuid, item.provider, { ...item.link, emailVerified: true }, now);
   const u = (await db.entities.user.get({ userUuid: item.userUuid }).go({ consistent: true })).data;
   if (!u) throw refused('names an account that no longer exists');
   const lastSignInAt = signInStamp(now);
@@ -54,7 +59,7 @@ export const exchangeCode = async (db: Db, input: ProviderTokenInput, client: Cl
           ),
           named('session', ...session.writes(tx)),
         ]),
-      // The account went or changed its address since the provider vouched for it.
+      // The account went, or changed its address since it was read.
       { account: () => refused('names an account that changed since'), session: () => 'retry' },
     ),
   ]);

@@ -1,4 +1,4 @@
-import { type Claims, readAsActor, requireAal2 } from '#lib/auth/session-items.ts';
+import { type Claims, endOtherSessionsAfter, readAsActor, requireAal2 } from '#lib/auth/session-items.ts';
 import { AppError, notFound } from '#lib/core/errors.ts';
 import { noteRequest } from '#lib/core/log.ts';
 import type { Db } from '#lib/db/service.ts';
@@ -35,13 +35,13 @@ export const startLink = async (db: Db, claims: Claims, start: ProviderStart, no
   return { url: await startFlow(db, start, now, { linkUserUuid: u.userUuid, ...(names ? { names } : {}) }) };
 };
 
-const LAST_WAY_IN =
-  'This is the only way to sign in to this account: set a password (or link another provider) before unlinking it.';
+const LAST_WAY_IN = 'This is the only way to sign in to this account: set a password (or link another provider) before unlinking it.';
 
 /**
  * Unlinks a provider identity from the signed-in account, never its last way in (a password or
  * another identity must remain). From aal2 when the account has a second factor. The identity's
- * claim goes in the same transaction, conditional on the list as read; the owner is told.
+ * claim goes in the same transaction, conditional on the list as read; the owner is told, and the
+ * account's other sessions end (one opened through that identity among them).
  * Throws `unauthorized`, `mfa_required`, `not_found`, `validation_failed`, `conflict`.
  */
 export const unlinkIdentity = async (db: Db, claims: Claims, identityId: string, now: Date): Promise<Record<string, never>> => {
@@ -79,9 +79,14 @@ export const unlinkIdentity = async (db: Db, claims: Claims, identityId: string,
             .where((a, op) => `${op.eq(a.identitiesVersion, u.identitiesVersion ?? 0)} AND ${op.eq(a.passwordHash, u.passwordHash)}`)
             .commit(),
         ),
-        named('mail', tx.outboxMessage.create(accountMessage('identities_changed', { userUuid: u.userUuid, address: u.email }, now)).commit()),
+        named(
+          'mail',
+          tx.outboxMessage.create(accountMessage('identities_changed', { userUuid: u.userUuid, address: u.email }, now)).commit(),
+        ),
       ]),
     { otherwise: () => new AppError('conflict') },
   );
+  // Sessions opened through the identity (a thief's, perhaps) end with it; the caller's goes on.
+  await endOtherSessionsAfter(db, u.userUuid, actor.sessionId);
   return {};
 };

@@ -40,9 +40,12 @@ export const allowedRedirect = (redirectTo: string | undefined, name: string): s
   } catch {
     throw field(name, 'must be an absolute URL');
   }
+  // Scheme, host, port and path each compared: an opaque origin ('null', as any custom scheme has) matches nothing.
   const fits = config.redirectUrls.some((entry) => {
     const allowed = new URL(entry);
-    return allowed.origin === asked.origin && allowed.pathname === asked.pathname;
+    return (
+      asked.origin !== 'null' && allowed.protocol === asked.protocol && allowed.host === asked.host && allowed.pathname === asked.pathname
+    );
   });
   if (!fits || asked.hash !== '' || asked.username !== '' || asked.password !== '')
     throw field(name, 'is not one of the redirect URLs this deployment allows (OAUTH_REDIRECT_URLS)');
