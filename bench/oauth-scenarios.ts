@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { signInAt } from '#test/helpers/oidc-idp.ts';
 import { type ApiRequest, callDirect, expectStatus } from './invoke.ts';
-import { inParallel, signUp } from './seed.ts';
+import { PASSWORD, inParallel, mailedToken, signUp } from './seed.ts';
 import type { Scenario } from './scenarios.ts';
 
 /**
@@ -69,14 +69,17 @@ const freshSubject = (name: string) => `${name}-${Date.now().toString(36)}-${++s
 const linkedIdentities = (count: number) =>
   inParallel(Math.min(count, POOL), 4, async () => {
     const account = await signUp('oauth-unlink');
+    // A password reset proves the mailbox: only then does a provider's address link (docs/sso.md). It ends the sign-up's session.
+    const reset = await callDirect({
+      method: 'POST',
+      path: '/api/auth/reset',
+      json: { token: await mailedToken('recovery', account), password: PASSWORD },
+    });
+    const token = expectStatus(reset, 200, 'reset').body.data.session.access_token as string;
     await codeFor(account.email);
-    const { body } = expectStatus(
-      await callDirect({ method: 'GET', path: '/api/auth/identities', token: account.token }),
-      200,
-      'identities',
-    );
+    const { body } = expectStatus(await callDirect({ method: 'GET', path: '/api/auth/identities', token }), 200, 'identities');
     const identity = (body.data as { provider: string; identity_id: string }[]).find((i) => i.provider === BENCH_PROVIDER);
-    return { token: account.token, identityId: identity?.identity_id as string };
+    return { token, identityId: identity?.identity_id as string };
   });
 
 const at =

@@ -11,7 +11,7 @@ import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeF
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startDynamoDbLocal } from '#infra/dynamodb-local.ts';
+import { freePort, startDynamoDbLocal } from '#infra/dynamodb-local.ts';
 import { startIdp } from '#test/helpers/oidc-idp.ts';
 import { BENCH_LIMITS } from './limits-env.ts';
 import { BENCH_APP_URL, BENCH_PROVIDER } from './oauth-scenarios.ts';
@@ -37,7 +37,9 @@ const log = createWriteStream(logFile);
 // on loopback, registered with the callback of the public URL the workers are given.
 const PUBLIC_URL = 'http://localhost:3000';
 const idp = await startIdp({ redirectUri: `${PUBLIC_URL}/auth/v1/callback`, anyone: true });
-const OAUTH_ENV = {
+// The domain scenarios' DNS server runs in the worker (bench/domain-scenarios.ts), on this port.
+const SCENARIO_ENV = {
+  DNS_SERVERS: `127.0.0.1:${await freePort()}`,
   PUBLIC_URL,
   OAUTH_BENCH_ISSUER: idp.issuer,
   OAUTH_REDIRECT_URLS: BENCH_APP_URL,
@@ -59,7 +61,7 @@ const runWorker = (group: readonly PartName[], endpoint: string, dataDir: string
         TABLE_NAME: `bench-${group.join('-')}-${randomUUID().slice(0, 8)}`,
         DATA_DIR: dataDir,
         MAIL_TRANSPORT: 'log',
-        ...OAUTH_ENV,
+        ...SCENARIO_ENV,
       },
     });
     const stop = () => child.kill();

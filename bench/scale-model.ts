@@ -109,6 +109,17 @@ export const BOUNDS: Record<RouteName | 'fallback', Bound> = {
     rcu: 3,
     wcu: 4,
   },
+  // A team's domains (docs/domains.md): the team's partition; joins the joiner's.
+  'teams-domains-list': { key: "the team's partition (team, membership, its domains)", per: 'team', rcu: 2, wcu: 0 },
+  'teams-domains-create': { key: "the team item (its domain count) and the team's partition", per: 'team', rcu: 2, wcu: 2 },
+  'teams-domains-update': { key: "the team's partition (the domain)", per: 'team', rcu: 2, wcu: 2 },
+  'teams-domains-delete': { key: "the team item (its domain count) and the team's partition", per: 'team', rcu: 2, wcu: 2 },
+  'teams-domains-verify': { key: "the domain's owner item and the team's partition", per: 'team', rcu: 2, wcu: 2 },
+  'teams-joinable': { key: "the user's partition (user and session)", per: 'user', rcu: 2, wcu: 0 },
+  'teams-join': { key: "the team's partition (the new membership) and the domain's owner item", per: 'team', rcu: 2, wcu: 2 },
+  'teams-join-requests': { key: "the team's partition (a page of requests)", per: 'team', rcu: 2, wcu: 0 },
+  'teams-join-accept': { key: "the team's partition (the request and the new membership)", per: 'team', rcu: 2, wcu: 2 },
+  'teams-join-decline': { key: "the team's partition (the request)", per: 'team', rcu: 2, wcu: 2 },
   // Provider sign-in (docs/sso.md): a flow item per start, a code per callback, both new keys each time.
   'auth-oauth-authorize': { key: 'a new flow item each time (no shared key)', per: 'nothing', rcu: 0, wcu: 1 },
   'auth-oauth-callback': { key: "the account's identity claim and user item (read), a new code item", per: 'user', rcu: 1, wcu: 1 },

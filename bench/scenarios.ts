@@ -6,6 +6,7 @@ import { TRANSFER_DAYS } from '#lib/teams/transfers.ts';
 import type { UserItem } from '#lib/db/items.ts';
 import type { BulkWriter } from './bulk-write.ts';
 import { mfaScenarios } from './mfa-scenarios.ts';
+import { domainScenarios } from './domain-scenarios.ts';
 import { oauthScenarios } from './oauth-scenarios.ts';
 import type { Bound } from './scale-model.ts';
 import type { ApiRequest } from './invoke.ts';
@@ -385,6 +386,7 @@ export const scenarios = (s: SteadyState, writer: BulkWriter): Scenario[] => {
     },
     ...mfaScenarios(),
     ...oauthScenarios(),
+    ...domainScenarios(),
     { label: 'GET /.well-known/jwks.json', name: 'jwks', status: 200, prepare: repeat({ method: 'GET', path: '/.well-known/jwks.json' }) },
     {
       label: 'GET /.well-known/openid-configuration',

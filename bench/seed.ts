@@ -54,8 +54,8 @@ export const mailedToken = (purpose: 'verification' | 'recovery', account: Pick<
   issueToken(db(), { purpose, email: account.email, user: { userUuid: account.uuid, tokenEpoch: 0 } }, new Date());
 
 /** An account; confirmed (as its owner would, through POST /api/auth/verify) unless told otherwise. */
-export const signUp = async (name: string, { confirmed = true } = {}): Promise<Account> => {
-  const email = `${fresh(name)}@example.com`;
+export const signUp = async (name: string, { confirmed = true, domain = 'example.com' } = {}): Promise<Account> => {
+  const email = `${fresh(name)}@${domain}`;
   const { body } = await call(
     { method: 'POST', path: '/api/auth/signup', json: { email, password: PASSWORD, firstName: name, lastName: 'Bench' } },
     201,

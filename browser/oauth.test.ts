@@ -58,13 +58,18 @@ const appRoute = async (req: IncomingMessage, res: ServerResponse) => {
   sessions.set(sid, auth);
   const cookie = { 'set-cookie': `sid=${sid}; Path=/; HttpOnly; SameSite=Lax` };
   if (req.method === 'POST' && url.pathname === '/login') {
-    const { data } = await auth.signInWithOAuth({ provider: 'google', options: { redirectTo: `${app}/auth/callback`, skipBrowserRedirect: true } });
+    const { data } = await auth.signInWithOAuth({
+      provider: 'google',
+      options: { redirectTo: `${app}/auth/callback`, skipBrowserRedirect: true },
+    });
     res.writeHead(303, { ...cookie, location: data.url as string });
     return res.end();
   }
   if (url.pathname === '/auth/callback') {
     const error = url.searchParams.get('error_code');
-    const { data, error: failed } = error ? { data: null, error: null } : await auth.exchangeCodeForSession(url.searchParams.get('code') ?? '');
+    const { data, error: failed } = error
+      ? { data: null, error: null }
+      : await auth.exchangeCodeForSession(url.searchParams.get('code') ?? '');
     res.writeHead(200, { ...cookie, 'content-type': 'text/html; charset=utf-8' });
     return res.end(error || failed ? signedIn(error ?? failed?.message ?? '', 'error') : signedIn(data?.user?.email ?? '', 'who'));
   }

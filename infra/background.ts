@@ -17,6 +17,7 @@ import { queueUrlVariable } from '#lib/events/queues.ts';
 import { STREAM_FILTERS } from '#lib/events/stream-filters.ts';
 import {
   CLEANUP_SWEEP,
+  DOMAIN_RECHECK,
   INVITE_SWEEP,
   MAILER,
   MAIL_EVENTS,
@@ -334,4 +335,21 @@ export const sweepInvites = (host: BackgroundHost, table: ITable): void => {
     INVITE_SWEEP,
     'Takes expired invites out of the invite lists (docs/data-model.md, "Expired invites")',
   );
+};
+
+/**
+ * The re-check of verified team domains (functions/domain-recheck.ts, lib/teams/domains/recheck.ts)
+ * on a schedule. It looks up TXT records in DNS (the function's own resolver; no VPC). No reserved
+ * concurrency (see sweepInvites); a failed run is not retried: the next tick finds what is due.
+ */
+export const recheckDomains = (host: BackgroundHost, table: ITable): void => {
+  const fn = host.backgroundFunction(
+    DOMAIN_RECHECK.name,
+    'schedule',
+    { TABLE_NAME: table.tableName },
+    DOMAIN_RECHECK.timeoutSeconds,
+    DOMAIN_RECHECK.reserveSeconds * 1000,
+  );
+  fn.allowTable(table, DOMAIN_RECHECK.actions, DOMAIN_RECHECK.indexes);
+  runEvery(host, 'DomainRecheckSchedule', fn, DOMAIN_RECHECK, "Checks verified team domains' DNS proofs again (docs/domains.md)");
 };

@@ -1,7 +1,8 @@
 /**
  * Local mode's stand-in for the EventBridge schedules of the background functions (lib/http/background.ts):
  * the invite sweeper (functions/invite-sweep.ts), the outbox sweeper (functions/outbox-sweep.ts) and
- * the cleanup-job sweeper (functions/cleanup-sweep.ts) and the webhook sweeper (functions/webhook-sweep.ts).
+ * the cleanup-job sweeper (functions/cleanup-sweep.ts), the webhook sweeper (functions/webhook-sweep.ts) and
+ * the domain re-check (functions/domain-recheck.ts).
  * Each timer calls the same handler every `everyMinutes` with a Lambda context of the function's
  * timeout. Like the deployed schedules it does not retry a failed run (the next tick goes on), and
  * a tick that finds the previous run still going is skipped.
@@ -10,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { log } from '#lib/core/log.ts';
 import { lambdaContext } from '#lib/http/apigw.ts';
-import { CLEANUP_SWEEP, INVITE_SWEEP, OUTBOX_SWEEP, WEBHOOK_SWEEP } from '#lib/http/background.ts';
+import { CLEANUP_SWEEP, DOMAIN_RECHECK, INVITE_SWEEP, OUTBOX_SWEEP, WEBHOOK_SWEEP } from '#lib/http/background.ts';
 
 type ScheduledHandler = (event: unknown, context: Context) => Promise<void>;
 
@@ -20,6 +21,7 @@ const SCHEDULED = {
   [OUTBOX_SWEEP.name]: { fn: OUTBOX_SWEEP, load: () => import('#functions/outbox-sweep.ts') },
   [CLEANUP_SWEEP.name]: { fn: CLEANUP_SWEEP, load: () => import('#functions/cleanup-sweep.ts') },
   [WEBHOOK_SWEEP.name]: { fn: WEBHOOK_SWEEP, load: () => import('#functions/webhook-sweep.ts') },
+  [DOMAIN_RECHECK.name]: { fn: DOMAIN_RECHECK, load: () => import('#functions/domain-recheck.ts') },
 } satisfies Record<
   string,
   { fn: { name: string; timeoutSeconds: number; everyMinutes: number }; load: () => Promise<{ handler: ScheduledHandler }> }

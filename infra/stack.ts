@@ -31,6 +31,7 @@ import {
   mailSending,
   rotateKeys,
   sweepCleanupJobs,
+  recheckDomains,
   sweepInvites,
   sweepOutbox,
 } from './background.ts';
@@ -233,6 +234,7 @@ export class RosterStack extends Stack {
     cleanUpTeams(this, table, data);
     sweepCleanupJobs(this, table);
     sweepInvites(this, table);
+    recheckDomains(this, table);
     sendWebhooks(this, table, data);
     sweepWebhooks(this, table, data);
 

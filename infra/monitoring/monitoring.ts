@@ -61,6 +61,18 @@ const MAX_ALARM_RULE_ALARMS = 100;
 /** An alarm's ARN, for estimating the length of a rule that names it: a long partition and region. */
 const ARN_LENGTH = 'arn:aws-us-gov:cloudwatch:us-gov-west-1:123456789012:alarm:'.length;
 
+type RuleInput = { alarm: IAlarm; name: string };
+
+/** `ALARM(a) OR ALARM(b) …` over `inputs`, within CloudWatch's bounds on a rule (else the synth stops, naming `what`). */
+const anyOf = (inputs: readonly RuleInput[], what: string): string => {
+  const length = inputs.reduce((sum, { name }) => sum + 'ALARM("") OR '.length + ARN_LENGTH + name.length, 0);
+  if (length > MAX_ALARM_RULE)
+    throw new Error(`${what}'s rule would take about ${length} characters, CloudWatch takes ${MAX_ALARM_RULE}: group its inputs`);
+  if (inputs.length > MAX_ALARM_RULE_ALARMS)
+    throw new Error(`${what}'s rule would name ${inputs.length} alarms, CloudWatch takes ${MAX_ALARM_RULE_ALARMS}: group its inputs`);
+  return inputs.map(({ alarm }) => `ALARM("${alarm.alarmArn}")`).join(' OR ');
+};
+
 /** The members of one alarm over a kind, laid out when the template is written. */
 interface AggregateGroup<T> {
   readonly members: T[];
@@ -75,7 +87,9 @@ export class Monitoring extends Construct {
   /** The alarms that notify (the dashboard's top row). */
   private readonly notifying: IAlarm[] = [];
   /** The inputs of the `api` composite alarm, with their names (to check the rule's length). */
-  private readonly apiInputs: { alarm: IAlarm; name: string }[] = [];
+  private readonly apiInputs: RuleInput[] = [];
+  /** Per route group, the silent composite over its functions' health alarms: one input of `api` each. */
+  private readonly groupHealth = new Map<string, RuleInput[]>();
   /** `table-errors`, once the table is watched: it silences the `api` alarm. */
   private suppressor: IAlarm | undefined;
   /** Each route group's 5xx alarm, made with the group's first function. */
@@ -156,8 +170,8 @@ export class Monitoring extends Construct {
     const spec = functionAlarm(watched);
     const health = this.alarm(spec, scope, pages);
     if (!api) return [health];
-    if (!pages) this.apiInputs.push({ alarm: health, name: this.alarmName(spec.id, scope) });
     const group = routeGroup(watched.name);
+    if (!pages) this.healthOf(group).push({ alarm: health, name: this.alarmName(spec.id, scope) });
     let groupAlarm = this.groupAlarms.get(group);
     if (!groupAlarm) {
       groupAlarm = this.alarm(routeGroupAlarm(group), scope, pages);
@@ -171,16 +185,7 @@ export class Monitoring extends Construct {
   watchApi(api: IHttpApi): void {
     this.watched.api = api;
     for (const spec of apiAlarms(api)) this.apiInputs.push({ alarm: this.alarm(spec, this, false), name: this.alarmName(spec.id) });
-    const rule = (): string => {
-      const length = this.apiInputs.reduce((sum, { name }) => sum + 'ALARM("") OR '.length + ARN_LENGTH + name.length, 0);
-      if (length > MAX_ALARM_RULE)
-        throw new Error(`the api alarm's rule would take about ${length} characters, CloudWatch takes ${MAX_ALARM_RULE}: group its inputs`);
-      if (this.apiInputs.length > MAX_ALARM_RULE_ALARMS)
-        throw new Error(
-          `the api alarm's rule would name ${this.apiInputs.length} alarms, CloudWatch takes ${MAX_ALARM_RULE_ALARMS}: group its inputs`,
-        );
-      return this.apiInputs.map(({ alarm }) => `ALARM("${alarm.alarmArn}")`).join(' OR ');
-    };
+    const rule = (): string => anyOf(this.apiInputs, 'the api alarm');
     const composite = new CfnCompositeAlarm(this, 'Api', {
       alarmName: this.alarmName('api'),
       alarmDescription: this.describe('api', 'The API is failing, slow or refusing its callers.'),
@@ -230,6 +235,27 @@ export class Monitoring extends Construct {
     if (configurationSetName === undefined) return;
     this.watched.mail = { configurationSet: true };
     for (const spec of mailAlarms()) this.alarm(spec, this, true);
+  }
+
+  /**
+   * The health alarms of a route group's functions (with gradual deploys, each function's is silent):
+   * a composite over them, silent too, made on the group's first function and an input of `api`. A
+   * rule over every function would pass CloudWatch's 100 alarms and 10,240 characters.
+   */
+  private healthOf(group: string): RuleInput[] {
+    const known = this.groupHealth.get(group);
+    if (known) return known;
+    const inputs: RuleInput[] = [];
+    const id = `${group}-functions`;
+    const composite = new CfnCompositeAlarm(this, `Functions${group.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase())}`, {
+      alarmName: this.alarmName(id),
+      alarmDescription: this.describe('api', `A function of the ${group} routes is failing or slow.`),
+      alarmRule: Lazy.string({ produce: () => anyOf(inputs, `the ${group} functions' alarm`) }),
+      actionsEnabled: false,
+    });
+    this.apiInputs.push({ alarm: Alarm.fromAlarmArn(this, `${composite.node.id}Alarm`, composite.attrArn), name: this.alarmName(id) });
+    this.groupHealth.set(group, inputs);
+    return inputs;
   }
 
   /** The alarm name of `id` made in `scope`: after this stack's name and, in a nested stack, that stack's id. */

@@ -1,4 +1,5 @@
 import { notFound } from '#lib/core/errors.ts';
+import { DomainName } from '#lib/wire/domains.ts';
 import { SLUG_PATTERN } from '#lib/wire/schemas.ts';
 
 /** Path parameters after checking: a value that cannot name anything is simply not found (404). */
@@ -12,6 +13,7 @@ export interface PathParams {
   factorId: string;
   provider: string;
   identityId: string;
+  domain: string;
 }
 
 const ID = /^[1-9][0-9]{0,15}$/;
@@ -44,6 +46,11 @@ const checks: { [K in keyof PathParams]: (value: string) => PathParams[K] } = {
     return value;
   },
   identityId: uuidParam,
+  domain: (value) => {
+    const checked = DomainName.safeParse(value);
+    if (!checked.success || checked.data !== value) throw notFound();
+    return value;
+  },
 };
 
 /**

@@ -20,6 +20,7 @@ import {
   WebhookBody,
 } from '#lib/wire/schemas.ts';
 import { ChallengeBody, EnrolBody, PasskeySignInBody, RecoveryCodeBody, RenameFactorBody, VerifyFactorBody } from '#lib/wire/schemas.ts';
+import { DomainBody, DomainUpdateBody } from '#lib/wire/domains.ts';
 import { CallbackQuery, LinkBody, ProviderStartQuery, ProviderTokenBody } from '#lib/wire/oauth.ts';
 import type { RouteName } from './routes.ts';
 
@@ -53,6 +54,9 @@ export const REQUESTS = {
   'auth-oauth-token': { body: ProviderTokenBody },
   'auth-identities-link': { body: LinkBody },
   'auth-oauth-callback': { query: CallbackQuery },
+  'teams-domains-create': { body: DomainBody },
+  'teams-domains-update': { body: DomainUpdateBody },
+  'teams-join-requests': { query: PageQuery },
   'auth-recovery-codes-verify': { body: RecoveryCodeBody },
   'teams-list': { query: PageQuery },
   'teams-create': { body: TeamBody },

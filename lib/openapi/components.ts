@@ -48,6 +48,14 @@ import {
   WebauthnEnrolmentSchema,
 } from '#lib/wire/mfa.ts';
 import { BulkInviteRow, Email, InviteBody, RefreshBody, SignInBody } from '#lib/wire/schemas.ts';
+import {
+  DomainListSchema,
+  DomainSchema,
+  JoinRequestSchema,
+  JoinResultSchema,
+  JoinableTeamListSchema,
+  JoinableTeamSchema,
+} from '#lib/wire/domains.ts';
 import { ProviderUrlSchema } from '#lib/wire/oauth.ts';
 
 export type Json = Record<string, unknown>;
@@ -131,6 +139,15 @@ metadata.add(IdentitySchema, {
   description: "A way to sign in, in GoTrue's shape: the password's (`provider: email`) or a linked provider's (docs/sso.md).",
 });
 metadata.add(IdentityListSchema, { id: 'IdentityList' });
+metadata.add(DomainSchema, {
+  id: 'Domain',
+  description: 'A domain a team claims, the TXT record that proves it, and what it lets people at it do (docs/domains.md).',
+});
+metadata.add(DomainListSchema, { id: 'DomainList' });
+metadata.add(JoinableTeamSchema, { id: 'JoinableTeam' });
+metadata.add(JoinableTeamListSchema, { id: 'JoinableTeamList' });
+metadata.add(JoinResultSchema, { id: 'JoinResult' });
+metadata.add(JoinRequestSchema, { id: 'JoinRequest' });
 metadata.add(ProviderUrlSchema, { id: 'ProviderUrl', description: "The provider's sign-in page, for the browser." });
 metadata.add(FactorSchema, { id: 'Factor', description: "A second factor (GoTrue's shape, as auth-js reads it from the user)." });
 metadata.add(FactorListSchema, { id: 'FactorList' });

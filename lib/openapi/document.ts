@@ -44,7 +44,7 @@ const PARAMETERS: Record<string, Json> = {
     type: 'integer',
     minimum: 1,
     maximum: Number.MAX_SAFE_INTEGER,
-    description: "The invite's or the webhook endpoint's id, as its list shows it.",
+    description: "The invite's or the webhook endpoint's id, as its list shows it; a request to join: the requester's user id.",
   },
   uuid: { type: 'string', format: 'uuid', description: "The invite's UUID, as in the e-mailed link." },
   sessionId: { type: 'string', format: 'uuid', description: "The session's id, from `GET /api/auth/sessions`." },
@@ -56,6 +56,7 @@ const PARAMETERS: Record<string, Json> = {
     description: 'A provider this deployment offers (OAUTH_PROVIDERS), such as `google` or `github`.',
   },
   identityId: { type: 'string', format: 'uuid', description: "The identity's `identity_id`, from `GET /api/auth/identities`." },
+  domain: { type: 'string', maxLength: 253, description: 'The domain, in lower case, as the team claimed it (`acme.com`).' },
   asset: { type: 'string', description: 'The file name.' },
 };
 

@@ -25,6 +25,7 @@ export const TAGS = {
   'Ownership transfer': "Handing a team's ownership to another member, with their consent.",
   Invites: "A team's invitations, managed by its owners and admins.",
   'My invites': 'Invitations addressed to the signed-in user.',
+  Domains: "A team's verified e-mail domains, and joining a team through the domain of your confirmed address (docs/domains.md).",
   Webhooks: "A team's signed webhooks: its audit events POSTed to its own endpoints.",
   'Provider sign-in': 'Sign-in with Google, GitHub or any OpenID Connect provider, and the identities linked to an account (docs/sso.md).',
   Keys: 'Public keys for verifying access tokens elsewhere.',

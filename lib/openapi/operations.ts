@@ -1,6 +1,7 @@
 import type { RouteName } from '#lib/http/routes.ts';
 import type { Operation } from './operation.ts';
 import { AUTH_OPERATIONS } from './operations-auth.ts';
+import { DOMAIN_OPERATIONS } from './operations-domains.ts';
 import { GOTRUE_OPERATIONS } from './operations-gotrue.ts';
 import { INVITE_OPERATIONS } from './operations-invites.ts';
 import { MFA_OPERATIONS } from './operations-mfa.ts';
@@ -13,6 +14,7 @@ export const OPERATIONS = {
   ...MFA_OPERATIONS,
   ...OAUTH_OPERATIONS,
   ...TEAM_OPERATIONS,
+  ...DOMAIN_OPERATIONS,
   ...INVITE_OPERATIONS,
   ...GOTRUE_OPERATIONS,
 } as const satisfies Record<RouteName, Operation>;

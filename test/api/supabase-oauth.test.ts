@@ -132,6 +132,25 @@ describe('@supabase/auth-js provider sign-in against /auth/v1', () => {
   });
 });
 
+describe('GoTrue linking an identity another account holds', () => {
+  it("answers exchangeCodeForSession GoTrue's identity_already_exists, and links nothing", async () => {
+    const holder = authClient(api, { flowType: 'pkce' });
+    const { subject } = person(google);
+    const started = await holder.auth.signInWithOAuth({ provider: 'google', options: { redirectTo: APP_URL, skipBrowserRedirect: true } });
+    expect(
+      (await holder.auth.exchangeCodeForSession((await browse(started.data.url as string, google, subject)).code as string)).error,
+    ).toBeNull();
+    const other = await signUp(api, 'aj-other');
+    const { auth } = authClient(api, { flowType: 'pkce' });
+    expect((await auth.signInWithPassword({ email: other.email, password: other.password })).error).toBeNull();
+    const linking = await auth.linkIdentity({ provider: 'google', options: { redirectTo: APP_URL, skipBrowserRedirect: true } });
+    const back = await callback(api, await google.signIn(linking.data.url as string, subject));
+    const refused = await auth.exchangeCodeForSession(backAtApp(back.headers.get('location')).code as string);
+    expect(refused.error?.code).toBe('identity_already_exists');
+    expect((await auth.getUserIdentities()).data?.identities.map((i) => i.provider)).toEqual(['email']);
+  });
+});
+
 describe('GoTrue settings', () => {
   it('lists the configured providers beside e-mail, as auth-js and Supabase UI read them', async () => {
     const res = await api.call('GET', '/auth/v1/settings');

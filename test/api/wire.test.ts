@@ -41,7 +41,8 @@ describe('routing', () => {
         .replace('{id}', '1')
         .replace('{uuid}', '00000000-0000-4000-8000-000000000000')
         .replace('{sessionId}', '00000000-0000-4000-8000-000000000000')
-        .replace('{identityId}', '00000000-0000-4000-8000-000000000000');
+        .replace('{identityId}', '00000000-0000-4000-8000-000000000000')
+        .replace('{domain}', 'example.com');
       const res = await api.call(route.method, path, route.body ? { json: {} } : {});
       if ('dialect' in route) {
         // The Supabase-compatible routes refuse as GoTrue does (docs/supabase.md).

@@ -350,11 +350,23 @@ describe('per-function alarms', () => {
     ).toEqual(['Test-auth-5xx', 'Test-my-invites-5xx', 'Test-teams-5xx']);
   });
 
-  it("make the functions' health inputs of the api alarm (deploy health), but not the route groups' 5xx", () => {
-    const rule = ruleOf(gradual.composites[0] as CompositeProps);
-    for (const name of API) expect(rule).toContain(`ALARM("${gradual.idOf(`${name}-health`)}")`);
-    expect(rule).not.toContain(gradual.idOf('teams-5xx'));
-    expect(rule.length).toBeLessThan(MAX_ALARM_RULE);
+  it("make the functions' health inputs of their route group's silent composite, each an input of the api alarm, but not the route groups' 5xx", () => {
+    const composite = (name: string) =>
+      gradual.composites.find((c) => c.AlarmName === `Test-${name}`) as CompositeProps & { ActionsEnabled?: boolean };
+    const api = ruleOf(composite('api'));
+    const groups = [...new Set(API.map(routeGroup))];
+    // The api alarm names each group's composite (by its logical id here) and no function alarm.
+    expect(api.split(' OR ').filter((input) => input.includes('Functions'))).toHaveLength(groups.length);
+    for (const group of groups) {
+      const members = composite(`${group}-functions`);
+      expect(members.ActionsEnabled, group).toBe(false);
+      expect(members.AlarmActions ?? [], group).toEqual([]);
+      const rule = ruleOf(members);
+      for (const name of API.filter((n) => routeGroup(n) === group)) expect(rule).toContain(`ALARM("${gradual.idOf(`${name}-health`)}")`);
+      expect(rule.length).toBeLessThan(MAX_ALARM_RULE);
+    }
+    for (const name of API) expect(api).not.toContain(gradual.idOf(`${name}-health`));
+    expect(api).not.toContain(gradual.idOf('teams-5xx'));
   });
 
   it("read Lambda's Errors and p99 Duration: 80% of the timeout, or halfway from a time budget to the timeout", () => {

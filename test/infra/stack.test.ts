@@ -30,6 +30,7 @@ import {
   WEBHOOK_DELIVERY,
   WEBHOOK_FANOUT,
   WEBHOOK_SWEEP,
+  DOMAIN_RECHECK,
   WORK_QUEUES,
   workVisibilitySeconds,
 } from '#lib/http/background.ts';
@@ -75,6 +76,7 @@ const backgroundNames = [
   WEBHOOK_FANOUT.name,
   WEBHOOK_DELIVERY.name,
   WEBHOOK_SWEEP.name,
+  DOMAIN_RECHECK.name,
 ];
 const everyFunction = [...allNames, ...backgroundNames];
 /** The functions that are not behind the gateway and have timeouts of their own. */
@@ -88,6 +90,7 @@ const ownTimeouts: Record<string, number> = {
   [WEBHOOK_FANOUT.name]: WEBHOOK_FANOUT.timeoutSeconds,
   [WEBHOOK_DELIVERY.name]: WEBHOOK_DELIVERY.timeoutSeconds,
   [WEBHOOK_SWEEP.name]: WEBHOOK_SWEEP.timeoutSeconds,
+  [DOMAIN_RECHECK.name]: DOMAIN_RECHECK.timeoutSeconds,
 };
 const signers = ROUTES.filter((r) => ('signs' in r && r.signs) || ('seals' in r && r.seals)).map((r) => r.name);
 const pagers: string[] = ROUTES.filter((r) => 'pages' in r && r.pages).map((r) => r.name);
@@ -443,7 +446,7 @@ describe('functions', () => {
       SourceArn: { Ref: secretId },
       SourceAccount: { Ref: 'AWS::AccountId' },
     });
-    const forSweepers = [INVITE_SWEEP.name, OUTBOX_SWEEP.name, CLEANUP_SWEEP.name, WEBHOOK_SWEEP.name].map((name) => {
+    const forSweepers = [INVITE_SWEEP.name, OUTBOX_SWEEP.name, CLEANUP_SWEEP.name, WEBHOOK_SWEEP.name, DOMAIN_RECHECK.name].map((name) => {
       const target = { 'Fn::GetAtt': [logicalId(name), 'Arn'] };
       const [permission, ...others] = permissions.filter((p) => same(p.FunctionName, target));
       expect(others).toEqual([]);

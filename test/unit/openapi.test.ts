@@ -8,6 +8,7 @@ import { GOTRUE_OPERATIONS } from '#lib/openapi/operations-gotrue.ts';
 import { INVITE_OPERATIONS } from '#lib/openapi/operations-invites.ts';
 import { MFA_OPERATIONS } from '#lib/openapi/operations-mfa.ts';
 import { OAUTH_OPERATIONS } from '#lib/openapi/operations-oauth.ts';
+import { DOMAIN_OPERATIONS } from '#lib/openapi/operations-domains.ts';
 import { OPERATIONS } from '#lib/openapi/operations.ts';
 import { TEAM_OPERATIONS } from '#lib/openapi/operations-teams.ts';
 
@@ -38,9 +39,15 @@ const operationOf = (route: Route): Operation => {
 
 describe("the operations' words (lib/openapi/operations-*.ts)", () => {
   it('name each route in one area only: a route in two would be overridden silently by the merge', () => {
-    const names = [AUTH_OPERATIONS, MFA_OPERATIONS, OAUTH_OPERATIONS, TEAM_OPERATIONS, INVITE_OPERATIONS, GOTRUE_OPERATIONS].flatMap(
-      (area) => Object.keys(area),
-    );
+    const names = [
+      AUTH_OPERATIONS,
+      MFA_OPERATIONS,
+      OAUTH_OPERATIONS,
+      TEAM_OPERATIONS,
+      DOMAIN_OPERATIONS,
+      INVITE_OPERATIONS,
+      GOTRUE_OPERATIONS,
+    ].flatMap((area) => Object.keys(area));
     expect(names.filter((name, n) => names.indexOf(name) !== n)).toEqual([]);
     expect(names.toSorted()).toEqual(ROUTES.map((r) => r.name).toSorted());
   });

@@ -44,6 +44,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/oauth/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign in at a provider
+         * @description Open this in the browser (not with fetch): it sends the browser to the provider's sign-in page. `redirectTo` must be one of the deployment's redirect URLs (OAUTH_REDIRECT_URLS; a query of your own is kept), else the first of them; `codeChallenge` is the S256 PKCE challenge of a verifier your app keeps. Then the provider sends the browser to `GET /auth/v1/callback`, which sends it to the redirect URL with `code` (trade it within five minutes with the verifier of your challenge), or with GoTrue's `error`, `error_code` and `error_description` (docs/sso.md lists the codes).
+         */
+        get: operations["auth-oauth-authorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Trade a provider sign-in code
+         * @description Trades the `code` the callback sent the browser back with, and the PKCE `codeVerifier` of the challenge the sign-in started with, for a session (`amr`: `oauth`, aal1). The code works once, right or wrong: an unknown, used, expired or mismatched one is 410 `token_expired`. A link's code links the identity now (another account holding it: 409 `identity_already_exists`; too many: 422).
+         */
+        post: operations["auth-oauth-token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your identities
+         * @description The ways in to the signed-in account: the password's (`provider: email`) while it has one, and each linked provider's.
+         */
+        get: operations["auth-identities-list"];
+        put?: never;
+        /**
+         * Link a provider
+         * @description Starts linking a provider to the signed-in account: answers the provider's URL, to open in the browser. An account with a second factor links from aal2 only (403 `mfa_required`). Then the provider sends the browser to `GET /auth/v1/callback`, which sends it to the redirect URL with `code` (trade it within five minutes with the verifier of your challenge), or with GoTrue's `error`, `error_code` and `error_description` (docs/sso.md lists the codes). The app trades the code as after a sign-in: the identity is linked then (so a link URL that reaches someone else's browser links nothing), and the session is the same account's. An identity another account holds is refused there (409 `identity_already_exists`). `Idempotency-Key` is not honoured.
+         */
+        post: operations["auth-identities-link"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/identities/{identityId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink a provider
+         * @description Unlinks one of the account's provider identities (by `identity_id`); never the last way in (422 while it has no password and no other identity). An account with a second factor unlinks from aal2 only. The account's address is told.
+         */
+        delete: operations["auth-identities-delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/refresh": {
         parameters: {
             query?: never;
@@ -604,6 +688,158 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{slug}/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A team's domains
+         * @description OWNER or ADMIN (403 for a MEMBER): every domain the team claims, with its TXT record and its status.
+         */
+        get: operations["teams-domains-list"];
+        put?: never;
+        /**
+         * Claim a domain
+         * @description OWNER only. Claims a domain for the team: PENDING, with the TXT record to publish (`verification`). Any team may claim any domain; only one can verify it. `join` (default `request`): what people whose confirmed address is at the domain may do once it is verified: `member` join as MEMBER, `request` ask to join, `off` nothing. At most 10 domains a team.
+         */
+        post: operations["teams-domains-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{slug}/domains/{domain}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a domain's join setting
+         * @description OWNER only.
+         */
+        put: operations["teams-domains-update"];
+        post?: never;
+        /**
+         * Remove a domain
+         * @description OWNER only. The claim goes, and the verification with it (the domain is free for another team). Nobody is removed.
+         */
+        delete: operations["teams-domains-delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{slug}/domains/{domain}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a domain
+         * @description OWNER only. Looks up the TXT record now: found, the domain is VERIFIED for this team (409 `domain_taken` when another team verified it first); not found, 422 `domain_not_verified` says what is missing (and `problem` keeps it). A verified domain is checked again every day; one whose record is gone lapses.
+         */
+        post: operations["teams-domains-verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/joinable-teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Teams you may join through your address
+         * @description The team (at most one) that verified the domain of your confirmed address and lets people at it join or ask to; none while the address is unconfirmed or you are a member already.
+         */
+        get: operations["teams-joinable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{slug}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a team through your address
+         * @description Joins as MEMBER (`status: MEMBER`) or asks to (`status: REQUESTED`), as the team's verified domain of your confirmed address says. A team you may not join this way is 404, as one that does not exist; an unconfirmed address is 403 `email_not_verified`; a team that requires MFA needs an aal2 session.
+         */
+        post: operations["teams-join"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{slug}/join-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Requests to join
+         * @description OWNER or ADMIN: the people at a verified domain who asked to join.
+         */
+        get: operations["teams-join-requests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{slug}/join-requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a request to join
+         * @description OWNER or ADMIN: the requester (by user id) becomes a MEMBER, while the address is still theirs and confirmed. An unknown request is 404.
+         */
+        post: operations["teams-join-accept"];
+        /**
+         * Decline a request to join
+         * @description OWNER or ADMIN: the request goes. They may ask again.
+         */
+        delete: operations["teams-join-decline"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/teams/{slug}/webhooks/{id}/deliveries": {
         parameters: {
             query?: never;
@@ -944,11 +1180,91 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sign in or refresh (GoTrue)
-         * @description `?grant_type=password` with `email` and `password` signs in as `POST /api/auth/signin`; `?grant_type=refresh_token` with `refresh_token` refreshes as `POST /api/auth/refresh`. Answers the session, bare.
+         * Sign in, refresh or trade a code (GoTrue)
+         * @description `?grant_type=password` with `email` and `password` signs in as `POST /api/auth/signin`; `?grant_type=refresh_token` with `refresh_token` refreshes as `POST /api/auth/refresh`; `?grant_type=pkce` with `auth_code` and `code_verifier` trades a provider sign-in's code as `POST /api/auth/oauth/token` (auth-js's exchangeCodeForSession). Answers the session, bare.
          */
         post: operations["gotrue-token"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign in at a provider (GoTrue)
+         * @description auth-js's `signInWithOAuth({ provider, options: { redirectTo } })` with `flowType: 'pkce'`: as `GET /api/auth/oauth/{provider}`. Without `code_challenge` (the implicit flow, tokens in the URL) it is refused. Then the provider sends the browser to `GET /auth/v1/callback`, which sends it to the redirect URL with `code` (trade it within five minutes with the verifier of your challenge), or with GoTrue's `error`, `error_code` and `error_description` (docs/sso.md lists the codes). auth-js's `exchangeCodeForSession(code)` trades it (`POST /auth/v1/token?grant_type=pkce`).
+         */
+        get: operations["gotrue-authorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The provider's answer
+         * @description Where providers send the browser back (register `{PUBLIC_URL}/auth/v1/callback` with each). Not for apps to call. A `state` that names no live sign-in is 410 `token_expired`: there is no app to send that browser back to.
+         */
+        get: operations["auth-oauth-callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/user/identities/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Link a provider (GoTrue)
+         * @description auth-js's `linkIdentity({ provider })`: as `POST /api/auth/identities`, `{ url }` bare.
+         */
+        get: operations["gotrue-identities-authorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/v1/user/identities/{identityId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink a provider (GoTrue)
+         * @description auth-js's `unlinkIdentity(identity)`: as `DELETE /api/auth/identities/{identityId}`.
+         */
+        delete: operations["gotrue-identities-delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1352,9 +1668,8 @@ export interface components {
             new_email?: string;
             last_sign_in_at: string | null;
             app_metadata: {
-                /** @constant */
-                provider: "email";
-                providers: "email"[];
+                provider: string;
+                providers: string[];
             };
             user_metadata: {
                 firstName: string;
@@ -1363,6 +1678,7 @@ export interface components {
                 [key: string]: unknown;
             };
             factors?: components["schemas"]["Factor"][];
+            identities?: components["schemas"]["Identity"][];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1394,6 +1710,77 @@ export interface components {
             userAgent: string | null;
             ip: string | null;
             current: boolean;
+        };
+        Identity: {
+            /** Format: uuid */
+            identity_id: string;
+            id: string;
+            /** Format: uuid */
+            user_id: string;
+            provider: string;
+            /** Format: email */
+            email: string;
+            identity_data: {
+                sub: string;
+                /** Format: email */
+                email: string;
+                email_verified: boolean;
+            };
+            /** Format: date-time */
+            created_at: string;
+            last_sign_in_at: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        IdentityList: components["schemas"]["Identity"][];
+        Domain: {
+            id: number;
+            domain: string;
+            /** @enum {string} */
+            status: "PENDING" | "VERIFIED" | "LAPSED";
+            /** @enum {string} */
+            join: "off" | "member" | "request";
+            verification: {
+                /** @constant */
+                type: "TXT";
+                name: string;
+                value: string;
+            };
+            verifiedAt: string | null;
+            checkedAt: string | null;
+            problem: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        DomainList: components["schemas"]["Domain"][];
+        JoinableTeam: {
+            team: {
+                id: number;
+                name: string;
+                slug: string;
+            };
+            domain: string;
+            /** @enum {string} */
+            join: "member" | "request";
+            requested: boolean;
+        };
+        JoinableTeamList: components["schemas"]["JoinableTeam"][];
+        JoinResult: {
+            /** @enum {string} */
+            status: "MEMBER" | "REQUESTED";
+        };
+        JoinRequest: {
+            userId: number;
+            email: string;
+            domain: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        ProviderUrl: {
+            /** Format: uri */
+            url: string;
         };
         Factor: {
             /** Format: uuid */
@@ -1550,7 +1937,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             /** @enum {string} */
-            action: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed";
+            action: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed" | "domain.added" | "domain.verified" | "domain.updated" | "domain.lapsed" | "domain.removed" | "member.joined" | "join.requested" | "join.declined";
             actor: {
                 userId: number | null;
                 /** Format: email */
@@ -1558,7 +1945,7 @@ export interface components {
             };
             target: {
                 /** @enum {string} */
-                type: "team" | "member" | "invite" | "transfer" | "webhook";
+                type: "team" | "member" | "invite" | "transfer" | "webhook" | "domain" | "user";
                 id: number;
                 /** Format: email */
                 email?: string;
@@ -1577,7 +1964,7 @@ export interface components {
             id: number;
             /** Format: uri */
             url: string;
-            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed")[];
+            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed" | "domain.added" | "domain.verified" | "domain.updated" | "domain.lapsed" | "domain.removed" | "member.joined" | "join.requested" | "join.declined")[];
             createdBy: {
                 userId: number;
             };
@@ -1588,7 +1975,7 @@ export interface components {
             id: number;
             /** Format: uri */
             url: string;
-            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed")[];
+            events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed" | "domain.added" | "domain.verified" | "domain.updated" | "domain.lapsed" | "domain.removed" | "member.joined" | "join.requested" | "join.declined")[];
             createdBy: {
                 userId: number;
             };
@@ -1600,7 +1987,7 @@ export interface components {
             id: string;
             eventId: string;
             /** @enum {string} */
-            event: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed";
+            event: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed" | "domain.added" | "domain.verified" | "domain.updated" | "domain.lapsed" | "domain.removed" | "member.joined" | "join.requested" | "join.declined";
             attempt: number;
             replay: boolean;
             succeeded: boolean;
@@ -1655,9 +2042,8 @@ export interface components {
             new_email?: string;
             last_sign_in_at?: string;
             app_metadata: {
-                /** @constant */
-                provider: "email";
-                providers: "email"[];
+                provider: string;
+                providers: string[];
             };
             user_metadata: {
                 firstName: string;
@@ -1666,6 +2052,7 @@ export interface components {
                 [key: string]: unknown;
             };
             factors?: components["schemas"]["Factor"][];
+            identities: components["schemas"]["Identity"][];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1880,6 +2267,26 @@ export interface components {
                 };
             };
         };
+        DomainTakenError: {
+            error: {
+                /** @enum {string} */
+                code: "domain_taken";
+                message: string;
+                fields?: {
+                    [key: string]: string;
+                };
+            };
+        };
+        IdentityAlreadyExistsError: {
+            error: {
+                /** @enum {string} */
+                code: "identity_already_exists";
+                message: string;
+                fields?: {
+                    [key: string]: string;
+                };
+            };
+        };
         IdempotencyInProgressError: {
             error: {
                 /** @enum {string} */
@@ -1954,6 +2361,16 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "validation_failed";
+                message: string;
+                fields?: {
+                    [key: string]: string;
+                };
+            };
+        };
+        DomainNotVerifiedError: {
+            error: {
+                /** @enum {string} */
+                code: "domain_not_verified";
                 message: string;
                 fields?: {
                     [key: string]: string;
@@ -2043,6 +2460,8 @@ export interface components {
         "Retry-After": number;
         /** @description `<absolute URL of the next page>; rel="next"`, only when another item exists. */
         Link: string;
+        /** @description Where the browser goes next. */
+        Location: string;
         /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key`, sent again. */
         "Idempotent-Replayed": "true";
     };
@@ -2303,6 +2722,525 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-oauth-authorize": {
+        parameters: {
+            query: {
+                redirectTo?: string;
+                codeChallenge: string;
+                codeChallengeMethod?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A provider this deployment offers (OAUTH_PROVIDERS), such as `google` or `github`. */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description 302 to the provider's sign-in page. */
+            302: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-oauth-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code: string;
+                    codeVerifier: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Trade a provider sign-in code */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuthSession"];
+                    };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
+                };
+            };
+            /** @description `identity_already_exists` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityAlreadyExistsError"];
+                };
+            };
+            /** @description `token_expired` */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenExpiredError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-identities-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List your identities */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["IdentityList"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-identities-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    provider: string;
+                    redirectTo?: string;
+                    codeChallenge: string;
+                    codeChallengeMethod?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Link a provider */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProviderUrl"];
+                    };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "auth-identities-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The identity's `identity_id`, from `GET /api/auth/identities`. */
+                identityId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlink a provider */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Empty"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
                 };
             };
             431: components["responses"]["HeadersTooLarge"];
@@ -5674,7 +6612,7 @@ export interface operations {
                 limit?: number;
                 /** @description Where the page starts: copy it from the previous page's `Link` header. */
                 cursor?: string;
-                action?: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed";
+                action?: "team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed" | "domain.added" | "domain.verified" | "domain.updated" | "domain.lapsed" | "domain.removed" | "member.joined" | "join.requested" | "join.declined";
             };
             header?: never;
             path: {
@@ -5920,7 +6858,7 @@ export interface operations {
                  */
                 "application/json": {
                     url: string;
-                    events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed")[];
+                    events: ("team.created" | "team.updated" | "team.deleted" | "member.role_changed" | "member.removed" | "member.left" | "invite.created" | "invite.resent" | "invite.deleted" | "invite.accepted" | "invite.declined" | "mail.blocked" | "transfer.created" | "transfer.accepted" | "transfer.declined" | "transfer.canceled" | "webhook.created" | "webhook.deleted" | "team.mfa_policy_changed" | "domain.added" | "domain.verified" | "domain.updated" | "domain.lapsed" | "domain.removed" | "member.joined" | "join.requested" | "join.declined")[];
                 };
             };
         };
@@ -6070,7 +7008,7 @@ export interface operations {
             path: {
                 /** @description The team's slug. */
                 slug: string;
-                /** @description The invite's or the webhook endpoint's id, as its list shows it. */
+                /** @description The invite's or the webhook endpoint's id, as its list shows it; a request to join: the requester's user id. */
                 id: number;
             };
             cookie?: never;
@@ -6078,6 +7016,1216 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Delete a webhook endpoint */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Empty"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden`, `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "teams-domains-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A team's domains */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DomainList"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden`, `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "teams-domains-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any 1 to 255 printable ASCII characters (a UUID, say), new for each request. Sent again with the same request by the same user within 24 hours, it gets the first answer again (with `Idempotent-Replayed: true`) and nothing is done twice; with another request, 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress` with `Retry-After`. A 401, 429 or 5xx is not kept: a retry runs again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "domain": "acme.com",
+                 *       "join": "member"
+                 *     }
+                 */
+                "application/json": {
+                    domain: string;
+                    /** @enum {string} */
+                    join?: "off" | "member" | "request";
+                };
+            };
+        };
+        responses: {
+            /** @description Claim a domain */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Domain"];
+                    };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden`, `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict`, `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description On `idempotency_in_progress`: seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"] | components["schemas"]["IdempotencyInProgressError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description `idempotency_key_reused`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "teams-domains-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+                /** @description The domain, in lower case, as the team claimed it (`acme.com`). */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "join": "request"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    join: "off" | "member" | "request";
+                };
+            };
+        };
+        responses: {
+            /** @description Change a domain's join setting */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Domain"];
+                    };
+                };
+            };
+            /** @description `invalid_body`, `invalid_json` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidBodyError"] | components["schemas"]["InvalidJsonError"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden`, `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "teams-domains-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+                /** @description The domain, in lower case, as the team claimed it (`acme.com`). */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Remove a domain */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Empty"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden`, `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "teams-domains-verify": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any 1 to 255 printable ASCII characters (a UUID, say), new for each request. Sent again with the same request by the same user within 24 hours, it gets the first answer again (with `Idempotent-Replayed: true`) and nothing is done twice; with another request, 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress` with `Retry-After`. A 401, 429 or 5xx is not kept: a retry runs again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+                /** @description The domain, in lower case, as the team claimed it (`acme.com`). */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Verify a domain */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Domain"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden`, `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `conflict`, `domain_taken`, `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description On `idempotency_in_progress`: seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"] | components["schemas"]["DomainTakenError"] | components["schemas"]["IdempotencyInProgressError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `domain_not_verified`, `idempotency_key_reused`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainNotVerifiedError"] | components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "teams-joinable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Teams you may join through your address */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["JoinableTeamList"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "teams-join": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any 1 to 255 printable ASCII characters (a UUID, say), new for each request. Sent again with the same request by the same user within 24 hours, it gets the first answer again (with `Idempotent-Replayed: true`) and nothing is done twice; with another request, 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress` with `Retry-After`. A 401, 429 or 5xx is not kept: a retry runs again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Join a team through your address */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["JoinResult"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `email_not_verified`, `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailNotVerifiedError"] | components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `already_member`, `conflict`, `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description On `idempotency_in_progress`: seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlreadyMemberError"] | components["schemas"]["ConflictError"] | components["schemas"]["IdempotencyInProgressError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `idempotency_key_reused`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "teams-join-requests": {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 1000 (default 100). */
+                limit?: number;
+                /** @description Where the page starts: copy it from the previous page's `Link` header. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Requests to join, one page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["JoinRequest"][];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden`, `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "teams-join-accept": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any 1 to 255 printable ASCII characters (a UUID, say), new for each request. Sent again with the same request by the same user within 24 hours, it gets the first answer again (with `Idempotent-Replayed: true`) and nothing is done twice; with another request, 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress` with `Retry-After`. A 401, 429 or 5xx is not kept: a retry runs again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+                /** @description The invite's or the webhook endpoint's id, as its list shows it; a request to join: the requester's user id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accept a request to join */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Empty"];
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `forbidden`, `mfa_required` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["MfaRequiredError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `already_member`, `conflict`, `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description On `idempotency_in_progress`: seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlreadyMemberError"] | components["schemas"]["ConflictError"] | components["schemas"]["IdempotencyInProgressError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `idempotency_key_reused`, `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "teams-join-decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team's slug. */
+                slug: string;
+                /** @description The invite's or the webhook endpoint's id, as its list shows it; a request to join: the requester's user id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Decline a request to join */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6184,7 +8332,7 @@ export interface operations {
             path: {
                 /** @description The team's slug. */
                 slug: string;
-                /** @description The invite's or the webhook endpoint's id, as its list shows it. */
+                /** @description The invite's or the webhook endpoint's id, as its list shows it; a request to join: the requester's user id. */
                 id: number;
             };
             cookie?: never;
@@ -6297,7 +8445,7 @@ export interface operations {
             path: {
                 /** @description The team's slug. */
                 slug: string;
-                /** @description The invite's or the webhook endpoint's id, as its list shows it. */
+                /** @description The invite's or the webhook endpoint's id, as its list shows it; a request to join: the requester's user id. */
                 id: number;
                 /** @description The delivery's id, from the endpoint's delivery log. */
                 deliveryId: string;
@@ -7833,7 +9981,7 @@ export interface operations {
             path: {
                 /** @description The team's slug. */
                 slug: string;
-                /** @description The invite's or the webhook endpoint's id, as its list shows it. */
+                /** @description The invite's or the webhook endpoint's id, as its list shows it; a request to join: the requester's user id. */
                 id: number;
             };
             cookie?: never;
@@ -7931,7 +10079,7 @@ export interface operations {
             path: {
                 /** @description The team's slug. */
                 slug: string;
-                /** @description The invite's or the webhook endpoint's id, as its list shows it. */
+                /** @description The invite's or the webhook endpoint's id, as its list shows it; a request to join: the requester's user id. */
                 id: number;
             };
             cookie?: never;
@@ -8043,7 +10191,7 @@ export interface operations {
             path: {
                 /** @description The team's slug. */
                 slug: string;
-                /** @description The invite's or the webhook endpoint's id, as its list shows it. */
+                /** @description The invite's or the webhook endpoint's id, as its list shows it; a request to join: the requester's user id. */
                 id: number;
             };
             cookie?: never;
@@ -8815,7 +10963,7 @@ export interface operations {
     "gotrue-token": {
         parameters: {
             query: {
-                grant_type: "password" | "refresh_token";
+                grant_type: "password" | "refresh_token" | "pkce";
             };
             header?: never;
             path?: never;
@@ -8842,7 +10990,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Sign in or refresh (GoTrue) */
+            /** @description Sign in, refresh or trade a code (GoTrue) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8855,6 +11003,17 @@ export interface operations {
             };
             /** @description `validation_failed`, `bad_json`, `invalid_credentials`, `refresh_token_not_found` */
             400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `otp_expired` */
+            403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -8897,12 +11056,371 @@ export interface operations {
                     "application/json": components["schemas"]["GoTrueError"];
                 };
             };
+            /** @description `identity_already_exists` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
             /** @description `over_request_rate_limit` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-authorize": {
+        parameters: {
+            query: {
+                provider: string;
+                redirect_to?: string;
+                code_challenge?: string;
+                code_challenge_method?: string;
+                skip_http_redirect?: string;
+                scopes?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description 302 to the provider's sign-in page. */
+            302: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "auth-oauth-callback": {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+                iss?: string;
+                error?: string;
+                error_description?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description 302 to the app's redirect URL, with `code` or the refusal. */
+            302: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `token_expired` */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenExpiredError"];
+                };
+            };
+            /** @description `body_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BodyTooLargeError"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationFailedError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `internal` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    "gotrue-identities-authorize": {
+        parameters: {
+            query: {
+                provider: string;
+                redirect_to?: string;
+                code_challenge?: string;
+                code_challenge_method?: string;
+                skip_http_redirect?: string;
+                scopes?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Link a provider (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderUrl"];
+                };
+            };
+            /** @description `validation_failed` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `bad_jwt`, `insufficient_aal` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `unexpected_failure` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `request_timeout` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+        };
+    };
+    "gotrue-identities-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The identity's `identity_id`, from `GET /api/auth/identities`. */
+                identityId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlink a provider (GoTrue) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Empty"];
+                };
+            };
+            /** @description `validation_failed` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `bad_jwt`, `insufficient_aal` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoTrueError"];
+                };
+            };
+            /** @description `validation_failed` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
