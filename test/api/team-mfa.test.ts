@@ -15,7 +15,8 @@ const pathOf = (path: string, slug: string): string =>
   path
     .replace('{slug}', slug)
     .replace(/\{(memberId|id)\}/g, '1')
-    .replace(/\{(uuid|deliveryId|sessionId|factorId)\}/g, randomUUID());
+    .replace(/\{(uuid|deliveryId|sessionId|factorId)\}/g, randomUUID())
+    .replace('{domain}', 'example.com');
 
 describe('a team that requires MFA', () => {
   it('is set by an owner from an aal2 session only, and each change is an audit entry', async () => {

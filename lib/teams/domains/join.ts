@@ -87,7 +87,11 @@ export const joinTeam = async (db: Db, claims: Claims, slug: string, now: Date):
     [db.entities.membership, { teamId, userUuid: actor.userUuid }],
   ] as const);
   if (!team || team.slug !== slug || !u) throw notFound(NOT_JOINABLE);
-  if (membership) throw new AppError('already_member', 'You are a member of this team already.');
+  if (membership) {
+    // A member meets the team's policy first, as on every route of the team; a stranger learns nothing of it.
+    requireAssurance(team, actor);
+    throw new AppError('already_member', 'You are a member of this team already.');
+  }
   if (u.emailConfirmedAt === undefined) throw new AppError('email_not_verified');
   const domain = domainOfAddress(u.email);
   const [record, owner, request] = await readTogether(db, [
