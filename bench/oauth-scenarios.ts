@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { signInAt } from '#test/helpers/oidc-idp.ts';
 import { type ApiRequest, callDirect, expectStatus } from './invoke.ts';
+import { BENCH_APP_URL, BENCH_PROVIDER } from './scenario-services.ts';
 import { PASSWORD, inParallel, mailedToken, signUp } from './seed.ts';
 import type { Scenario } from './scenarios.ts';
 
@@ -9,10 +10,6 @@ import type { Scenario } from './scenarios.ts';
  * on loopback (oidc-provider, anyone signing in: a subject that is an address is that address).
  * A flow and a code work once, so the calls that use one up get a pool of them.
  */
-
-/** The provider and app run.ts configures (OAUTH_PROVIDERS, OAUTH_REDIRECT_URLS). */
-export const BENCH_PROVIDER = 'google';
-export const BENCH_APP_URL = 'http://localhost:5173/auth/callback';
 
 /** Flows and codes made ahead: enough for the load part's sequential runs, which stop when a pool is used up. */
 const POOL = 60;

@@ -11,10 +11,9 @@ import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeF
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, startDynamoDbLocal } from '#infra/dynamodb-local.ts';
-import { startIdp } from '#test/helpers/oidc-idp.ts';
+import { startDynamoDbLocal } from '#infra/dynamodb-local.ts';
 import { BENCH_LIMITS } from './limits-env.ts';
-import { BENCH_APP_URL, BENCH_PROVIDER } from './oauth-scenarios.ts';
+import { startScenarioServices } from './scenario-services.ts';
 import { PART_NAMES, PROCESS_GROUPS, WITH_LIMITS, type PartName, type Results, type WorkerMessage } from './parts.ts';
 import { type Meta, json, markdown } from './report.ts';
 
@@ -33,19 +32,8 @@ const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const logFile = join(tmpdir(), `roster-bench-${Date.now()}.log`);
 const log = createWriteStream(logFile);
 
-// The provider sign-in scenarios' OpenID provider (bench/oauth-scenarios.ts): one for the whole run,
-// on loopback, registered with the callback of the public URL the workers are given.
-const PUBLIC_URL = 'http://localhost:3000';
-const idp = await startIdp({ redirectUri: `${PUBLIC_URL}/auth/v1/callback`, anyone: true });
-// The domain scenarios' DNS server runs in the worker (bench/domain-scenarios.ts), on this port.
-const SCENARIO_ENV = {
-  DNS_SERVERS: `127.0.0.1:${await freePort()}`,
-  PUBLIC_URL,
-  OAUTH_BENCH_ISSUER: idp.issuer,
-  OAUTH_REDIRECT_URLS: BENCH_APP_URL,
-  OAUTH_PROVIDERS: JSON.stringify([{ id: BENCH_PROVIDER, type: 'oidc', issuer: idp.issuer, clientId: idp.clientId }]),
-  OAUTH_CLIENT_SECRETS: JSON.stringify({ [BENCH_PROVIDER]: idp.clientSecret }),
-};
+// The provider sign-in and domain scenarios' services, one for the whole run; each worker gets their settings.
+const services = await startScenarioServices();
 
 const runWorker = (group: readonly PartName[], endpoint: string, dataDir: string): Promise<Results> =>
   new Promise((resolve, reject) => {
@@ -61,7 +49,7 @@ const runWorker = (group: readonly PartName[], endpoint: string, dataDir: string
         TABLE_NAME: `bench-${group.join('-')}-${randomUUID().slice(0, 8)}`,
         DATA_DIR: dataDir,
         MAIL_TRANSPORT: 'log',
-        ...SCENARIO_ENV,
+        ...services.env,
       },
     });
     const stop = () => child.kill();
@@ -141,4 +129,4 @@ writeFileSync(join(RESULTS_DIR, 'latest.md'), report);
 writeFileSync(join(RESULTS_DIR, 'latest.json'), json(meta, results));
 console.log(`\n${report}`);
 console.log(`Written to bench/results/latest.md and latest.json; worker logs in ${logFile}.`);
-await idp.stop();
+await services.stop();

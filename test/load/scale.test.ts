@@ -14,8 +14,11 @@ const latest = JSON.parse(readFileSync(new URL('../../bench/results/latest.json'
 };
 
 it('every route spends the requests and units the latest benchmark measured', { timeout: 300_000 }, async () => {
-  // The benchmark's settings, before the handlers load and read them.
-  Object.assign(process.env, BENCH_LIMITS, { MAIL_TRANSPORT: 'log' });
+  // The benchmark's settings and services (a provider, a DNS server's port), before the handlers load
+  // and read them (bench/scenario-services.ts loads none).
+  const { startScenarioServices } = await import('#bench/scenario-services.ts');
+  const services = await startScenarioServices();
+  Object.assign(process.env, BENCH_LIMITS, { MAIL_TRANSPORT: 'log' }, services.env);
   const [{ bulkWriter }, { runCapacity }, { steadyStateOnce }] = await Promise.all([
     import('#bench/bulk-write.ts'),
     import('#bench/capacity.ts'),
@@ -42,5 +45,6 @@ it('every route spends the requests and units the latest benchmark measured', { 
     expect(rows).toHaveLength(expected.length);
   } finally {
     writer.close();
+    await services.stop();
   }
 });
