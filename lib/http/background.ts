@@ -76,7 +76,7 @@ export const DOMAIN_RECHECK = {
   actions: ['Query', 'GetItem', 'UpdateItem', 'DeleteItem', 'PutItem'] as const satisfies readonly DynamoAction[],
   indexes: ['gsi3'] as const satisfies readonly IndexName[],
   timeoutSeconds: 60,
-  /** A run starts no new domain with less time left: a lookup takes at most 4 s (two tries of 2 s). */
+  /** A run starts no new domain with less time left: a lookup takes at most 3 s (lib/teams/domains/dns.ts). */
   reserveSeconds: 10,
   everyMinutes: 60,
 } as const;

@@ -181,7 +181,7 @@ const partitionEmpty = async (db: Db, teamId: number): Promise<boolean> => {
     }),
   );
   const left = Items[0];
-  if (left && !['membership', 'pendingInvite', 'transfer'].includes(String(left.__edb_e__))) {
+  if (left && !['membership', 'pendingInvite', 'transfer', 'teamDomain', 'joinRequest'].includes(String(left.__edb_e__))) {
     throw new Error(`team ${teamId} partition holds a ${String(left.__edb_e__)} item that the cleanup does not delete`);
   }
   return left === undefined;

@@ -11,14 +11,13 @@ const LABEL = '(?!-)[a-z0-9-]{1,63}(?<!-)';
 const DOMAIN = new RegExp(`^${LABEL}(\\.${LABEL})+$`);
 
 /** A domain name, compared in lower case; at least two labels (no top-level domain alone). */
-export const DomainName = z
-  .string({ error: 'must be a string' })
-  .check(
-    z.trim(),
-    z.toLowerCase(),
-    z.maxLength(253, { error: 'must be at most 253 characters' }),
-    z.regex(DOMAIN, { error: DOMAIN_ERROR }),
-  );
+export const DomainName = z.string({ error: 'must be a string' }).check(
+  z.trim(),
+  z.toLowerCase(),
+  // 253, less the record name's `_roster-challenge.` (18): a longer one could never be looked up.
+  z.maxLength(235, { error: 'must be at most 235 characters' }),
+  z.regex(DOMAIN, { error: DOMAIN_ERROR }),
+);
 
 const Join = z.enum(DOMAIN_JOIN, { error: 'must be off, member or request' });
 

@@ -115,6 +115,12 @@ describe('claiming and proving a domain', () => {
     const res = await verify(owner, team.slug, domain);
     expect(res.status).toBe(422);
     expect(res.body.error.message).toMatch(/lookup .* failed/);
+    // A server that never answers: the lookup gives up (its own timeout, or the deadline inside the function's 10 s).
+    dns.failing.delete(verification.name);
+    dns.silent.add(verification.name);
+    const hung = await verify(owner, team.slug, domain);
+    expect(hung.status).toBe(422);
+    expect(hung.body.error.message).toContain('failed (ETIMEOUT)');
   });
 
   it('leaves domains to owners: admins and members may not claim, verify, change or remove; members may not list', async () => {
@@ -147,7 +153,19 @@ describe('claiming and proving a domain', () => {
   it('refuses names that are not domains, a domain claimed twice, and an eleventh domain', async () => {
     const owner = await signUp(api, 'owner');
     const team = await createTeam(api, owner);
-    for (const bad of ['localhost', 'a..b.test', 'exa mple.test', 'bücher.test', '-lead.test', `${'x'.repeat(64)}.test`, 'acme.test.']) {
+    // 236 characters and more: the record name (18 more) would pass DNS's 253.
+    const long = `${'a'.repeat(59)}.${'b'.repeat(59)}.${'c'.repeat(59)}.${'d'.repeat(51)}.test`;
+    expect(long).toHaveLength(236);
+    for (const bad of [
+      'localhost',
+      'a..b.test',
+      'exa mple.test',
+      'bücher.test',
+      '-lead.test',
+      `${'x'.repeat(64)}.test`,
+      'acme.test.',
+      long,
+    ]) {
       const res = await claim(owner, team.slug, bad);
       expect(res.status, bad).toBe(422);
       expect(res.body.error.fields.domain, bad).toBeDefined();
@@ -312,6 +330,17 @@ describe('re-checks and deletion', () => {
     expect(result.deferred).toBeGreaterThanOrEqual(1);
     expect((await api.call('GET', `/api/teams/${team.slug}/domains`, { token: owner.token })).body.data[0].status).toBe('VERIFIED');
     dns.failing.delete(verification.name);
+  });
+
+  it('removes an owner item whose claim is gone, rather than keeping the domain due and taken for ever', async () => {
+    const domain = freshDomain('orphan');
+    await (
+      await db()
+    ).entities.domainOwner
+      .create({ domain, teamId: 424242, verifiedAt: new Date().toISOString(), checkAfter: '2000-01-01T00:00:00.000Z' })
+      .go();
+    await recheck(new Date());
+    expect((await (await db()).entities.domainOwner.get({ domain }).go()).data).toBeNull();
   });
 
   it("frees a deleted team's domains and requests with its cleanup", async () => {

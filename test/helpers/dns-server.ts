@@ -5,13 +5,15 @@ import * as packet from 'dns-packet';
 /**
  * A DNS server on a loopback UDP port that answers TXT questions from `records` (name -> its TXT
  * records, each one or more strings), NXDOMAIN for any other name, and SERVFAIL for the names in
- * `failing`: what Roster's domain proofs ask a real resolver (DNS_SERVERS points them here).
+ * `failing`, and nothing for those in `silent`: what Roster's domain proofs ask a real resolver (DNS_SERVERS points them here).
  */
 export interface DnsServer {
   /** `127.0.0.1:port`, as DNS_SERVERS takes it. */
   address: string;
   records: Map<string, string[][]>;
   failing: Set<string>;
+  /** Names it never answers (a server that hangs). */
+  silent: Set<string>;
   /** Questions received, by name. */
   asked: string[];
   stop: () => Promise<void>;
@@ -21,6 +23,7 @@ export const startDnsServer = async (port = 0): Promise<DnsServer> => {
   const socket = createSocket('udp4');
   const records = new Map<string, string[][]>();
   const failing = new Set<string>();
+  const silent = new Set<string>();
   const asked: string[] = [];
   socket.on('message', (message, from) => {
     const query = packet.decode(message);
@@ -28,6 +31,7 @@ export const startDnsServer = async (port = 0): Promise<DnsServer> => {
     if (!question) return;
     const name = question.name.toLowerCase();
     asked.push(name);
+    if (silent.has(name)) return;
     const found = records.get(name);
     const rcode = failing.has(name) ? 'SERVFAIL' : found ? 'NOERROR' : 'NXDOMAIN';
     const answer = packet.encode({
@@ -47,6 +51,7 @@ export const startDnsServer = async (port = 0): Promise<DnsServer> => {
     address: `127.0.0.1:${(socket.address() as AddressInfo).port}`,
     records,
     failing,
+    silent,
     asked,
     stop: () => new Promise<void>((resolve) => socket.close(() => resolve())),
   };

@@ -13,13 +13,28 @@ export const VALUE_PREFIX = 'roster-domain-verification=';
 export const recordName = (domain: string): string => `${RECORD_PREFIX}.${domain}`;
 export const recordValue = (token: string): string => `${VALUE_PREFIX}${token}`;
 
-let resolver: Resolver | undefined;
+/** One lookup's whole time, whatever the resolver's retries and servers (c-ares doubles its wait on each try). */
+export const LOOKUP_DEADLINE_MS = 3000;
+
+/** A resolver per lookup, so that the deadline cancels this lookup and no other. */
 const resolverOf = (): Resolver => {
-  if (resolver) return resolver;
-  const made = new Resolver({ timeout: 2000, tries: 2 });
+  const made = new Resolver({ timeout: 1500, tries: 1 });
   if (config.dnsServers.length > 0) made.setServers(config.dnsServers);
-  resolver = made;
   return made;
+};
+
+/** The TXT records at `name`, or the lookup's error code: `ETIMEOUT` past LOOKUP_DEADLINE_MS. */
+const resolveTxt = async (name: string): Promise<string[][]> => {
+  const resolver = resolverOf();
+  const deadline = setTimeout(() => resolver.cancel(), LOOKUP_DEADLINE_MS);
+  try {
+    return await resolver.resolveTxt(name);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ECANCELLED') throw Object.assign(new Error(`${name}: timed out`), { code: 'ETIMEOUT' });
+    throw error;
+  } finally {
+    clearTimeout(deadline);
+  }
 };
 
 /**
@@ -34,7 +49,7 @@ export const checkProof = async (domain: string, token: string): Promise<Proof> 
   const name = recordName(domain);
   let records: string[][];
   try {
-    records = await resolverOf().resolveTxt(name);
+    records = await resolveTxt(name);
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'error';
     return NO_RECORD.has(code)

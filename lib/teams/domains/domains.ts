@@ -91,7 +91,7 @@ export const addDomain = async (db: Db, claims: Claims, slug: string, input: Dom
           tx.team
             .patch({ teamId: team.teamId })
             .add({ domainCount: 1 })
-            .where((a, op) => `${op.notExists(a.domainCount)} OR ${op.lt(a.domainCount, MAX_DOMAINS)}`)
+            .where((a, op) => `(${op.notExists(a.domainCount)} OR ${op.lt(a.domainCount, MAX_DOMAINS)})`)
             .commit(),
         ),
         named('domain', tx.teamDomain.create(item).commit()),
@@ -142,7 +142,8 @@ export const verifyDomain = async (db: Db, claims: Claims, slug: string, domain:
       .catch(() => undefined);
     throw new AppError('domain_not_verified', `${domain} is not verified: ${proof.problem}.`);
   }
-  const verifiedAt = found.verifiedAt ?? stamp;
+  // A domain verified again after a lapse is verified from now.
+  const verifiedAt = found.status === 'VERIFIED' ? (found.verifiedAt ?? stamp) : stamp;
   await commit(
     () =>
       write(db, (tx) => [
@@ -151,7 +152,7 @@ export const verifyDomain = async (db: Db, claims: Claims, slug: string, domain:
           'owner',
           tx.domainOwner
             .upsert({ domain, teamId: team.teamId, verifiedAt, checkAfter: nextCheck(now) })
-            .where((a, op) => `${op.notExists(a.teamId)} OR ${op.eq(a.teamId, team.teamId)}`)
+            .where((a, op) => `(${op.notExists(a.teamId)} OR ${op.eq(a.teamId, team.teamId)})`)
             .commit(),
         ),
         named(
@@ -160,6 +161,8 @@ export const verifyDomain = async (db: Db, claims: Claims, slug: string, domain:
             .patch({ teamId: team.teamId, domain })
             .set({ status: 'VERIFIED', verifiedAt, checkedAt: stamp, updatedAt: stamp })
             .remove(['lastProblem'])
+            // As read: a lapse or a removal meanwhile is answered, not overwritten without its audit entry.
+            .where((a, op) => op.eq(a.status, found.status))
             .commit(),
         ),
         named('actorRole', actorStillHolds(tx, me)),
@@ -184,7 +187,7 @@ export const verifyDomain = async (db: Db, claims: Claims, slug: string, domain:
       ]),
     {
       owner: () => new AppError('domain_taken'),
-      domain: () => notFound(NO_DOMAIN),
+      domain: () => new AppError('conflict'),
       actorRole: () => new AppError('conflict'),
       audit: () => new AppError('conflict'),
     },

@@ -36,7 +36,13 @@ const moveCheck = (db: Db, owner: DomainOwnerItem, checkAfter: string) =>
 
 const recheckOne = async (db: Db, owner: DomainOwnerItem, now: Date, result: Recheck): Promise<void> => {
   const record = (await db.entities.teamDomain.get({ teamId: owner.teamId, domain: owner.domain }).go({ consistent: true })).data;
-  if (!record) {
+  if (record?.status !== 'VERIFIED') {
+    // An owner item whose claim is gone or not verified (only a fault leaves one): it would stay due
+    // and keep the domain from every other team. It goes, as read.
+    await db.entities.domainOwner
+      .delete({ domain: owner.domain })
+      .where((a, op) => `${op.eq(a.teamId, owner.teamId)} AND ${op.eq(a.checkAfter, owner.checkAfter)}`)
+      .go();
     result.deferred++;
     return;
   }
@@ -58,6 +64,7 @@ const recheckOne = async (db: Db, owner: DomainOwnerItem, now: Date, result: Rec
     log.info('domain re-check deferred', { domain: owner.domain, teamId: owner.teamId, problem: proof.problem });
     return;
   }
+  let lapsed = true;
   await commit(
     () =>
       write(db, (tx) => [
@@ -73,6 +80,7 @@ const recheckOne = async (db: Db, owner: DomainOwnerItem, now: Date, result: Rec
           tx.teamDomain
             .patch({ teamId: owner.teamId, domain: owner.domain })
             .set({ status: 'LAPSED', checkedAt: stamp, lastProblem: proof.problem, updatedAt: stamp })
+            .where((a, op) => op.eq(a.status, 'VERIFIED'))
             .commit(),
         ),
         named(
@@ -91,8 +99,17 @@ const recheckOne = async (db: Db, owner: DomainOwnerItem, now: Date, result: Rec
         ),
       ]),
     // Removed or checked by someone else meanwhile: theirs stands.
-    { otherwise: () => 'done' },
+    {
+      otherwise: () => {
+        lapsed = false;
+        return 'done';
+      },
+    },
   );
+  if (!lapsed) {
+    result.deferred++;
+    return;
+  }
   result.lapsed++;
   log.info('domain lapsed', { domain: owner.domain, teamId: owner.teamId, problem: proof.problem });
 };
