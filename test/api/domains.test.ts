@@ -273,6 +273,8 @@ describe('joining through a verified domain', () => {
     await addMember(api, team.slug, owner, third, 'MEMBER');
     const thirdId = (await api.call('GET', `/api/teams/${team.slug}/join-requests`, { token: owner.token })).body.data[0].userId;
     expect((await api.call('POST', `/api/teams/${team.slug}/join-requests/${thirdId}`, { token: owner.token })).status).toBe(409);
+    // ... and the request, which has nothing left to answer, is gone.
+    expect((await api.call('GET', `/api/teams/${team.slug}/join-requests`, { token: owner.token })).body.data).toEqual([]);
   });
 
   it('needs an aal2 session to join a team that requires MFA', async () => {

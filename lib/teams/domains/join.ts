@@ -28,6 +28,35 @@ export const domainOfAddress = (email: string): string => email.slice(email.last
 
 const userTarget = (u: Pick<UserItem, 'userId' | 'email'>) => ({ type: 'user', id: u.userId, email: u.email }) as const;
 
+/** The condition that the account still holds `email`, confirmed. */
+const addressStillConfirmed = (tx: Tx, u: Pick<UserItem, 'userUuid' | 'email'>) =>
+  named(
+    'account',
+    tx.user
+      .check({ userUuid: u.userUuid })
+      .where((a, op) => `${op.eq(a.email, u.email)} AND ${op.exists(a.emailConfirmedAt)}`)
+      .commit(),
+  );
+
+/** A MEMBER's membership and its id claim (a clash of the fresh id: try again). */
+const newMember = (tx: Tx, m: { teamId: number; userUuid: string; userId: number; memberId: number; stamp: string }) => [
+  named(
+    'membership',
+    tx.membership
+      .create({
+        teamId: m.teamId,
+        userUuid: m.userUuid,
+        memberId: m.memberId,
+        userId: m.userId,
+        role: 'MEMBER',
+        createdAt: m.stamp,
+        updatedAt: m.stamp,
+      })
+      .commit(),
+  ),
+  named('memberId', tx.idClaim.create({ kind: 'membership', id: m.memberId }).commit()),
+];
+
 /** The conditions of a join: the domain verified for the team with this setting, the address the person's and confirmed. */
 const stillJoinable = (tx: Tx, record: TeamDomainItem, u: UserItem) => [
   named(
@@ -44,13 +73,7 @@ const stillJoinable = (tx: Tx, record: TeamDomainItem, u: UserItem) => [
       .where((a, op) => `${op.eq(a.status, 'VERIFIED')} AND ${op.eq(a.join, record.join)}`)
       .commit(),
   ),
-  named(
-    'account',
-    tx.user
-      .check({ userUuid: u.userUuid })
-      .where((a, op) => `${op.eq(a.email, u.email)} AND ${op.exists(a.emailConfirmedAt)}`)
-      .commit(),
-  ),
+  addressStillConfirmed(tx, u),
 ];
 
 /** The teams the caller may join through their confirmed address's domain: none, or the one that verified it. */
@@ -142,13 +165,7 @@ export const joinTeam = async (db: Db, claims: Claims, slug: string, now: Date):
     () => {
       const memberId = newId(now);
       return write(db, (tx) => [
-        named(
-          'membership',
-          tx.membership
-            .create({ teamId, userUuid: u.userUuid, memberId, userId: u.userId, role: 'MEMBER', createdAt: stamp, updatedAt: stamp })
-            .commit(),
-        ),
-        named('memberId', tx.idClaim.create({ kind: 'membership', id: memberId }).commit()),
+        ...newMember(tx, { teamId, userUuid: u.userUuid, userId: u.userId, memberId, stamp }),
         // A request left from when the domain asked for one is answered by the join.
         named('request', ...(request ? [tx.joinRequest.delete({ teamId, userId: u.userId }).commit()] : [])),
         ...stillJoinable(tx, record, u),
@@ -227,77 +244,67 @@ export const answerJoinRequest = async (
   const by = auditActor(actor, me.userId);
   const stamp = isoMillis(now);
   let memberId = 0;
-  await commit(
-    () => {
-      memberId = newId(now);
-      return write(db, (tx) => [
-        named(
-          'request',
-          tx.joinRequest
-            .delete({ teamId: team.teamId, userId })
-            .where((a, op) => op.exists(a.userUuid))
-            .commit(),
-        ),
-        named('actorRole', actorStillHolds(tx, me)),
-        ...(accept
-          ? [
-              named(
-                'membership',
-                tx.membership
-                  .create({
-                    teamId: team.teamId,
-                    userUuid: request.userUuid,
-                    memberId,
-                    userId,
-                    role: 'MEMBER',
-                    createdAt: stamp,
-                    updatedAt: stamp,
-                  })
-                  .commit(),
-              ),
-              named('memberId', tx.idClaim.create({ kind: 'membership', id: memberId }).commit()),
-              named(
-                'account',
-                tx.user
-                  .check({ userUuid: request.userUuid })
-                  .where((a, op) => `${op.eq(a.email, request.email)} AND ${op.exists(a.emailConfirmedAt)}`)
-                  .commit(),
-              ),
-            ]
-          : []),
-        named(
-          'audit',
-          audited(
-            tx,
-            accept
-              ? {
-                  teamId: team.teamId,
-                  action: 'member.joined',
-                  actor: by,
-                  target: { type: 'member', id: memberId, userId },
-                  changes: { role: { after: 'MEMBER' }, domain: { after: request.domain } },
-                }
-              : {
-                  teamId: team.teamId,
-                  action: 'join.declined',
-                  actor: by,
-                  target: userTarget(request),
-                  changes: { domain: { before: request.domain } },
-                },
-            now,
+  let alreadyMember = false;
+  try {
+    await commit(
+      () => {
+        memberId = newId(now);
+        return write(db, (tx) => [
+          named(
+            'request',
+            tx.joinRequest
+              .delete({ teamId: team.teamId, userId })
+              .where((a, op) => op.exists(a.userUuid))
+              .commit(),
           ),
-        ),
-      ]);
-    },
-    {
-      request: () => notFound(NO_REQUEST),
-      membership: () => new AppError('already_member'),
-      memberId: () => 'retry',
-      // The requester's address changed or went: the request no longer names them.
-      account: () => notFound(NO_REQUEST),
-      actorRole: () => new AppError('conflict'),
-      audit: () => new AppError('conflict'),
-    },
-  );
+          named('actorRole', actorStillHolds(tx, me)),
+          ...(accept
+            ? [
+                ...newMember(tx, { teamId: team.teamId, userUuid: request.userUuid, userId, memberId, stamp }),
+                addressStillConfirmed(tx, request),
+              ]
+            : []),
+          named(
+            'audit',
+            audited(
+              tx,
+              accept
+                ? {
+                    teamId: team.teamId,
+                    action: 'member.joined',
+                    actor: by,
+                    target: { type: 'member', id: memberId, userId },
+                    changes: { role: { after: 'MEMBER' }, domain: { after: request.domain } },
+                  }
+                : {
+                    teamId: team.teamId,
+                    action: 'join.declined',
+                    actor: by,
+                    target: userTarget(request),
+                    changes: { domain: { before: request.domain } },
+                  },
+              now,
+            ),
+          ),
+        ]);
+      },
+      {
+        request: () => notFound(NO_REQUEST),
+        membership: () => {
+          alreadyMember = true;
+          return new AppError('already_member', 'The requester is a member already: the request is gone.');
+        },
+        memberId: () => 'retry',
+        // The requester's address changed or went: the request no longer names them.
+        account: () => notFound(NO_REQUEST),
+        actorRole: () => new AppError('conflict'),
+        audit: () => new AppError('conflict'),
+      },
+    );
+  } catch (error) {
+    // A member already (an invitation meanwhile): the request has nothing left to answer.
+    if (alreadyMember) await db.entities.joinRequest.delete({ teamId: team.teamId, userId }).go();
+    throw error;
+  }
   return {};
 };
