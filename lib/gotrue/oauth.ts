@@ -1,6 +1,6 @@
 import type { Claims } from '#lib/auth/session-items.ts';
 import type { Db } from '#lib/db/service.ts';
-import { startLink } from '#lib/identity/oauth/identities.ts';
+import { startLink } from '#lib/identity/oauth/link.ts';
 import { GOTRUE_NAMES, startFlow } from '#lib/identity/oauth/start.ts';
 import type { GoTrueAuthorizeInput } from '#lib/wire/oauth.ts';
 

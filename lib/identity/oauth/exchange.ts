@@ -6,13 +6,13 @@ import { AppError } from '#lib/core/errors.ts';
 import { noteRequest } from '#lib/core/log.ts';
 import { EVENT_METRICS } from '#lib/core/metric-names.ts';
 import { recordEvent } from '#lib/core/metrics.ts';
+import { s256 } from '#lib/core/sha256.ts';
 import { signInStamp } from '#lib/core/time.ts';
 import type { Db } from '#lib/db/service.ts';
 import { commit, isConditionFailure, named, write } from '#lib/db/transactions.ts';
 import type { AuthSession } from '#lib/wire/responses.ts';
 import type { ProviderTokenInput } from '#lib/wire/oauth.ts';
 import { linkTo } from './accounts.ts';
-import { s256 } from './start.ts';
 
 const refused = (why: string) => new AppError('token_expired', `This code ${why}: start the sign-in again.`);
 

@@ -1,14 +1,11 @@
 import { type Claims, endOtherSessionsAfter, readAsActor, requireAal2 } from '#lib/auth/session-items.ts';
 import { AppError, notFound } from '#lib/core/errors.ts';
-import { noteRequest } from '#lib/core/log.ts';
 import type { Db } from '#lib/db/service.ts';
 import { commit, named, write } from '#lib/db/transactions.ts';
-import type { ProviderStart } from '#lib/wire/oauth.ts';
 import type { Identity } from '#lib/wire/responses.ts';
 import { hasPassword, identitiesView } from '#lib/wire/views.ts';
 import { SECOND_FACTOR_FIRST, hasVerifiedFactor } from '../account.ts';
 import { accountMessage } from '../verification.ts';
-import { type FlowNames, startFlow } from './start.ts';
 
 /** The signed-in account's ways in (docs/sso.md): the password's (`email`) while there is one, then each linked provider's. */
 export const listIdentities = async (db: Db, claims: Claims): Promise<Identity[]> => {
@@ -17,22 +14,6 @@ export const listIdentities = async (db: Db, claims: Claims): Promise<Identity[]
   } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
   if (!u) throw new AppError('unauthorized');
   return identitiesView(u);
-};
-
-/**
- * Starts linking a provider to the signed-in account: answers the provider's URL for the browser.
- * A new way in is as strong as a new factor, so an account with one links from aal2 only.
- * Throws `unauthorized`, `mfa_required`, `validation_failed`.
- */
-export const startLink = async (db: Db, claims: Claims, start: ProviderStart, now: Date, names?: FlowNames) => {
-  const {
-    actor,
-    items: [u],
-  } = await readAsActor(db, claims, (userUuid) => [[db.entities.user, { userUuid }]] as const);
-  if (!u) throw new AppError('unauthorized');
-  if (hasVerifiedFactor(u)) requireAal2(actor, SECOND_FACTOR_FIRST);
-  noteRequest({ userId: u.userUuid });
-  return { url: await startFlow(db, start, now, { linkUserUuid: u.userUuid, ...(names ? { names } : {}) }) };
 };
 
 const LAST_WAY_IN = 'This is the only way to sign in to this account: set a password (or link another provider) before unlinking it.';

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { publicClient } from '#lib/auth/oauth-providers.ts';
 import { providerNamed, providers } from '#lib/core/oauth-settings.ts';
 import { hashOpaqueToken } from '#lib/auth/opaque-tokens.ts';
 import { config } from '#lib/core/config.ts';
 import { AppError } from '#lib/core/errors.ts';
+import { s256 } from '#lib/core/sha256.ts';
 import { expirySeconds, isoMillis } from '#lib/core/time.ts';
 import type { Db } from '#lib/db/service.ts';
 import type { ProviderStart } from '#lib/wire/oauth.ts';
@@ -63,9 +63,6 @@ const appChallenge = (start: ProviderStart, names: { challenge: string; method: 
     throw field(names.method, 'must be S256');
   return start.codeChallenge;
 };
-
-/** The S256 challenge of a PKCE verifier (RFC 7636 4.2). */
-export const s256 = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url');
 
 /** The names a start's fields go by in its dialect, for the errors that point at them. */
 export interface FlowNames {
