@@ -1,6 +1,7 @@
 import { epochOf, findToken, tokenExpired, useToken } from '#lib/auth/account-tokens.ts';
 import type { ClientInfo } from '#lib/auth/session-items.ts';
 import { newSession } from '#lib/auth/sessions.ts';
+import type { SignInMethod } from '#lib/auth/signing.ts';
 import { noteRequest } from '#lib/core/log.ts';
 import { isoMillis, signInStamp } from '#lib/core/time.ts';
 import type { UserItem } from '#lib/db/items.ts';
@@ -10,12 +11,19 @@ import type { AuthSession } from '#lib/wire/responses.ts';
 import { confirmEmailLink, tokenEpochIs } from './verification.ts';
 
 /**
- * A mailed link used as GoTrue uses it (`POST /auth/v1/verify` with `token_hash`): the link does
- * what it does on Roster's own pages, and the one who holds it is signed in, since the link proves
- * they read the account's mail. Its session's `amr` says so (`otp`, `recovery`); nothing here
- * ends the other sessions (a reset link's new password does, through PUT /auth/v1/user).
+ * A session for `u`, who proved the account other than with its password: a mailed link used as
+ * GoTrue uses it (`POST /auth/v1/verify` with `token_hash`: the link proves they read the
+ * account's mail; `amr` `otp` or `recovery`), or a provider sign-in's code (`oauth`,
+ * lib/identity/oauth/exchange.ts). Committed only while the account keeps the address it was read
+ * with (else `token_expired`); nothing here ends the other sessions.
  */
-const openSession = async (db: Db, u: UserItem, client: ClientInfo, now: Date, method: 'otp' | 'recovery'): Promise<AuthSession> => {
+export const openSession = async (
+  db: Db,
+  u: UserItem,
+  client: ClientInfo,
+  now: Date,
+  method: Exclude<SignInMethod, 'password' | 'passkey'>,
+): Promise<{ body: AuthSession; sessionId: string }> => {
   const lastSignInAt = signInStamp(now);
   let opened: Awaited<ReturnType<typeof newSession>> | undefined;
   await commit(
@@ -38,7 +46,8 @@ const openSession = async (db: Db, u: UserItem, client: ClientInfo, now: Date, m
     { account: tokenExpired, session: () => 'retry' },
   );
   noteRequest({ userId: u.userUuid });
-  return (opened as NonNullable<typeof opened>).body;
+  const { body, sessionId } = opened as NonNullable<typeof opened>;
+  return { body, sessionId };
 };
 
 /**
@@ -46,7 +55,7 @@ const openSession = async (db: Db, u: UserItem, client: ClientInfo, now: Date, m
  * (confirmEmailLink), then signs its holder in. Throws `token_expired`, `email_taken`.
  */
 export const signInWithConfirmation = async (db: Db, token: string, client: ClientInfo, now: Date): Promise<AuthSession> =>
-  openSession(db, await confirmEmailLink(db, { token }, now), client, now, 'otp');
+  (await openSession(db, await confirmEmailLink(db, { token }, now), client, now, 'otp')).body;
 
 /**
  * A reset link: used up (one transaction with the new session, while the account still has the

@@ -1,17 +1,15 @@
 import { timingSafeEqual } from 'node:crypto';
 import { hashOpaqueToken } from '#lib/auth/opaque-tokens.ts';
 import { type ClientInfo, sessionsForCap, trimSessions } from '#lib/auth/session-items.ts';
-import { newSession } from '#lib/auth/sessions.ts';
 import { AppError } from '#lib/core/errors.ts';
-import { noteRequest } from '#lib/core/log.ts';
 import { EVENT_METRICS } from '#lib/core/metric-names.ts';
 import { recordEvent } from '#lib/core/metrics.ts';
 import { s256 } from '#lib/core/sha256.ts';
-import { signInStamp } from '#lib/core/time.ts';
 import type { Db } from '#lib/db/service.ts';
-import { commit, isConditionFailure, named, write } from '#lib/db/transactions.ts';
+import { isConditionFailure } from '#lib/db/transactions.ts';
 import type { AuthSession } from '#lib/wire/responses.ts';
 import type { ProviderTokenInput } from '#lib/wire/oauth.ts';
+import { openSession } from '../link-sign-in.ts';
 import { linkTo } from './accounts.ts';
 
 const refused = (why: string) => new AppError('token_expired', `This code ${why}: start the sign-in again.`);
@@ -42,29 +40,9 @@ export const exchangeCode = async (db: Db, input: ProviderTokenInput, client: Cl
   if (item.link) await linkTo(db, item.userUuid, item.provider, { ...item.link, emailVerified: true }, now);
   const u = (await db.entities.user.get({ userUuid: item.userUuid }).go({ consistent: true })).data;
   if (!u) throw refused('names an account that no longer exists');
-  const lastSignInAt = signInStamp(now);
-  const session = await newSession({ ...u, lastSignInAt }, client, now, 'oauth');
-  const [others] = await Promise.all([
-    sessionsForCap(db, u.userUuid),
-    commit(
-      () =>
-        write(db, (tx) => [
-          named(
-            'account',
-            tx.user
-              .patch({ userUuid: u.userUuid })
-              .set({ lastSignInAt })
-              .where((a, op) => op.eq(a.email, u.email))
-              .commit(),
-          ),
-          named('session', ...session.writes(tx)),
-        ]),
-      // The account went, or changed its address since it was read.
-      { account: () => refused('names an account that changed since'), session: () => 'retry' },
-    ),
-  ]);
+  // The user's other sessions are read beside the new session's transaction, for the cap.
+  const [others, session] = await Promise.all([sessionsForCap(db, u.userUuid), openSession(db, u, client, now, 'oauth')]);
   await trimSessions(db, u.userUuid, others, session.sessionId);
   recordEvent(EVENT_METRICS.signInSucceeded);
-  noteRequest({ userId: u.userUuid });
   return session.body;
 };
